@@ -1,0 +1,150 @@
+"""Dense NumPy reference of SepNE (small graphs only).
+
+This module implements the equations of the method literally, with dense n x n
+matrices and direct k x k solves, so that it can serve as an oracle for the distributed
+code path: for the same landmarks and the same partition the two must agree to
+floating-point tolerance. It also gives the full-SVD and Nystrom baselines their
+proximity matrix.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+
+def transition_matrix(
+    n: int,
+    src: np.ndarray,
+    dst: np.ndarray,
+    weight: np.ndarray | None = None,
+    directed: bool = True,
+) -> np.ndarray:
+    """Row-normalised transition matrix A (n x n) of an edge list over nodes 0..n-1.
+
+    Parallel edges are summed; an undirected edge counts in both directions; a node
+    without out-edges has a zero row.
+    """
+    src = np.asarray(src, dtype=np.int64)
+    dst = np.asarray(dst, dtype=np.int64)
+    w = np.ones(len(src)) if weight is None else np.asarray(weight, dtype=np.float64)
+    W = np.zeros((n, n))
+    np.add.at(W, (src, dst), w)
+    if not directed:
+        Wt = np.zeros((n, n))
+        np.add.at(Wt, (dst, src), w)
+        W = W + Wt
+    s = W.sum(axis=1)
+    out = np.zeros_like(W)
+    nz = s > 0
+    out[nz] = W[nz] / s[nz, None]
+    return out
+
+
+def proximity_from_transition(A: np.ndarray, metric: str) -> np.ndarray:
+    """M = I + A (``"I+A"``) or M = A + A·A (``"A+A2"``)."""
+    if metric == "I+A":
+        return np.eye(A.shape[0]) + A
+    if metric == "A+A2":
+        return A + A @ A
+    raise ValueError(f"unknown metric {metric!r}; expected 'I+A' or 'A+A2'")
+
+
+def landmark_factors(M00: np.ndarray, d: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """SVD of the landmark block: Phi, Psi (d x k) and P = Phi^T Psi (k x k)."""
+    U, s, Vt = np.linalg.svd(M00)
+    d = min(d, len(s))
+    root = np.sqrt(s[:d])
+    Phi = (U[:, :d] * root).T
+    Psi = (Vt[:d].T * root).T
+    return Phi, Psi, Phi.T @ Psi
+
+
+def sepne_dense(
+    M: np.ndarray,
+    landmarks: Sequence[int],
+    sets: Sequence[Sequence[int]],
+    d: int,
+    lam: float,
+    eta: float,
+    iters: int,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Embed every node of ``sets`` (and the landmarks) with the literal equations.
+
+    Parameters
+    ----------
+    M: dense proximity matrix (n x n).
+    landmarks: indices of the k landmark nodes, in landmark order.
+    sets: the partition of the non-landmark nodes that are embedded; nodes outside
+        every set and outside the landmarks still count in the global terms.
+    d, lam, eta, iters: dimension, global weight, regulariser, alternating rounds.
+
+    Returns
+    -------
+    W, C: (n x d) embeddings and context vectors; rows of nodes in no set are NaN.
+    """
+    n = M.shape[0]
+    V0 = np.asarray(landmarks, dtype=np.int64)
+    k = len(V0)
+    Phi, Psi, P = landmark_factors(M[np.ix_(V0, V0)], d)
+    dd = Phi.shape[0]
+    W = np.full((n, dd), np.nan)
+    C = np.full((n, dd), np.nan)
+    W[V0] = Phi.T
+    C[V0] = Psi.T
+    non_landmark = np.setdiff1d(np.arange(n), V0)
+    I = np.eye(k)
+    for members in sets:
+        Vi = np.asarray(sorted(members), dtype=np.int64)
+        ibar = np.setdiff1d(non_landmark, Vi)
+        Mii = M[np.ix_(Vi, Vi)]
+        Mi0 = M[np.ix_(Vi, V0)]
+        M0i = M[np.ix_(V0, Vi)]
+        M0b = M[np.ix_(V0, ibar)]
+        Mib = M[np.ix_(Vi, ibar)]
+        Mbi = M[np.ix_(ibar, Vi)]
+        Mb0 = M[np.ix_(ibar, V0)]
+        GA, RA = M0b @ M0b.T, M0b @ Mib.T
+        GB, RB = Mb0.T @ Mb0, Mb0.T @ Mbi
+        B = np.linalg.solve(P.T @ P + eta * I, P.T @ M0i)
+        A = None
+        for _ in range(iters):
+            X = P @ B
+            A = np.linalg.solve(
+                X @ X.T + P @ P.T + lam * GA + eta * I, X @ Mii.T + P @ Mi0.T + lam * RA
+            )
+            Y = P.T @ A
+            B = np.linalg.solve(
+                Y @ Y.T + P.T @ P + lam * GB + eta * I, Y @ Mii + P.T @ M0i + lam * RB
+            )
+        if A is None:  # zero iterations: landmark-only solution for A as well
+            A = np.linalg.solve(P @ P.T + eta * I, P @ Mi0.T)
+        W[Vi] = (Phi @ A).T
+        C[Vi] = (Psi @ B).T
+    return W, C
+
+
+def sepne_objective(
+    M: np.ndarray,
+    landmarks: Sequence[int],
+    members: Sequence[int],
+    non_landmark: Sequence[int],
+    P: np.ndarray,
+    A: np.ndarray,
+    B: np.ndarray,
+    lam: float,
+    eta: float,
+) -> float:
+    """The per-set objective L_i(A, B) of the design, evaluated densely."""
+    V0 = np.asarray(landmarks)
+    Vi = np.asarray(members)
+    ibar = np.setdiff1d(np.asarray(non_landmark), Vi)
+    Mii, Mi0, M0i = M[np.ix_(Vi, Vi)], M[np.ix_(Vi, V0)], M[np.ix_(V0, Vi)]
+    local = 0.5 * np.sum((Mii - A.T @ P @ B) ** 2)
+    land = 0.5 * np.sum((M0i - P @ B) ** 2) + 0.5 * np.sum((Mi0 - A.T @ P) ** 2)
+    glob = 0.5 * lam * (
+        np.sum((M[np.ix_(Vi, ibar)] - A.T @ M[np.ix_(V0, ibar)]) ** 2)
+        + np.sum((M[np.ix_(ibar, Vi)] - M[np.ix_(ibar, V0)] @ B) ** 2)
+    )
+    reg = 0.5 * eta * (np.sum(A**2) + np.sum(B**2))
+    return float(local + land + glob + reg)

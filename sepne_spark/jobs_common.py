@@ -1,0 +1,67 @@
+"""What every job entry point shares: logging, session start-up and exit codes.
+
+A job module defines ``main(spark, args) -> int`` and ends with::
+
+    if __name__ == "__main__":
+        raise SystemExit(run_job(main, "sepne-<name>"))
+
+so that ``spark-submit jobs/<name>.py ...`` runs it in the cluster's session, while
+notebooks and tests call ``main(spark, [...])`` directly.
+"""
+from __future__ import annotations
+
+import logging
+import sys
+import time
+from typing import Callable, Sequence
+
+from pyspark.sql import SparkSession
+
+log = logging.getLogger("sepne_spark")
+
+
+class UserError(Exception):
+    """A problem with the user's input or configuration: reported in one line, exit 2."""
+
+
+def setup_logging(level: int = logging.INFO) -> None:
+    """Log ``sepne_spark`` messages to stderr with timestamps (idempotent)."""
+    root = logging.getLogger("sepne_spark")
+    if not root.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        root.addHandler(handler)
+    root.setLevel(level)
+
+
+def run_job(
+    main: Callable[[SparkSession, Sequence[str] | None], int],
+    app_name: str,
+    argv: Sequence[str] | None = None,
+) -> int:
+    """Run ``main`` in the active (or a new local) session; map failures to exit codes.
+
+    Returns 0 on success, 2 for a :class:`UserError` or bad arguments (one line on
+    stderr naming what is wrong) and 1 for any other failure.
+    """
+    from sepne_spark.session import get_spark
+
+    setup_logging()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if any(a in ("-h", "--help") for a in argv):
+        return main(None, argv)  # argparse prints help and exits before Spark starts
+    start = time.time()
+    try:
+        spark = get_spark(app_name)
+        rc = main(spark, argv)
+    except UserError as exc:
+        print(f"{app_name}: error: {exc}", file=sys.stderr)
+        return 2
+    except SystemExit as exc:  # argparse errors
+        return int(exc.code or 0)
+    except Exception as exc:  # noqa: BLE001 - one line for the scheduler, trace in the log
+        log.exception("job failed")
+        print(f"{app_name}: failed: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}", file=sys.stderr)
+        return 1
+    log.info("%s finished in %.1f s", app_name, time.time() - start)
+    return rc or 0

@@ -1,0 +1,114 @@
+"""Finding or building the SparkSession the library runs in.
+
+Library code never creates a session behind the user's back when one is active
+(notebooks, ``spark-submit``, Spark Connect): :func:`get_spark` returns the active one.
+Only when none exists (a local script, the test suite) does it build a local session,
+with the GraphFrames JARs from ``jars/`` (or ``$SEPNE_SPARK_JARS``) on ``spark.jars``.
+"""
+from __future__ import annotations
+
+import glob
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import Mapping
+
+from pyspark.sql import SparkSession
+
+GRAPHFRAMES_CLASS = "org.graphframes.GraphFramePythonAPI"
+
+
+def jar_dir() -> Path:
+    """Folder holding the GraphFrames JAR and its dependencies for local sessions."""
+    env = os.environ.get("SEPNE_SPARK_JARS")
+    if env:
+        return Path(env)
+    return Path(__file__).resolve().parent.parent / "jars"
+
+
+def local_jars() -> list[str]:
+    """The JAR files found in :func:`jar_dir` (empty when none were fetched)."""
+    return sorted(glob.glob(str(jar_dir() / "*.jar")))
+
+
+def active_session() -> SparkSession | None:
+    """The active SparkSession (classic or Spark Connect), or ``None``."""
+    spark = SparkSession.getActiveSession()
+    if spark is not None:
+        return spark
+    try:  # Spark Connect sessions are tracked separately
+        from pyspark.sql.connect.session import SparkSession as ConnectSession
+
+        return ConnectSession.getActiveSession()
+    except Exception:  # pragma: no cover - connect extras not installed
+        return None
+
+
+def get_spark(
+    app_name: str = "sepne-spark",
+    master: str | None = None,
+    conf: Mapping[str, str] | None = None,
+) -> SparkSession:
+    """Return the active SparkSession, or build a local one.
+
+    Parameters
+    ----------
+    app_name:
+        Application name for a new session.
+    master:
+        Master URL for a new session; defaults to ``$SEPNE_SPARK_MASTER`` or
+        ``local[*]``. Ignored when a session is already active.
+    conf:
+        Extra Spark settings for a new session.
+    """
+    spark = active_session()
+    if spark is not None:
+        return spark
+    builder = SparkSession.builder.appName(app_name)
+    master = master or os.environ.get("SEPNE_SPARK_MASTER") or "local[*]"
+    builder = builder.master(master)
+    # The Python workers must import numpy/scipy from the interpreter running us.
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    settings: dict[str, str] = {
+        "spark.sql.shuffle.partitions": "8",
+        "spark.sql.adaptive.enabled": "true",
+        "spark.sql.execution.arrow.pyspark.enabled": "true",
+        "spark.driver.memory": os.environ.get("SEPNE_DRIVER_MEMORY", "4g"),
+        "spark.checkpoint.dir": os.path.join(tempfile.gettempdir(), "sepne-checkpoints"),
+        "spark.ui.showConsoleProgress": "false",
+    }
+    jars = local_jars()
+    if jars:
+        settings["spark.jars"] = ",".join(jars)
+    settings.update(conf or {})
+    for key, value in settings.items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    return spark
+
+
+def graphframes_available(spark: SparkSession) -> bool:
+    """Whether the GraphFrames JVM classes can be used from ``spark``.
+
+    Checked by building a tiny :class:`graphframes.GraphFrame`; works for classic and
+    Spark Connect sessions (the latter needs the GraphFrames Connect plugin).
+    """
+    cached = getattr(spark, "_sepne_graphframes", None)
+    if cached is not None:
+        return cached
+    ok = False
+    try:
+        from graphframes import GraphFrame
+
+        v = spark.createDataFrame([(1,)], "id long")
+        e = spark.createDataFrame([(1, 1)], "src long, dst long")
+        GraphFrame(v, e).inDegrees.limit(1).collect()
+        ok = True
+    except Exception:
+        ok = False
+    try:
+        spark._sepne_graphframes = ok  # type: ignore[attr-defined]
+    except Exception:  # pragma: no cover - some session types forbid attributes
+        pass
+    return ok

@@ -1,0 +1,34 @@
+"""Packaging for sepne-spark."""
+from pathlib import Path
+
+from setuptools import find_packages, setup
+
+GRAPHFRAMES_VERSION = "0.12.3"
+PYSPARK_VERSION = "4.1.4"
+
+setup(
+    name="sepne-spark",
+    version="0.1.0",
+    description="Separated Network Embedding (SepNE) on Apache Spark DataFrames",
+    long_description=Path(__file__).with_name("README.md").read_text(encoding="utf-8")
+    if Path(__file__).with_name("README.md").exists()
+    else "",
+    long_description_content_type="text/markdown",
+    license="Apache-2.0",
+    python_requires=">=3.10",
+    packages=find_packages(include=["sepne_spark", "sepne_spark.*"]),
+    install_requires=[
+        f"pyspark[sql]=={PYSPARK_VERSION}",
+        "numpy>=1.26",
+        "scipy>=1.11",
+        "pandas>=2.2",
+        "pyarrow>=15",
+        f"graphframes-py=={GRAPHFRAMES_VERSION}",
+        "pyyaml>=6",
+    ],
+    extras_require={
+        "test": ["pytest>=8", "chispa>=0.10"],
+        "connect": [f"pyspark[connect]=={PYSPARK_VERSION}"],
+        "plots": ["matplotlib>=3.8"],
+    },
+)
