@@ -66,8 +66,11 @@ def get_spark(
     if spark is not None:
         return spark
     builder = SparkSession.builder.appName(app_name)
-    master = master or os.environ.get("SEPNE_SPARK_MASTER") or "local[*]"
-    builder = builder.master(master)
+    # Under spark-submit the JVM is already launched with the cluster's master: keep it.
+    submitted = "PYSPARK_GATEWAY_PORT" in os.environ
+    master = master or os.environ.get("SEPNE_SPARK_MASTER") or (None if submitted else "local[*]")
+    if master:
+        builder = builder.master(master)
     # The Python workers must import numpy/scipy from the interpreter running us.
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     settings: dict[str, str] = {

@@ -1,0 +1,320 @@
+"""The SepNE estimator and model, in the pyspark.ml shape.
+
+>>> model = SepNE(dim=128, landmarks=200, metric="A+A2").fit(edges)   # doctest: +SKIP
+>>> emb = model.transform(edges)          # every node of the graph    # doctest: +SKIP
+>>> some = model.transform(ids)           # only the ids asked for (IO) # doctest: +SKIP
+>>> model.save("/models/sepne"); SepNEModel.load("/models/sepne")       # doctest: +SKIP
+
+``fit`` does the work that is shared by every set: landmarks, the landmark SVD and the
+k x k summaries S_A, S_B. ``transform`` embeds sets of nodes independently; given an
+edge list it embeds every node with the configured partition (RP or LP), given a
+DataFrame of ``id`` it embeds only those nodes (IO).
+"""
+from __future__ import annotations
+
+import json
+import logging
+import time
+from typing import Any
+
+import numpy as np
+from pyspark import keyword_only
+from pyspark.ml import Estimator, Model
+from pyspark.ml.param import Param, Params, TypeConverters
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from sepne_spark import __version__
+from sepne_spark.landmarks import STRATEGIES, select_landmarks
+from sepne_spark.partition import SETUPS, lp_partition, random_partition, requested_partition
+from sepne_spark.proximity import METRICS, Proximity, landmark_block, landmark_blocks, global_summaries, transition
+from sepne_spark.set_stage import embed_sets, output_schema, set_records
+from sepne_spark.solver import LandmarkFactors, landmark_factors
+
+log = logging.getLogger(__name__)
+
+
+def _choice(name: str, allowed: tuple[str, ...]):
+    def conv(value: Any) -> str:
+        value = TypeConverters.toString(value)
+        if value not in allowed:
+            raise ValueError(f"{name} must be one of {', '.join(allowed)}; got {value!r}")
+        return value
+
+    return conv
+
+
+def _positive_int(name: str, minimum: int = 1):
+    def conv(value: Any) -> int:
+        value = TypeConverters.toInt(value)
+        if value < minimum:
+            raise ValueError(f"{name} must be >= {minimum}; got {value}")
+        return value
+
+    return conv
+
+
+def _float_at_least(name: str, minimum: float, strict: bool = False):
+    def conv(value: Any) -> float:
+        value = TypeConverters.toFloat(value)
+        if value < minimum or (strict and value == minimum):
+            raise ValueError(f"{name} must be {'>' if strict else '>='} {minimum}; got {value}")
+        return value
+
+    return conv
+
+
+class _SepNEParams(Params):
+    """Parameters shared by :class:`SepNE` and :class:`SepNEModel`."""
+
+    dim = Param(Params._dummy(), "dim", "embedding dimension d", _positive_int("dim"))
+    landmarks = Param(Params._dummy(), "landmarks", "number of landmarks k", _positive_int("landmarks"))
+    landmarkStrategy = Param(
+        Params._dummy(), "landmarkStrategy", f"landmark choice: {', '.join(STRATEGIES)}", _choice("landmarkStrategy", STRATEGIES)
+    )
+    metric = Param(Params._dummy(), "metric", "proximity M: I+A or A+A2", _choice("metric", METRICS))
+    partition = Param(Params._dummy(), "partition", f"set setup: {', '.join(SETUPS)}", _choice("partition", SETUPS))
+    setSize = Param(Params._dummy(), "setSize", "target nodes per set", _positive_int("setSize"))
+    lam = Param(Params._dummy(), "lam", "weight lambda of the global terms (>= 0)", _float_at_least("lam", 0.0))
+    eta = Param(Params._dummy(), "eta", "ridge regulariser eta (> 0)", _float_at_least("eta", 0.0, strict=True))
+    iters = Param(Params._dummy(), "iters", "alternating rounds per set", _positive_int("iters", 0))
+    seed = Param(Params._dummy(), "seed", "random seed", TypeConverters.toInt)
+    directed = Param(Params._dummy(), "directed", "treat edges as directed", TypeConverters.toBoolean)
+    duplicates = Param(Params._dummy(), "duplicates", "merge duplicate edges: sum or max", _choice("duplicates", ("sum", "max")))
+    selfLoops = Param(Params._dummy(), "selfLoops", "self-loops: drop or keep", _choice("selfLoops", ("drop", "keep")))
+    lpMaxIter = Param(Params._dummy(), "lpMaxIter", "label propagation rounds (LP)", _positive_int("lpMaxIter"))
+    dtype = Param(Params._dummy(), "dtype", "float64 or float32 iterations", _choice("dtype", ("float64", "float32")))
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._setDefault(
+            dim=128,
+            landmarks=200,
+            landmarkStrategy="DD",
+            metric="A+A2",
+            partition="RP",
+            setSize=1000,
+            lam=0.4,
+            eta=0.1,
+            iters=100,
+            seed=0,
+            directed=False,
+            duplicates="sum",
+            selfLoops="drop",
+            lpMaxIter=10,
+            dtype="float64",
+        )
+
+    def settings(self) -> dict[str, Any]:
+        """All parameter values (defaults included) by name."""
+        return {p.name: self.getOrDefault(p) for p in self.params}
+
+
+class SepNE(Estimator, _SepNEParams):
+    """Separated Network Embedding estimator.
+
+    ``fit(edges)`` takes an edge list DataFrame with columns ``src``, ``dst`` and an
+    optional ``weight`` (ids of any type), or a :class:`sepne_spark.reading.Graph`.
+    """
+
+    @keyword_only
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__()
+        self._set(**self._input_kwargs)
+
+    @keyword_only
+    def setParams(self, **kwargs: Any) -> "SepNE":
+        return self._set(**self._input_kwargs)
+
+    def _fit(self, dataset: Any) -> "SepNEModel":
+        spark = _session_of(dataset)
+        graph = _as_graph(dataset, self.getOrDefault("directed"), self.getOrDefault("duplicates"), self.getOrDefault("selfLoops"))
+        s = self.settings()
+        timings: dict[str, float] = {}
+        t = time.time()
+        A = transition(graph.edges).persist()
+        prox = Proximity(A, graph.vertices, s["metric"])
+        ids = select_landmarks(spark, graph.vertices, graph.edges, s["landmarks"], s["landmarkStrategy"], s["seed"])
+        timings["landmarks"] = time.time() - t
+        t = time.time()
+        id_type = graph.vertices.schema["id"].dataType
+        lm = _landmark_df(spark, ids, id_type)
+        blocks = landmark_blocks(prox.rows(lm), prox.cols(lm), lm)
+        M00 = landmark_block(blocks, lm, len(ids))
+        factors = landmark_factors(M00, s["dim"])
+        timings["landmark_svd"] = time.time() - t
+        t = time.time()
+        S_A, S_B = global_summaries(blocks, len(ids))
+        timings["summaries"] = time.time() - t
+        log.info("fit: %d landmarks (%s), d=%d, summaries in %.1f s", len(ids), s["landmarkStrategy"], factors.Phi.shape[0], timings["summaries"])
+        model = SepNEModel(ids, factors, S_A, S_B, id_type)
+        self._copyValues(model)
+        model._graph = graph
+        model._A = A
+        model.timings = timings
+        return model
+
+
+class SepNEModel(Model, _SepNEParams):
+    """A fitted SepNE model: landmark ids, Phi, Psi, P, S_A, S_B and the parameters.
+
+    That is all it needs to embed any node later from that node's own edges and
+    two-hop sums, including nodes and edges added after fitting.
+    """
+
+    def __init__(
+        self,
+        landmark_ids: list | None = None,
+        factors: LandmarkFactors | None = None,
+        S_A: np.ndarray | None = None,
+        S_B: np.ndarray | None = None,
+        id_type: Any = None,
+    ) -> None:
+        super().__init__()
+        self.landmark_ids = list(landmark_ids or [])
+        self.factors = factors
+        self.S_A = S_A
+        self.S_B = S_B
+        self.id_type = id_type
+        self._graph = None
+        self._A: DataFrame | None = None
+        self.timings: dict[str, float] = {}
+
+    # -- embedding -------------------------------------------------------------------
+    def landmark_embeddings(self, spark: SparkSession) -> DataFrame:
+        """Rows of the landmarks: embedding Phi, context Psi (k rows)."""
+        Phi, Psi = self.factors.Phi, self.factors.Psi
+        rows = [
+            (lid, [float(x) for x in Phi[:, j]], [float(x) for x in Psi[:, j]], True, -1)
+            for j, lid in enumerate(self.landmark_ids)
+        ]
+        return spark.createDataFrame(rows, output_schema(self.id_type))
+
+    def _transform(self, dataset: Any) -> DataFrame:
+        spark = _session_of(dataset)
+        s = self.settings()
+        if isinstance(dataset, DataFrame) and "id" in dataset.columns and "src" not in dataset.columns:
+            if self._graph is None:
+                raise ValueError("this model holds no graph: pass the edge list with transform(edges) or use embed(ids, edges)")
+            return self.embed(dataset, self._graph)
+        graph = _as_graph(dataset, s["directed"], s["duplicates"], s["selfLoops"])
+        return self.embed(None, graph)
+
+    def embed(self, ids: DataFrame | None, graph: Any) -> DataFrame:
+        """Embed ``ids`` (a DataFrame with column ``id``; None: every node) of ``graph``.
+
+        ``graph`` is an edge-list DataFrame or a :class:`~sepne_spark.reading.Graph`; it
+        may hold nodes and edges added after fitting. Landmarks, Phi, Psi, S_A and S_B
+        are taken from the model as fitted.
+        """
+        s = self.settings()
+        if not isinstance(graph, _graph_type()):
+            graph = _as_graph(graph, s["directed"], s["duplicates"], s["selfLoops"])
+        spark = graph.edges.sparkSession
+        A = self._A if graph is self._graph and self._A is not None else transition(graph.edges).persist()
+        prox = Proximity(A, graph.vertices, s["metric"])
+        lm = _landmark_df(spark, self.landmark_ids, self.id_type)
+        blocks = landmark_blocks(prox.rows(lm), prox.cols(lm), lm)
+        non_lm = graph.vertices.select("id").join(lm.select("id"), "id", "left_anti")
+        if ids is not None:
+            wanted = ids.select(F.col("id").cast(self.id_type).alias("id")).distinct()
+            missing = wanted.join(graph.vertices, "id", "left_anti").limit(5).collect()
+            if missing:
+                raise ValueError(f"requested ids not in the graph, e.g. {[r['id'] for r in missing]}")
+            targets = wanted.join(lm.select("id"), "id", "left_anti")
+            assign = requested_partition(targets, s["setSize"], s["seed"])
+            M_rows, M_cols = prox.rows(targets), prox.cols(targets)
+            lm_out = self.landmark_embeddings(spark).join(wanted, "id", "left_semi")
+        else:
+            if s["partition"] == "LP":
+                assign = lp_partition(spark, graph.vertices, graph.edges, non_lm, s["setSize"], s["lpMaxIter"], s["seed"])
+            else:
+                assign = random_partition(non_lm, s["setSize"], s["seed"])
+            M = prox.rows(None)
+            M_rows = M_cols = M
+            lm_out = self.landmark_embeddings(spark)
+        records = set_records(assign, M_rows, M_cols, blocks)
+        out = embed_sets(records, self.factors, self.S_A, self.S_B, s["lam"], s["eta"], s["iters"], self.id_type, s["dtype"])
+        return out.unionByName(lm_out)
+
+    # -- persistence -----------------------------------------------------------------
+    def save(self, path: str, overwrite: bool = False) -> None:
+        """Save to ``path`` (any Spark-writable URI) as Parquet and JSON."""
+        from sepne_spark.writing import atomic_write
+
+        spark = self._graph.edges.sparkSession if self._graph is not None else _active()
+        f = self.factors
+        meta = {
+            "class": "SepNEModel",
+            "version": __version__,
+            "params": self.settings(),
+            "id_type": self.id_type.json(),
+            "k": len(self.landmark_ids),
+            "d": int(f.Phi.shape[0]),
+        }
+        arrays = {"Phi": f.Phi, "Psi": f.Psi, "S_A": self.S_A, "S_B": self.S_B, "singular_values": f.singular_values}
+        row = [(json.dumps(meta), {k: [float(x) for x in v.ravel()] for k, v in arrays.items()},
+                {k: list(v.shape) for k, v in arrays.items()})]
+        data = spark.createDataFrame(row, "meta string, arrays map<string, array<double>>, shapes map<string, array<int>>")
+        lm = _landmark_df(spark, self.landmark_ids, self.id_type)
+
+        def write(tmp: str) -> None:
+            data.coalesce(1).write.parquet(tmp + "/model")
+            lm.coalesce(1).write.parquet(tmp + "/landmarks")
+
+        atomic_write(write, path, overwrite=overwrite)
+
+    @classmethod
+    def load(cls, path: str) -> "SepNEModel":
+        """Load a model written by :meth:`save`."""
+        from pyspark.sql.types import _parse_datatype_json_string
+
+        spark = _active()
+        row = spark.read.parquet(path.rstrip("/") + "/model").first()
+        meta = json.loads(row["meta"])
+        arr = {k: np.asarray(v, dtype=np.float64).reshape(row["shapes"][k]) for k, v in row["arrays"].items()}
+        lms = spark.read.parquet(path.rstrip("/") + "/landmarks").orderBy("l").collect()
+        Phi, Psi = arr["Phi"], arr["Psi"]
+        factors = LandmarkFactors(Phi=Phi, Psi=Psi, P=Phi.T @ Psi, singular_values=arr["singular_values"])
+        model = cls([r["id"] for r in lms], factors, arr["S_A"], arr["S_B"], _parse_datatype_json_string(meta["id_type"]))
+        model._set(**meta["params"])
+        return model
+
+
+def _graph_type():
+    from sepne_spark.reading import Graph
+
+    return Graph
+
+
+def _as_graph(dataset: Any, directed: bool, duplicates: str, self_loops: str):
+    """An edge-list DataFrame (or Graph) as a canonical :class:`Graph`."""
+    from sepne_spark.reading import Graph, prepare_graph
+
+    if isinstance(dataset, Graph):
+        return dataset
+    if not isinstance(dataset, DataFrame) or not {"src", "dst"} <= set(dataset.columns):
+        raise ValueError("expected an edge list DataFrame with columns src, dst[, weight] or a Graph")
+    raw = dataset.select(
+        "src", "dst", (F.col("weight").cast("double") if "weight" in dataset.columns else F.lit(1.0)).alias("weight")
+    )
+    return prepare_graph(raw, directed, duplicates=duplicates, self_loops=self_loops)
+
+
+def _session_of(dataset: Any) -> SparkSession:
+    if isinstance(dataset, DataFrame):
+        return dataset.sparkSession
+    return dataset.edges.sparkSession
+
+
+def _active() -> SparkSession:
+    from sepne_spark.session import get_spark
+
+    return get_spark()
+
+
+def _landmark_df(spark: SparkSession, ids: list, id_type: Any) -> DataFrame:
+    from pyspark.sql.types import IntegerType, StructField, StructType
+
+    schema = StructType([StructField("id", id_type, False), StructField("l", IntegerType(), False)])
+    return spark.createDataFrame([(i, j) for j, i in enumerate(ids)], schema)

@@ -1,0 +1,175 @@
+"""Proximity entries and the k x k / two-hop summaries, as DataFrame joins.
+
+M is never materialised densely: it is a DataFrame of its non-zero entries
+``(src, dst, m)``. For the ``IO`` setup only the rows and columns of the requested
+nodes are built, so the work follows their neighbourhoods instead of the graph.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+METRICS = ("I+A", "A+A2")
+
+
+def transition(edges: DataFrame) -> DataFrame:
+    """Row-normalised transition entries ``(src, dst, a)``, a = w(u,v) / s(u).
+
+    Edges of zero weight are dropped; a node whose out-weights sum to zero has no row.
+    """
+    pos = edges.where(F.col("weight") > 0)
+    s = pos.groupBy("src").agg(F.sum("weight").alias("s"))
+    return pos.join(s, "src").select("src", "dst", (F.col("weight") / F.col("s")).alias("a"))
+
+
+def _semi(df: DataFrame, nodes: DataFrame | None, col: str) -> DataFrame:
+    if nodes is None:
+        return df
+    return df.join(nodes.select(F.col("id").alias(col)).distinct(), col, "left_semi")
+
+
+@dataclass
+class Proximity:
+    """Builds entries of M = I + A or M = A + A·A from the transition entries.
+
+    Parameters
+    ----------
+    A: transition entries ``(src, dst, a)``.
+    vertices: every node ``(id)`` (the identity part of ``I+A`` covers them all).
+    metric: ``"I+A"`` or ``"A+A2"``.
+    """
+
+    A: DataFrame
+    vertices: DataFrame
+    metric: str
+
+    def __post_init__(self) -> None:
+        if self.metric not in METRICS:
+            raise ValueError(f"unknown metric {self.metric!r}; expected one of {METRICS}")
+
+    def _identity(self, nodes: DataFrame | None) -> DataFrame:
+        base = self.vertices if nodes is None else nodes
+        return base.select(F.col("id").alias("src"), F.col("id").alias("dst"), F.lit(1.0).alias("m"))
+
+    def rows(self, nodes: DataFrame | None = None) -> DataFrame:
+        """Entries ``(src, dst, m)`` of the rows of M for ``nodes`` (all rows if None)."""
+        Ar = _semi(self.A, nodes, "src")
+        if self.metric == "I+A":
+            parts = Ar.select("src", "dst", F.col("a").alias("m")).unionByName(self._identity(nodes))
+        else:
+            x, y = Ar.alias("x"), self.A.alias("y")
+            two = x.join(y, F.col("x.dst") == F.col("y.src")).select(
+                F.col("x.src").alias("src"), F.col("y.dst").alias("dst"), (F.col("x.a") * F.col("y.a")).alias("m")
+            )
+            parts = Ar.select("src", "dst", F.col("a").alias("m")).unionByName(two)
+        return parts.groupBy("src", "dst").agg(F.sum("m").alias("m"))
+
+    def cols(self, nodes: DataFrame | None = None) -> DataFrame:
+        """Entries ``(src, dst, m)`` of the columns of M for ``nodes`` (all if None)."""
+        if nodes is None:
+            return self.rows(None)
+        Ac = _semi(self.A, nodes, "dst")
+        if self.metric == "I+A":
+            parts = Ac.select("src", "dst", F.col("a").alias("m")).unionByName(self._identity(nodes))
+        else:
+            x, y = self.A.alias("x"), Ac.alias("y")
+            two = x.join(y, F.col("x.dst") == F.col("y.src")).select(
+                F.col("x.src").alias("src"), F.col("y.dst").alias("dst"), (F.col("x.a") * F.col("y.a")).alias("m")
+            )
+            parts = Ac.select("src", "dst", F.col("a").alias("m")).unionByName(two)
+        return parts.groupBy("src", "dst").agg(F.sum("m").alias("m"))
+
+
+@dataclass
+class LandmarkBlocks:
+    """The landmark rows and columns of M, keyed by landmark index ``l``.
+
+    ``row``: ``(l, v, m)`` = M[landmark l, v]; ``col``: ``(v, l, m)`` = M[v, landmark l].
+    ``row_nl``/``col_nl`` keep only non-landmark v (what the global sums run over).
+    """
+
+    row: DataFrame
+    col: DataFrame
+    row_nl: DataFrame
+    col_nl: DataFrame
+
+
+def landmark_blocks(
+    M_rows_of_landmarks: DataFrame, M_cols_of_landmarks: DataFrame, landmarks: DataFrame
+) -> LandmarkBlocks:
+    """Key the landmark rows/columns of M by landmark index.
+
+    ``landmarks`` is ``(id, l)`` with k rows; it is broadcast in the joins.
+    """
+    lm = F.broadcast(landmarks)
+    row = M_rows_of_landmarks.join(lm.withColumnRenamed("id", "src"), "src").select(
+        "l", F.col("dst").alias("v"), "m"
+    )
+    col = M_cols_of_landmarks.join(lm.withColumnRenamed("id", "dst"), "dst").select(
+        F.col("src").alias("v"), "l", "m"
+    )
+    ids = lm.select(F.col("id").alias("v"))
+    return LandmarkBlocks(
+        row=row,
+        col=col,
+        row_nl=row.join(ids, "v", "left_anti"),
+        col_nl=col.join(ids, "v", "left_anti"),
+    )
+
+
+def _to_dense(rows: list, k: int, i: str, j: str) -> np.ndarray:
+    out = np.zeros((k, k))
+    if rows:
+        ii = np.fromiter((r[i] for r in rows), dtype=np.int64, count=len(rows))
+        jj = np.fromiter((r[j] for r in rows), dtype=np.int64, count=len(rows))
+        vv = np.fromiter((r["m"] for r in rows), dtype=np.float64, count=len(rows))
+        np.add.at(out, (ii, jj), vv)
+    return out
+
+
+def landmark_block(blocks: LandmarkBlocks, landmarks: DataFrame, k: int) -> np.ndarray:
+    """M00 (k x k), collected: at most k^2 values."""
+    lm = F.broadcast(landmarks.select(F.col("id").alias("v"), F.col("l").alias("l2")))
+    rows = blocks.row.join(lm, "v").select("l", "l2", "m").collect()
+    return _to_dense(rows, k, "l", "l2")
+
+
+def global_summaries(blocks: LandmarkBlocks, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """S_A = sum_v M_0v M_0v^T and S_B = sum_v M_v0^T M_v0 over non-landmark v.
+
+    Each is a self-join of the landmark entries on v, summed by landmark pair on the
+    cluster; only the k x k result is collected.
+    """
+    def gram(df: DataFrame) -> np.ndarray:
+        x, y = df.alias("x"), df.alias("y")
+        rows = (
+            x.join(y, F.col("x.v") == F.col("y.v"))
+            .groupBy(F.col("x.l").alias("l1"), F.col("y.l").alias("l2"))
+            .agg(F.sum(F.col("x.m") * F.col("y.m")).alias("m"))
+            .collect()
+        )
+        return _to_dense(rows, k, "l1", "l2")
+
+    return gram(blocks.row_nl.select("l", "v", "m")), gram(blocks.col_nl.select("l", "v", "m"))
+
+
+def two_hop_sums(M_rows: DataFrame, M_cols: DataFrame, blocks: LandmarkBlocks) -> tuple[DataFrame, DataFrame]:
+    """Rhat_A and Rhat_B as sparse entries ``(u, l, r)``.
+
+    Rhat_A[l, u] = sum_{v not landmark} M[u, v] M[l, v]   (from the rows of M for u)
+    Rhat_B[l, u] = sum_{v not landmark} M[v, u] M[v, l]   (from the columns of M for u)
+    """
+    ra = (
+        M_rows.join(blocks.row_nl.withColumnRenamed("v", "dst").withColumnRenamed("m", "ml"), "dst")
+        .groupBy(F.col("src").alias("u"), "l")
+        .agg(F.sum(F.col("m") * F.col("ml")).alias("r"))
+    )
+    rb = (
+        M_cols.join(blocks.col_nl.withColumnRenamed("v", "src").withColumnRenamed("m", "ml"), "src")
+        .groupBy(F.col("dst").alias("u"), "l")
+        .agg(F.sum(F.col("m") * F.col("ml")).alias("r"))
+    )
+    return ra, rb

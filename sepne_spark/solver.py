@@ -1,0 +1,167 @@
+"""The per-set SepNE solve: pure NumPy/SciPy functions on arrays (no Spark).
+
+For a set V_i the alternating least-squares steps of the design (section 2) are
+
+    (X X^T + C_A) A = X M_ii^T + r_A,   X = P B,   C_A = P P^T + lam G_A + eta I
+    (Y Y^T + C_B) B = Y M_ii   + r_B,   Y = P^T A, C_B = P^T P + lam G_B + eta I
+
+with r_A = P M_i0^T + lam R_A and r_B = P^T M_0i + lam R_B. Only W = Phi A and
+C = Psi B are ever needed, and P = Phi^T Psi has rank d, so both steps can be carried
+out entirely in the d-dimensional space:
+
+* X X^T = Phi^T K Phi with K = Z Z^T and Z = Psi B (d x n_i);
+* by the push-through form of the Woodbury identity,
+  Phi (C_A + Phi^T K Phi)^-1 = (I_d + G_A K)^-1 Phi C_A^-1 with G_A = Phi C_A^-1 Phi^T;
+* hence W = Phi A = (I_d + G_A K)^-1 (G_A Z M_ii^T + h_A) with h_A = Phi C_A^-1 r_A.
+
+I_d + G_A K is similar to I + G_A^1/2 K G_A^1/2, whose eigenvalues are >= 1, so it is
+invertible even when K is singular (fewer than d nodes in a set, a zero start).
+C_A, G_A and h_A are the same in every iteration, so each set costs one k x k Cholesky
+factorisation per step kind and then O(d^2 n_i + d nnz(M_ii)) per iteration.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.linalg as sla
+import scipy.sparse as sp
+
+Matrix = np.ndarray | sp.spmatrix | sp.sparray
+
+
+@dataclass(frozen=True)
+class LandmarkFactors:
+    """Landmark embedding: Phi, Psi (d x k), P = Phi^T Psi (k x k), singular values."""
+
+    Phi: np.ndarray
+    Psi: np.ndarray
+    P: np.ndarray
+    singular_values: np.ndarray
+
+
+def landmark_factors(M00: np.ndarray, d: int) -> LandmarkFactors:
+    """Factorise the landmark block M00 = U S V^T and keep the top ``d`` components.
+
+    Phi = (U_d S_d^1/2)^T and Psi = (V_d S_d^1/2)^T, both d x k. Signs are made
+    deterministic by making the largest-magnitude entry of each row of Phi positive.
+    """
+    M00 = np.asarray(M00, dtype=np.float64)
+    U, s, Vt = np.linalg.svd(M00)
+    d = min(d, len(s))
+    U, s, Vt = U[:, :d], s[:d], Vt[:d]
+    flip = np.sign(U[np.argmax(np.abs(U), axis=0), np.arange(d)])
+    flip[flip == 0] = 1.0
+    U, Vt = U * flip, Vt * flip[:, None]
+    root = np.sqrt(s)
+    Phi = (U * root).T.copy()
+    Psi = (Vt.T * root).T.copy()
+    return LandmarkFactors(Phi=Phi, Psi=Psi, P=Phi.T @ Psi, singular_values=s)
+
+
+def _mul(M: Matrix, X: np.ndarray) -> np.ndarray:
+    """M @ X for dense or sparse M, always returning a dense array."""
+    out = M @ X
+    return np.asarray(out.toarray() if sp.issparse(out) else out)
+
+
+def solve_set(
+    factors: LandmarkFactors,
+    S_A: np.ndarray,
+    S_B: np.ndarray,
+    M_ii: Matrix,
+    M_i0: np.ndarray,
+    M_0i: np.ndarray,
+    Rhat_A: np.ndarray,
+    Rhat_B: np.ndarray,
+    lam: float,
+    eta: float,
+    iters: int,
+    dtype: np.dtype | type = np.float64,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Embed one set of n_i non-landmark nodes.
+
+    Parameters
+    ----------
+    factors: landmark factors from :func:`landmark_factors`.
+    S_A, S_B: k x k global summaries (sums over every non-landmark node).
+    M_ii: n_i x n_i proximity block of the set (dense or SciPy sparse).
+    M_i0: n_i x k rows of the set restricted to the landmark columns.
+    M_0i: k x n_i landmark rows restricted to the set's columns.
+    Rhat_A, Rhat_B: k x n_i two-hop sums of the set's nodes.
+    lam, eta, iters: global weight, regulariser (> 0), alternating rounds.
+    dtype: float64 or float32 for the iterations (the k x k factorisations are
+        always done in float64).
+
+    Returns
+    -------
+    W, C: d x n_i embeddings (Phi A) and context vectors (Psi B).
+    """
+    if eta <= 0:
+        raise ValueError(f"eta must be > 0, got {eta}")
+    Phi, Psi, P = factors.Phi, factors.Psi, factors.P
+    k = P.shape[0]
+    n_i = M_i0.shape[0]
+    d = Phi.shape[0]
+    if n_i == 0:
+        return np.zeros((d, 0)), np.zeros((d, 0))
+    M_i0 = np.asarray(M_i0, dtype=np.float64)
+    M_0i = np.asarray(M_0i, dtype=np.float64)
+
+    # A-step constants: C_A = P P^T + lam (S_A - M_0i M_0i^T) + eta I.
+    C_A = P @ P.T + lam * (S_A - M_0i @ M_0i.T)
+    C_A[np.diag_indices(k)] += eta
+    F_A = sla.cho_solve(sla.cho_factor(C_A, lower=True, check_finite=False), Phi.T, check_finite=False)  # k x d
+    G_A = Phi @ F_A  # d x d
+    # h_A = F_A^T (P M_i0^T + lam (Rhat_A - M_0i M_ii^T))
+    FtM0i = F_A.T @ M_0i  # d x n_i
+    h_A = (F_A.T @ P) @ M_i0.T + lam * (F_A.T @ Rhat_A) - lam * _mul(M_ii, FtM0i.T).T
+
+    # B-step constants: C_B = P^T P + lam (S_B - M_i0^T M_i0) + eta I.
+    C_B = P.T @ P + lam * (S_B - M_i0.T @ M_i0)
+    C_B[np.diag_indices(k)] += eta
+    F_B = sla.cho_solve(sla.cho_factor(C_B, lower=True, check_finite=False), Psi.T, check_finite=False)  # k x d
+    G_B = Psi @ F_B
+    # h_B = F_B^T (P^T M_0i + lam (Rhat_B - M_i0^T M_ii))
+    FtMi0 = F_B.T @ M_i0.T  # d x n_i
+    h_B = (F_B.T @ P.T) @ M_0i + lam * (F_B.T @ Rhat_B) - lam * _mul(M_ii.T, FtMi0.T).T
+
+    # Start: B = (P^T P + eta I)^-1 P^T M_0i, so Z = Psi B.
+    C0 = P.T @ P
+    C0[np.diag_indices(k)] += eta
+    B0 = sla.cho_solve(sla.cho_factor(C0, lower=True, check_finite=False), P.T @ M_0i, check_finite=False)
+    Z = Psi @ B0
+
+    dt = np.dtype(dtype)
+    G_A, G_B, h_A, h_B, Z = (x.astype(dt, copy=False) for x in (G_A, G_B, h_A, h_B, Z))
+    M_ii_t = M_ii.astype(dt) if sp.issparse(M_ii) else np.asarray(M_ii, dtype=dt)
+    I_d = np.eye(d, dtype=dt)
+    W = None
+    for _ in range(iters):
+        # A-step: W = (I + G_A K)^-1 (G_A Z M_ii^T + h_A), K = Z Z^T
+        Y = _mul(M_ii_t, Z.T).T  # Z M_ii^T
+        W = np.linalg.solve(I_d + G_A @ (Z @ Z.T), G_A @ Y + h_A)
+        # B-step: Z = (I + G_B K)^-1 (G_B W M_ii + h_B), K = W W^T
+        Yb = _mul(M_ii_t.T, W.T).T  # W M_ii
+        Z = np.linalg.solve(I_d + G_B @ (W @ W.T), G_B @ Yb + h_B)
+    if W is None:
+        # No iterations: the landmark-only A, (P P^T + eta I)^-1 P M_i0^T.
+        C1 = P @ P.T
+        C1[np.diag_indices(k)] += eta
+        A0 = sla.cho_solve(sla.cho_factor(C1, lower=True, check_finite=False), P @ M_i0.T, check_finite=False)
+        W = Phi @ A0
+    return np.asarray(W, dtype=np.float64), np.asarray(Z, dtype=np.float64)
+
+
+def solve_flops(k: int, d: int, n_i: int, nnz_ii: int, iters: int) -> float:
+    """Floating-point operations of :func:`solve_set` for one set (dense GEMM count)."""
+    setup = 2 * (
+        2 * k * k * n_i  # M_0i M_0i^T (or M_i0^T M_i0)
+        + k**3 / 3  # Cholesky
+        + 2 * k * k * d  # C^-1 Phi^T
+        + 2 * d * k * k  # F^T P
+        + 3 * 2 * d * k * n_i  # h terms
+        + 2 * d * nnz_ii
+    )
+    per_iter = 2 * (2 * d * nnz_ii + 2 * d * d * n_i * 2 + 2 * d**3 + 2 * d * d * n_i)
+    return float(setup + iters * per_iter)
