@@ -38,8 +38,12 @@ def run_job(
     main: Callable[[SparkSession, Sequence[str] | None], int],
     app_name: str,
     argv: Sequence[str] | None = None,
+    session_conf: Callable[[Sequence[str]], dict] | None = None,
 ) -> int:
     """Run ``main`` in the active (or a new local) session; map failures to exit codes.
+
+    ``session_conf(argv)`` may give Spark settings (a profile's ``spark:`` block) for
+    the session built when none is active; an active session is used as it is.
 
     Returns 0 on success, 2 for a :class:`UserError` or bad arguments (one line on
     stderr naming what is wrong) and 1 for any other failure.
@@ -52,7 +56,8 @@ def run_job(
         return main(None, argv)  # argparse prints help and exits before Spark starts
     start = time.time()
     try:
-        spark = get_spark(app_name)
+        conf = session_conf(argv) if session_conf else None
+        spark = get_spark(app_name, conf=conf)
         rc = main(spark, argv)
     except UserError as exc:
         print(f"{app_name}: error: {exc}", file=sys.stderr)

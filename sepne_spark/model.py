@@ -27,7 +27,7 @@ from pyspark.sql import functions as F
 from sepne_spark import __version__
 from sepne_spark.landmarks import STRATEGIES, select_landmarks
 from sepne_spark.partition import SETUPS, lp_partition, random_partition, requested_partition
-from sepne_spark.proximity import METRICS, Proximity, landmark_block, landmark_blocks, global_summaries, transition
+from sepne_spark.proximity import METRICS, Proximity, landmark_blocks, landmark_summaries, transition
 from sepne_spark.set_stage import embed_sets, output_schema, set_records
 from sepne_spark.solver import LandmarkFactors, landmark_factors
 
@@ -139,18 +139,19 @@ class SepNE(Estimator, _SepNEParams):
         t = time.time()
         id_type = graph.vertices.schema["id"].dataType
         lm = _landmark_df(spark, ids, id_type)
-        blocks = landmark_blocks(prox.rows(lm), prox.cols(lm), lm)
-        M00 = landmark_block(blocks, lm, len(ids))
+        blocks = landmark_blocks(prox.rows(lm).persist(), prox.cols(lm).persist(), lm)
+        M00, S_A, S_B = landmark_summaries(blocks, lm, len(ids))
         factors = landmark_factors(M00, s["dim"])
-        timings["landmark_svd"] = time.time() - t
-        t = time.time()
-        S_A, S_B = global_summaries(blocks, len(ids))
-        timings["summaries"] = time.time() - t
-        log.info("fit: %d landmarks (%s), d=%d, summaries in %.1f s", len(ids), s["landmarkStrategy"], factors.Phi.shape[0], timings["summaries"])
+        timings["summaries_svd"] = time.time() - t
+        log.info(
+            "fit: %d landmarks (%s), d=%d, M00/S_A/S_B and SVD in %.1f s",
+            len(ids), s["landmarkStrategy"], factors.Phi.shape[0], timings["summaries_svd"],
+        )
         model = SepNEModel(ids, factors, S_A, S_B, id_type)
         self._copyValues(model)
         model._graph = graph
         model._A = A
+        model._blocks = blocks
         model.timings = timings
         return model
 
@@ -178,6 +179,7 @@ class SepNEModel(Model, _SepNEParams):
         self.id_type = id_type
         self._graph = None
         self._A: DataFrame | None = None
+        self._blocks = None
         self.timings: dict[str, float] = {}
 
     # -- embedding -------------------------------------------------------------------
@@ -211,10 +213,11 @@ class SepNEModel(Model, _SepNEParams):
         if not isinstance(graph, _graph_type()):
             graph = _as_graph(graph, s["directed"], s["duplicates"], s["selfLoops"])
         spark = graph.edges.sparkSession
-        A = self._A if graph is self._graph and self._A is not None else transition(graph.edges).persist()
+        same = graph is self._graph and self._A is not None
+        A = self._A if same else transition(graph.edges).persist()
         prox = Proximity(A, graph.vertices, s["metric"])
         lm = _landmark_df(spark, self.landmark_ids, self.id_type)
-        blocks = landmark_blocks(prox.rows(lm), prox.cols(lm), lm)
+        blocks = self._blocks if same else landmark_blocks(prox.rows(lm), prox.cols(lm), lm)
         non_lm = graph.vertices.select("id").join(lm.select("id"), "id", "left_anti")
         if ids is not None:
             wanted = ids.select(F.col("id").cast(self.id_type).alias("id")).distinct()
@@ -222,15 +225,16 @@ class SepNEModel(Model, _SepNEParams):
             if missing:
                 raise ValueError(f"requested ids not in the graph, e.g. {[r['id'] for r in missing]}")
             targets = wanted.join(lm.select("id"), "id", "left_anti")
-            assign = requested_partition(targets, s["setSize"], s["seed"])
-            M_rows, M_cols = prox.rows(targets), prox.cols(targets)
+            assign = requested_partition(targets, s["setSize"], s["seed"]).localCheckpoint()
+            M_rows, M_cols = prox.rows(assign).localCheckpoint(), prox.cols(assign).localCheckpoint()
             lm_out = self.landmark_embeddings(spark).join(wanted, "id", "left_semi")
         else:
             if s["partition"] == "LP":
                 assign = lp_partition(spark, graph.vertices, graph.edges, non_lm, s["setSize"], s["lpMaxIter"], s["seed"])
             else:
                 assign = random_partition(non_lm, s["setSize"], s["seed"])
-            M = prox.rows(None)
+            assign = assign.localCheckpoint()
+            M = prox.rows(None).localCheckpoint()
             M_rows = M_cols = M
             lm_out = self.landmark_embeddings(spark)
         records = set_records(assign, M_rows, M_cols, blocks)

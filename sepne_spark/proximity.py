@@ -130,30 +130,34 @@ def _to_dense(rows: list, k: int, i: str, j: str) -> np.ndarray:
     return out
 
 
-def landmark_block(blocks: LandmarkBlocks, landmarks: DataFrame, k: int) -> np.ndarray:
-    """M00 (k x k), collected: at most k^2 values."""
-    lm = F.broadcast(landmarks.select(F.col("id").alias("v"), F.col("l").alias("l2")))
-    rows = blocks.row.join(lm, "v").select("l", "l2", "m").collect()
-    return _to_dense(rows, k, "l", "l2")
+def landmark_summaries(blocks: LandmarkBlocks, landmarks: DataFrame, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """M00, S_A and S_B (each k x k) in one job; only O(k^2) values are collected.
 
-
-def global_summaries(blocks: LandmarkBlocks, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """S_A = sum_v M_0v M_0v^T and S_B = sum_v M_v0^T M_v0 over non-landmark v.
-
-    Each is a self-join of the landmark entries on v, summed by landmark pair on the
-    cluster; only the k x k result is collected.
+    M00 = M[V0, V0]; S_A = sum_v M_0v M_0v^T and S_B = sum_v M_v0^T M_v0 over the
+    non-landmark nodes v. The sums are self-joins of the landmark entries on v, added
+    up by landmark pair on the cluster.
     """
-    def gram(df: DataFrame) -> np.ndarray:
-        x, y = df.alias("x"), df.alias("y")
-        rows = (
-            x.join(y, F.col("x.v") == F.col("y.v"))
-            .groupBy(F.col("x.l").alias("l1"), F.col("y.l").alias("l2"))
-            .agg(F.sum(F.col("x.m") * F.col("y.m")).alias("m"))
-            .collect()
-        )
-        return _to_dense(rows, k, "l1", "l2")
+    lm = F.broadcast(landmarks.select(F.col("id").alias("v"), F.col("l").alias("j")))
+    m00 = blocks.row.join(lm, "v").select(F.lit(0).alias("t"), F.col("l").alias("i"), "j", "m")
 
-    return gram(blocks.row_nl.select("l", "v", "m")), gram(blocks.col_nl.select("l", "v", "m"))
+    def gram(df: DataFrame, tag: int) -> DataFrame:
+        x, y = df.alias("x"), df.alias("y")
+        return (
+            x.join(y, F.col("x.v") == F.col("y.v"))
+            .groupBy(F.col("x.l").alias("i"), F.col("y.l").alias("j"))
+            .agg(F.sum(F.col("x.m") * F.col("y.m")).alias("m"))
+            .select(F.lit(tag).alias("t"), "i", "j", "m")
+        )
+
+    rows = m00.unionByName(gram(blocks.row_nl, 1)).unionByName(gram(blocks.col_nl, 2)).collect()
+    out = np.zeros((3, k, k))
+    if rows:
+        t = np.fromiter((r["t"] for r in rows), dtype=np.int64, count=len(rows))
+        i = np.fromiter((r["i"] for r in rows), dtype=np.int64, count=len(rows))
+        j = np.fromiter((r["j"] for r in rows), dtype=np.int64, count=len(rows))
+        m = np.fromiter((r["m"] for r in rows), dtype=np.float64, count=len(rows))
+        np.add.at(out, (t, i, j), m)
+    return out[0], out[1], out[2]
 
 
 def two_hop_sums(M_rows: DataFrame, M_cols: DataFrame, blocks: LandmarkBlocks) -> tuple[DataFrame, DataFrame]:

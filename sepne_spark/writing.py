@@ -84,3 +84,12 @@ def _remove(filesystem, inner: str) -> None:
         filesystem.delete_dir(inner)
     elif info.type == fs.FileType.File:
         filesystem.delete_file(inner)
+
+
+def write_manifest(directory: str, manifest: dict) -> None:
+    """Write ``manifest`` as ``_manifest.json`` inside ``directory`` (ignored by readers)."""
+    import json
+
+    filesystem, inner = _filesystem(directory.rstrip("/"))
+    with filesystem.open_output_stream(inner + "/_manifest.json") as out:
+        out.write(json.dumps(manifest, indent=2, sort_keys=True, default=str).encode())

@@ -1,0 +1,196 @@
+"""The distributed SepNE against the dense NumPy oracle of the same equations."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from chispa import assert_df_equality
+from pyspark.sql import functions as F
+
+from sepne_spark import dense
+from sepne_spark.model import SepNE, SepNEModel
+from sepne_spark.solver import solve_set
+from tests.graphs import random_graph
+
+K, D, ITERS, LAM, ETA, SET = 8, 4, 5, 0.4, 0.1, 18
+
+# Every metric x direction x weighting, with each landmark strategy and each
+# partition setup appearing in the grid.
+GRID = [
+    ("I+A", True, True, "DD", "RP"),
+    ("I+A", True, False, "DP", "LP"),
+    ("I+A", False, True, "UF", "IO"),
+    ("I+A", False, False, "GDS", "RP"),
+    ("A+A2", True, True, "GDS", "LP"),
+    ("A+A2", True, False, "UF", "RP"),
+    ("A+A2", False, True, "DP", "IO"),
+    ("A+A2", False, False, "DD", "LP"),
+]
+
+
+def edges_df(spark, g, weighted):
+    if weighted:
+        return spark.createDataFrame(g.rows, "src string, dst string, weight double")
+    return spark.createDataFrame([r[:2] for r in g.rows], "src string, dst string")
+
+
+def collect(df):
+    pdf = df.toPandas()
+    return {r.id: r for r in pdf.itertuples()}
+
+
+def oracle_compare(g, out, model, metric, directed, weighted):
+    """Compare every embedded node with the dense oracle for the same landmarks and sets."""
+    M = g.proximity(metric, directed, weighted)
+    pos = g.index()
+    L = [pos[i] for i in model.landmark_ids]
+    sets: dict = {}
+    for r in out.values():
+        if not r.is_landmark:
+            sets.setdefault(r.set_id, []).append(pos[r.id])
+    W, C = dense.sepne_dense(M, L, list(sets.values()), D, LAM, ETA, ITERS)
+    # The SVD fixes each dimension only up to sign: align on the landmark rows.
+    Phi = np.array([out[i].embedding for i in model.landmark_ids if i in out]) if all(
+        i in out for i in model.landmark_ids
+    ) else model.factors.Phi.T
+    sign = np.sign(np.sum(Phi * W[L], axis=0))
+    assert np.all(sign != 0)
+    scale_w = np.nanmax(np.abs(W))
+    scale_c = np.nanmax(np.abs(C))
+    for node, r in out.items():
+        i = pos[node]
+        np.testing.assert_allclose(np.asarray(r.embedding) * sign, W[i], rtol=0, atol=1e-6 * scale_w)
+        np.testing.assert_allclose(np.asarray(r.context) * sign, C[i], rtol=0, atol=1e-6 * scale_c)
+    return sets
+
+
+def dense_dd(g, directed, k):
+    deg = np.bincount(g.src, minlength=len(g.ids)) + np.bincount(g.dst, minlength=len(g.ids))
+    pairs = set()
+    for a, b in zip(g.src, g.dst):
+        pairs.add((a, b) if directed else (min(a, b), max(a, b)))
+    deg = np.zeros(len(g.ids), dtype=int)
+    for a, b in pairs:
+        deg[a] += 1
+        deg[b] += 1
+    if not directed:
+        deg = deg * 2
+    order = sorted(range(len(g.ids)), key=lambda i: (-deg[i], g.ids[i]))
+    return order, deg, pairs
+
+
+@pytest.mark.parametrize("metric,directed,weighted,strategy,setup", GRID)
+def test_matches_dense_oracle(spark, metric, directed, weighted, strategy, setup):
+    g = random_graph(seed=len(metric) + 2 * directed + 4 * weighted)
+    edges = edges_df(spark, g, weighted)
+    est = SepNE(dim=D, landmarks=K, landmarkStrategy=strategy, metric=metric, partition=setup,
+                setSize=SET, lam=LAM, eta=ETA, iters=ITERS, directed=directed, seed=3)
+    model = est.fit(edges)
+    assert len(set(model.landmark_ids)) == K
+    if setup == "IO":
+        wanted = g.ids[::3] + [model.landmark_ids[0]]
+        ids = spark.createDataFrame([(i,) for i in wanted], "id string")
+        out = collect(model.transform(ids))
+        assert sorted(out) == sorted(set(wanted))
+    else:
+        out = collect(model.transform(edges))
+        assert sorted(out) == g.ids  # every node exactly once
+    sets = oracle_compare(g, out, model, metric, directed, weighted)
+    if setup == "LP":
+        sizes = sorted(len(s) for s in sets.values())
+        assert max(sizes) <= SET and all(s >= SET // 2 for s in sizes[1:])
+    if setup == "RP":
+        assert len(sets) == int(np.ceil((len(g.ids) - K) / SET))
+    # Landmark choice against a dense re-implementation.
+    order, deg, pairs = dense_dd(g, directed, K)
+    pos = g.index()
+    if strategy == "DD":
+        assert model.landmark_ids == [g.ids[i] for i in order[:K]]
+    elif strategy == "GDS":
+        adj = {i: set() for i in range(len(g.ids))}
+        for a, b in pairs:
+            adj[a].add(b)
+            adj[b].add(a)
+        chosen = []
+        for i in order:
+            if not adj[i] & set(chosen):
+                chosen.append(i)
+            if len(chosen) == K:
+                break
+        assert model.landmark_ids == [g.ids[i] for i in chosen]
+    elif strategy == "DP":
+        assert all(deg[pos[i]] > 0 for i in model.landmark_ids)
+        again = est.fit(edges).landmark_ids
+        assert again == model.landmark_ids  # seeded
+
+
+def test_separability_io_equals_full_and_partition_count(spark):
+    g = random_graph(n=70, m=260, seed=11)
+    edges = edges_df(spark, g, True)
+    model = SepNE(dim=D, landmarks=K, metric="A+A2", setSize=20, iters=ITERS, lam=LAM, eta=ETA).fit(edges)
+    full = model.transform(edges).cache()
+    # One whole set of the full run, embedded alone through IO: same vectors.
+    one_set = full.where("not is_landmark").groupBy("set_id").count().orderBy("set_id").first()["set_id"]
+    members = full.where(F.col("set_id") == one_set).select("id")
+    io = SepNE(dim=D, landmarks=K, metric="A+A2", setSize=100, iters=ITERS, lam=LAM, eta=ETA).fit(edges)
+    assert io.landmark_ids == model.landmark_ids
+    got = collect(io.transform(members))
+    ref = collect(full.where(F.col("set_id") == one_set))
+    assert sorted(got) == sorted(ref)
+    for node in ref:
+        np.testing.assert_allclose(got[node].embedding, ref[node].embedding, rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(got[node].context, ref[node].context, rtol=1e-9, atol=1e-12)
+    # Any number of partitions / any order of the sets: the same result.
+    before = spark.conf.get("spark.sql.shuffle.partitions")
+    try:
+        spark.conf.set("spark.sql.shuffle.partitions", "1")
+        one = collect(model.transform(edges.orderBy(F.desc("src"))))
+        spark.conf.set("spark.sql.shuffle.partitions", "7")
+        seven = collect(model.transform(edges.repartition(5)))
+    finally:
+        spark.conf.set("spark.sql.shuffle.partitions", before)
+    base = collect(full)
+    for node, r in base.items():
+        assert one[node].set_id == r.set_id == seven[node].set_id
+        np.testing.assert_allclose(one[node].embedding, r.embedding, rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(seven[node].embedding, r.embedding, rtol=1e-9, atol=1e-12)
+    assignment = full.select("id", "set_id")
+    assert_df_equality(
+        assignment, model.transform(edges).select("id", "set_id"), ignore_row_order=True
+    )
+
+
+def test_model_save_load_and_growing_graph(spark, tmp_path):
+    g = random_graph(n=50, m=180, seed=5, string_ids=False)
+    edges = spark.createDataFrame(g.rows, "src long, dst long, weight double")
+    model = SepNE(dim=D, landmarks=K, metric="I+A", setSize=15, iters=ITERS, lam=LAM, eta=ETA, directed=True).fit(edges)
+    path = str(tmp_path / "model")
+    model.save(path)
+    loaded = SepNEModel.load(path)
+    assert loaded.landmark_ids == model.landmark_ids
+    assert loaded.getOrDefault("metric") == "I+A" and loaded.getOrDefault("directed") is True
+    for a, b in [(loaded.factors.Phi, model.factors.Phi), (loaded.S_A, model.S_A), (loaded.S_B, model.S_B)]:
+        np.testing.assert_array_equal(a, b)
+    with pytest.raises(FileExistsError):
+        model.save(path)
+    # The graph grows: new nodes 9001.. with edges to old ones, plus a new edge between old nodes.
+    extra = [(9001, g.rows[0][0], 1.0), (g.rows[3][1], 9001, 2.0), (9002, 9001, 1.0), (g.rows[5][0], g.rows[7][1], 1.5)]
+    grown = spark.createDataFrame(g.rows + extra, "src long, dst long, weight double")
+    new_ids = spark.createDataFrame([(9001,), (9002,), (g.rows[5][0],)], "id long")
+    got = collect(loaded.embed(new_ids, grown))
+    # Expected: the solve on the grown graph's blocks with the model's own summaries.
+    ids = sorted(set(g.ids) | {9001, 9002})
+    pos = {v: i for i, v in enumerate(ids)}
+    s = np.array([pos[a] for a, b, _ in g.rows + extra if a != b])
+    t = np.array([pos[b] for a, b, _ in g.rows + extra if a != b])
+    w = np.array([c for a, b, c in g.rows + extra if a != b])
+    M = dense.proximity_from_transition(dense.transition_matrix(len(ids), s, t, w, directed=True), "I+A")
+    L = [pos[i] for i in model.landmark_ids]
+    nl = [i for i in range(len(ids)) if i not in set(L)]
+    Vi = sorted(pos[i] for i in got)
+    Rhat_A = np.array([[sum(M[u, v] * M[l, v] for v in nl) for u in Vi] for l in L])
+    Rhat_B = np.array([[sum(M[v, u] * M[v, l] for v in nl) for u in Vi] for l in L])
+    W, C = solve_set(loaded.factors, loaded.S_A, loaded.S_B, M[np.ix_(Vi, Vi)], M[np.ix_(Vi, L)],
+                     M[np.ix_(L, Vi)], Rhat_A, Rhat_B, LAM, ETA, ITERS)
+    for j, i in enumerate(Vi):
+        np.testing.assert_allclose(got[ids[i]].embedding, W[:, j], rtol=0, atol=1e-9 * np.abs(W).max())
+        np.testing.assert_allclose(got[ids[i]].context, C[:, j], rtol=0, atol=1e-9 * np.abs(C).max())
