@@ -129,6 +129,8 @@ class SepNE(Estimator, _SepNEParams):
     def _fit(self, dataset: Any) -> "SepNEModel":
         spark = _session_of(dataset)
         graph = _as_graph(dataset, self.getOrDefault("directed"), self.getOrDefault("duplicates"), self.getOrDefault("selfLoops"))
+        graph.edges.persist()
+        graph.vertices.persist()
         s = self.settings()
         timings: dict[str, float] = {}
         t = time.time()
@@ -150,6 +152,7 @@ class SepNE(Estimator, _SepNEParams):
         model = SepNEModel(ids, factors, S_A, S_B, id_type)
         self._copyValues(model)
         model._graph = graph
+        model._fit_input = dataset
         model._A = A
         model._blocks = blocks
         model.timings = timings
@@ -180,6 +183,7 @@ class SepNEModel(Model, _SepNEParams):
         self._graph = None
         self._A: DataFrame | None = None
         self._blocks = None
+        self._fit_input: Any = None
         self.timings: dict[str, float] = {}
 
     # -- embedding -------------------------------------------------------------------
@@ -199,6 +203,8 @@ class SepNEModel(Model, _SepNEParams):
             if self._graph is None:
                 raise ValueError("this model holds no graph: pass the edge list with transform(edges) or use embed(ids, edges)")
             return self.embed(dataset, self._graph)
+        if dataset is self._fit_input and self._graph is not None:
+            return self.embed(None, self._graph)  # the graph it was fitted on: reuse its blocks
         graph = _as_graph(dataset, s["directed"], s["duplicates"], s["selfLoops"])
         return self.embed(None, graph)
 

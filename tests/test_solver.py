@@ -1,0 +1,70 @@
+"""The NumPy solver against the literal dense equations (no Spark)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from sepne_spark import dense
+from sepne_spark.solver import landmark_factors, solve_flops, solve_set
+from tests.graphs import random_graph
+
+
+def blocks(M, L, Vi):
+    n = M.shape[0]
+    nl = np.setdiff1d(np.arange(n), L)
+    M0nl, Mnl0 = M[np.ix_(L, nl)], M[np.ix_(nl, L)]
+    return dict(
+        S_A=M0nl @ M0nl.T,
+        S_B=Mnl0.T @ Mnl0,
+        M_ii=M[np.ix_(Vi, Vi)],
+        M_i0=M[np.ix_(Vi, L)],
+        M_0i=M[np.ix_(L, Vi)],
+        Rhat_A=M0nl @ M[np.ix_(Vi, nl)].T,
+        Rhat_B=Mnl0.T @ M[np.ix_(nl, Vi)],
+    )
+
+
+@pytest.mark.parametrize("metric", ["I+A", "A+A2"])
+@pytest.mark.parametrize("directed", [True, False])
+def test_solver_equals_literal_equations(metric, directed):
+    g = random_graph(n=90, m=400, seed=3)
+    M = g.proximity(metric, directed)
+    L = list(range(0, 90, 9))
+    nl = np.setdiff1d(np.arange(90), L)
+    sets = [nl[:30], nl[30:33], nl[33:]]  # one set smaller than d
+    d, lam, eta, iters = 6, 0.7, 0.2, 9
+    W, C = dense.sepne_dense(M, L, sets, d, lam, eta, iters)
+    f = landmark_factors(M[np.ix_(L, L)], d)
+    ref = dense.landmark_factors(M[np.ix_(L, L)], d)[0]
+    sign = np.sign(np.sum(f.Phi * ref, axis=1))
+    for Vi in sets:
+        b = blocks(M, L, Vi)
+        for Mii in (b["M_ii"], sp.csr_matrix(b["M_ii"])):
+            Ws, Cs = solve_set(f, b["S_A"], b["S_B"], Mii, b["M_i0"], b["M_0i"], b["Rhat_A"], b["Rhat_B"], lam, eta, iters)
+            np.testing.assert_allclose(Ws.T * sign, W[Vi], rtol=0, atol=1e-10 * np.abs(W[Vi]).max())
+            np.testing.assert_allclose(Cs.T * sign, C[Vi], rtol=0, atol=1e-10 * np.abs(C[Vi]).max())
+
+
+def test_objective_decreases_and_float32_close():
+    g = random_graph(n=80, m=420, seed=9)
+    M = g.proximity("A+A2", False)
+    L = list(range(10))
+    Vi = np.arange(10, 80)
+    f = landmark_factors(M[np.ix_(L, L)], 8)
+    b = blocks(M, L, Vi)
+    args = (f, b["S_A"], b["S_B"], b["M_ii"], b["M_i0"], b["M_0i"], b["Rhat_A"], b["Rhat_B"], 0.4, 0.1)
+    W64, C64 = solve_set(*args, 30)
+    W32, C32 = solve_set(*args, 30, dtype=np.float32)
+    assert np.abs(W32 - W64).max() <= 1e-4 * np.abs(W64).max()
+    # Zero iterations is the landmark-only solution, finite and of the right shape.
+    W0, C0 = solve_set(*args, 0)
+    assert W0.shape == (8, 70) and np.isfinite(W0).all() and np.isfinite(C0).all()
+
+
+def test_rejects_non_positive_eta_and_counts_flops():
+    f = landmark_factors(np.eye(3) + 0.1, 2)
+    z = np.zeros((3, 1))
+    with pytest.raises(ValueError, match="eta"):
+        solve_set(f, np.eye(3), np.eye(3), np.zeros((1, 1)), z.T, z, z, z, 0.4, 0.0, 1)
+    assert solve_flops(1000, 128, 1000, 10_000, 5) > 2 * 1000**3 / 3
