@@ -80,6 +80,10 @@ def get_spark(
         "spark.driver.memory": os.environ.get("SEPNE_DRIVER_MEMORY", "4g"),
         "spark.checkpoint.dir": os.path.join(tempfile.gettempdir(), "sepne-checkpoints"),
         "spark.ui.showConsoleProgress": "false",
+        # One BLAS thread per Python worker: the solve stage already runs one task per core.
+        "spark.executorEnv.OPENBLAS_NUM_THREADS": "1",
+        "spark.executorEnv.OMP_NUM_THREADS": "1",
+        "spark.executorEnv.MKL_NUM_THREADS": "1",
     }
     jars = local_jars()
     if jars:

@@ -1,0 +1,77 @@
+"""Per-set solve throughput against the machine's NumPy GEMM rate, measured together.
+
+    python benchmarks/solver_bench.py --k 1000 --d 128 --set-size 2000 --iters 5
+
+Prints the achieved GFLOP/s of :func:`sepne_spark.solver.solve_set` (flop count from
+:func:`sepne_spark.solver.solve_flops`) and the GEMM rate of a float64 matrix product
+measured in the same run, and the ratio between the two.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import time
+
+import numpy as np
+import scipy.sparse as sp
+
+from sepne_spark.solver import landmark_factors, solve_flops, solve_set
+
+
+def gemm_rate(n: int = 2000, dtype=np.float64, reps: int = 3) -> float:
+    a = np.random.default_rng(0).random((n, n)).astype(dtype)
+    b = a.T.copy()
+    a @ b
+    best = float("inf")
+    for _ in range(reps):
+        t = time.perf_counter()
+        a @ b
+        best = min(best, time.perf_counter() - t)
+    return 2 * n**3 / best / 1e9
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--k", type=int, default=1000)
+    p.add_argument("--d", type=int, default=128)
+    p.add_argument("--set-size", type=int, default=2000)
+    p.add_argument("--iters", type=int, default=5)
+    p.add_argument("--avg-degree", type=float, default=10.0)
+    p.add_argument("--dtype", default="float64", choices=["float64", "float32"])
+    p.add_argument("--reps", type=int, default=3)
+    p.add_argument("--json", default=None)
+    a = p.parse_args()
+    rng = np.random.default_rng(1)
+    k, d, n = a.k, a.d, a.set_size
+    M00 = np.eye(k) + sp.random(k, k, density=a.avg_degree / k, random_state=1).toarray()
+    f = landmark_factors(M00, d)
+    nnz = int(a.avg_degree * n)
+    M_ii = sp.random(n, n, density=nnz / n / n, random_state=2, format="csr")
+    M_ii = M_ii + sp.eye(n, format="csr")
+    M_i0 = sp.random(n, k, density=a.avg_degree / k, random_state=3).toarray()
+    M_0i = sp.random(k, n, density=a.avg_degree / k, random_state=4).toarray()
+    R = rng.random((k, n)) * 1e-3
+    base = sp.random(50 * n, k, density=a.avg_degree / k, random_state=5)
+    S = (base.T @ base).toarray()
+    args = (f, S, S, M_ii, M_i0, M_0i, R, R, 1.0, 1.0, a.iters)
+    solve_set(*args, dtype=a.dtype)
+    best = float("inf")
+    for _ in range(a.reps):
+        t = time.perf_counter()
+        solve_set(*args, dtype=a.dtype)
+        best = min(best, time.perf_counter() - t)
+    flops = solve_flops(k, d, n, M_ii.nnz, a.iters)
+    g = gemm_rate(dtype=np.float64)
+    res = {
+        "k": k, "d": d, "set_size": n, "iters": a.iters, "dtype": a.dtype,
+        "solve_seconds": best, "solve_gflops": flops / best / 1e9, "gemm_gflops": g,
+        "fraction_of_gemm": flops / best / 1e9 / g,
+    }
+    print(json.dumps(res, indent=2))
+    if a.json:
+        with open(a.json, "w") as fh:
+            json.dump(res, fh, indent=2)
+
+
+if __name__ == "__main__":
+    main()
