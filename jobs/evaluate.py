@@ -1,0 +1,479 @@
+"""Evaluate node embeddings: node classification, reconstruction R^2, link prediction.
+
+Tasks (a subcommand, or ``--task NAME``)::
+
+    # micro/macro-F1 of one-vs-rest logistic regression (the SepNE paper's protocol)
+    spark-submit jobs/evaluate.py classify --embeddings out/emb.parquet \\
+        --labels /data/cora/labels.tsv --ratios 0.1,0.9 --splits 10 --json cora.json
+
+    # R^2 of W C^T against the proximity matrix M of the graph
+    python jobs/evaluate.py reconstruct --edges /data/cora/edges.tsv \\
+        --embeddings out/emb.parquet --metric A+A2
+
+    # AUC of held-out edges against sampled non-edges, embedding with SepNE
+    python jobs/evaluate.py linkpred --edges /data/cora/edges.tsv --fraction 0.1
+
+Embeddings are Parquet with columns ``id``, ``embedding`` (array or ML vector) and
+optionally ``context``. Ids are matched to the labels and edge files as strings.
+``classify`` brings only the labelled nodes' vectors to the driver; ``reconstruct``
+reads the edge list with pandas and the embeddings of the graph's nodes into the driver
+(it is meant for graphs that fit there; above ``--dense-max-nodes`` it uses a sparse
+M and a sampled estimate instead of the dense n x n matrix).
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import logging
+import os
+import sys
+import time
+from typing import Any, Sequence
+
+if __package__ in (None, ""):  # run as a script: make the package importable
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from sepne_spark.jobs_common import UserError, run_job
+
+log = logging.getLogger("sepne_spark.jobs.evaluate")
+
+TASKS = ("classify", "reconstruct", "linkpred")
+VECTORS = ("embedding", "context", "concat", "sum")
+_HEADER_WORDS = {"src", "dst", "source", "target", "from", "to", "u", "v", "node", "id", "node1", "node2",
+                 "label", "weight"}
+
+
+# ---------------------------------------------------------------------------
+# Command line
+# ---------------------------------------------------------------------------
+
+
+def _ratios(text: str) -> list[float]:
+    try:
+        values = [float(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated numbers, got {text!r}") from None
+    if not values or any(not 0.0 < v < 1.0 for v in values):
+        raise argparse.ArgumentTypeError(f"train ratios must be in (0, 1), got {text!r}")
+    return values
+
+
+def _task_alias(argv: Sequence[str]) -> list[str]:
+    """Turn ``--task NAME`` / ``--task=NAME`` anywhere into the ``NAME`` subcommand."""
+    argv = list(argv)
+    for i, a in enumerate(argv):
+        if a == "--task" and i + 1 < len(argv):
+            name = argv[i + 1]
+            return [name] + argv[:i] + argv[i + 2:]
+        if a.startswith("--task="):
+            return [a.split("=", 1)[1]] + argv[:i] + argv[i + 1:]
+    return argv
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser (``--help`` lists every option with its default)."""
+    p = argparse.ArgumentParser(
+        prog="evaluate.py",
+        description="Evaluate node embeddings by node classification, reconstruction R^2 "
+        "or link prediction. Give the task as a subcommand or with --task NAME.",
+    )
+    sub = p.add_subparsers(dest="task", metavar="TASK", required=True,
+                           help="one of: " + ", ".join(TASKS) + " (also accepted as --task TASK)")
+
+    c = sub.add_parser("classify", help="micro/macro-F1 of one-vs-rest logistic regression",
+                       description="Node classification with one-vs-rest L2 logistic regression "
+                       "(C=1) on L2-normalised embeddings over random train/test splits.")
+    c.add_argument("--embeddings", required=True, metavar="PARQUET",
+                   help="embeddings: columns id, embedding [, context]")
+    c.add_argument("--labels", required=True, metavar="TSV",
+                   help="labels: node<TAB>label, one line per (node, label)")
+    c.add_argument("--ratios", type=_ratios, default=[0.1, 0.9], metavar="R1,R2,...",
+                   help="training fractions (default: 0.1,0.9)")
+    c.add_argument("--splits", type=int, default=10, help="random splits per ratio (default: %(default)s)")
+    c.add_argument("--seed", type=int, default=0, help="seed of the splits (default: %(default)s)")
+    c.add_argument("--vectors", choices=VECTORS, default="embedding",
+                   help="features: the embedding, the context vector, both concatenated, or "
+                   "their sum (default: %(default)s)")
+    c.add_argument("--use-context", action="store_true",
+                   help="shorthand for --vectors concat")
+    c.add_argument("--json", metavar="OUT.json", help="also write the results as JSON")
+
+    r = sub.add_parser("reconstruct", help="R^2 of W C^T against the proximity matrix",
+                       description="R^2 = 1 - SS_res/SS_tot of W C^T against M over all entries "
+                       "and over the non-zero entries of M.")
+    r.add_argument("--edges", required=True, metavar="FILE",
+                   help="edge list src,dst[,weight] (tab, comma or space separated)")
+    r.add_argument("--embeddings", required=True, metavar="PARQUET",
+                   help="embeddings: columns id, embedding [, context]")
+    r.add_argument("--directed", action="store_true", help="treat edges as directed (default: undirected)")
+    r.add_argument("--metric", choices=("A+A2", "I+A"), default="A+A2",
+                   help="proximity matrix M (default: %(default)s)")
+    r.add_argument("--method", choices=("auto", "exact", "sampled"), default="auto",
+                   help="auto: exact with a dense M up to --dense-max-nodes nodes, sampled above; "
+                   "exact: exact (sparse M above the limit); sampled: always sampled "
+                   "(default: %(default)s)")
+    r.add_argument("--dense-max-nodes", type=int, default=20_000,
+                   help="largest graph for a dense M (default: %(default)s)")
+    r.add_argument("--zero-samples", type=int, default=1_000_000,
+                   help="zero entries of M sampled by the sampled estimator (default: %(default)s)")
+    r.add_argument("--seed", type=int, default=0, help="seed of the zero-entry sample (default: %(default)s)")
+    r.add_argument("--json", metavar="OUT.json", help="also write the results as JSON")
+
+    lp = sub.add_parser("linkpred", help="AUC of held-out edges against non-edges (SepNE)",
+                        description="Hold out a fraction of the edges, embed the rest with SepNE "
+                        "and report the AUC of dot-product scores of held-out edges against as "
+                        "many sampled non-edges.")
+    lp.add_argument("--edges", required=True, metavar="FILE",
+                    help="edge list src,dst[,weight] (tab, comma or space separated)")
+    lp.add_argument("--directed", action="store_true", help="treat edges as directed (default: undirected)")
+    lp.add_argument("--fraction", type=float, default=0.1, help="fraction of edges held out (default: %(default)s)")
+    lp.add_argument("--seed", type=int, default=0, help="seed of the split, negatives and model (default: %(default)s)")
+    lp.add_argument("--dim", type=int, default=128, help="embedding dimension (default: %(default)s)")
+    lp.add_argument("--landmarks", type=int, default=200, help="number of landmarks k (default: %(default)s)")
+    lp.add_argument("--metric", choices=("A+A2", "I+A"), default="A+A2", help="proximity (default: %(default)s)")
+    lp.add_argument("--lam", type=float, default=0.4, help="global-term weight lambda (default: %(default)s)")
+    lp.add_argument("--eta", type=float, default=0.1, help="regulariser eta (default: %(default)s)")
+    lp.add_argument("--iters", type=int, default=100, help="alternating rounds (default: %(default)s)")
+    lp.add_argument("--json", metavar="OUT.json", help="also write the results as JSON")
+    return p
+
+
+def parse_args(args: Sequence[str] | None) -> argparse.Namespace:
+    """Parse the command line; ``--task NAME`` is accepted for the subcommand."""
+    argv = list(sys.argv[1:] if args is None else args)
+    ns = build_parser().parse_args(_task_alias(argv))
+    if getattr(ns, "use_context", False):
+        ns.vectors = "concat"
+    return ns
+
+
+# ---------------------------------------------------------------------------
+# Readers
+# ---------------------------------------------------------------------------
+
+
+def read_edge_list(path: str) -> pd.DataFrame:
+    """Read ``src, dst[, weight]`` from a delimited text file with pandas.
+
+    The delimiter (tab, comma, space, ...) is detected; a header line with column
+    names such as ``src dst`` is skipped; ``#`` starts a comment. Ids are kept as
+    strings, weights default to 1.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``src`` (str), ``dst`` (str), ``weight`` (float64).
+    """
+    if not os.path.exists(path):
+        raise UserError(f"edge file not found: {path}")
+    try:
+        df = pd.read_csv(path, sep=None, engine="python", header=None, dtype=str, comment="#")
+    except (csv.Error, pd.errors.ParserError):
+        df = pd.read_csv(path, sep=r"[\t ,;]+", engine="python", header=None, dtype=str, comment="#")
+    except pd.errors.EmptyDataError:
+        raise UserError(f"edge file is empty: {path}") from None
+    if df.shape[1] < 2:
+        raise UserError(f"{path}: expected at least two columns (src, dst), found {df.shape[1]}")
+    if len(df) and {str(df.iat[0, 0]).strip().lower(), str(df.iat[0, 1]).strip().lower()} <= _HEADER_WORDS:
+        df = df.iloc[1:]
+    out = pd.DataFrame({"src": df.iloc[:, 0].str.strip(), "dst": df.iloc[:, 1].str.strip()})
+    if df.shape[1] >= 3:
+        w = pd.to_numeric(df.iloc[:, 2], errors="coerce")
+        if w.isna().any():
+            bad = int(w.isna().sum())
+            raise UserError(f"{path}: {bad} edge weights are not numbers")
+        out["weight"] = w.astype(np.float64).to_numpy()
+    else:
+        out["weight"] = 1.0
+    out = out.dropna(subset=["src", "dst"]).reset_index(drop=True)
+    if out.empty:
+        raise UserError(f"edge file has no edges: {path}")
+    return out
+
+
+def read_labels(path: str) -> dict[str, set[str]]:
+    """Read ``node<TAB>label`` lines (one per pair) into ``{node: {labels}}``."""
+    if not os.path.exists(path):
+        raise UserError(f"labels file not found: {path}")
+    try:
+        df = pd.read_csv(path, sep="\t", header=None, dtype=str, keep_default_na=False)
+        if df.shape[1] < 2:
+            df = pd.read_csv(path, sep=r"\s+", engine="python", header=None, dtype=str, keep_default_na=False)
+    except pd.errors.EmptyDataError:
+        raise UserError(f"labels file is empty: {path}") from None
+    if df.shape[1] < 2:
+        raise UserError(f"{path}: expected node<TAB>label lines")
+    labels: dict[str, set[str]] = {}
+    for node, lab in zip(df.iloc[:, 0].astype(str).str.strip(), df.iloc[:, 1].astype(str).str.strip()):
+        if node == "" or lab == "":
+            continue
+        labels.setdefault(node, set()).add(lab)
+    if not labels:
+        raise UserError(f"labels file has no labels: {path}")
+    return labels
+
+
+def _vector_col(df: DataFrame, name: str):
+    dtype = df.schema[name].dataType
+    if type(dtype).__name__ == "VectorUDT":
+        from pyspark.ml.functions import vector_to_array
+
+        return vector_to_array(F.col(name))
+    return F.col(name).cast("array<double>")
+
+
+def read_embeddings(spark: SparkSession, path: str, need_context: bool) -> DataFrame:
+    """Embeddings Parquet as ``(key string, e array<double>[, c array<double>])``."""
+    try:
+        df = spark.read.parquet(path)
+    except Exception as exc:  # noqa: BLE001 - missing path or not Parquet
+        raise UserError(f"cannot read embeddings Parquet {path}: {str(exc).splitlines()[0]}") from None
+    missing = [c for c in ("id", "embedding") if c not in df.columns]
+    if missing:
+        raise UserError(f"{path}: embeddings need columns id and embedding; missing {', '.join(missing)}")
+    cols = [F.col("id").cast("string").alias("key"), _vector_col(df, "embedding").alias("e")]
+    if "context" in df.columns:
+        cols.append(_vector_col(df, "context").alias("c"))
+    elif need_context:
+        raise UserError(f"{path}: has no context column (needed by the chosen vectors)")
+    return df.select(*cols)
+
+
+def _features(e: np.ndarray, c: np.ndarray | None, vectors: str) -> np.ndarray:
+    if vectors == "embedding":
+        return e
+    if vectors == "context":
+        return c  # type: ignore[return-value]
+    if vectors == "concat":
+        return np.concatenate([e, c], axis=1)  # type: ignore[list-item]
+    return e + c  # type: ignore[operator]
+
+
+def _stack(rows: list, field: str) -> np.ndarray:
+    vals = [r[field] for r in rows]
+    dims = {len(v) for v in vals}
+    if len(dims) > 1:
+        raise UserError(f"embedding vectors have different lengths: {sorted(dims)[:5]}")
+    return np.asarray(vals, dtype=np.float64).reshape(len(vals), dims.pop() if dims else 0)
+
+
+def _write_json(path: str | None, payload: dict[str, Any]) -> None:
+    if path:
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        with open(path, "w", encoding="utf-8") as fh:
+            json.dump(payload, fh, indent=2, sort_keys=False, default=str)
+        print(f"results written to {path}")
+
+
+# ---------------------------------------------------------------------------
+# Tasks
+# ---------------------------------------------------------------------------
+
+
+def run_classify(spark: SparkSession, ns: argparse.Namespace) -> dict[str, Any]:
+    """The ``classify`` task; prints a table and returns the results.
+
+    Only the labelled nodes' vectors are collected to the driver (joined in Spark).
+    Labelled nodes without an embedding (or with a null vector) are excluded from the
+    evaluation and counted in ``n_missing_embedding``.
+    """
+    from sepne_spark.evaluation import node_classification
+
+    labels = read_labels(ns.labels)
+    need_ctx = ns.vectors != "embedding"
+    emb = read_embeddings(spark, ns.embeddings, need_ctx)
+    keys = spark.createDataFrame(pd.DataFrame({"key": sorted(labels)}))
+    rows = emb.join(keys, "key").collect()
+    seen: dict[str, Any] = {}
+    dup = set()
+    for r in rows:
+        if r["key"] in seen:
+            dup.add(r["key"])
+        seen[r["key"]] = r
+    if dup:
+        raise UserError(f"{len(dup)} labelled node ids occur more than once in the embeddings, e.g. {sorted(dup)[:3]}")
+    usable = [k for k in sorted(labels) if k in seen and seen[k]["e"] is not None
+              and (not need_ctx or seen[k]["c"] is not None)]
+    missing = [k for k in sorted(labels) if k not in set(usable)]
+    if len(usable) < 2:
+        raise UserError(f"only {len(usable)} of {len(labels)} labelled nodes have an embedding")
+    chosen = [seen[k] for k in usable]
+    E = _stack(chosen, "e")
+    Cx = _stack(chosen, "c") if need_ctx else None
+    if Cx is not None and Cx.shape != E.shape:
+        raise UserError("embedding and context vectors have different lengths")
+    X = _features(E, Cx, ns.vectors)
+    res = node_classification(X, [labels[k] for k in usable], train_ratios=ns.ratios,
+                              n_splits=ns.splits, seed=ns.seed)
+    res.update({
+        "task": "classify",
+        "embeddings": ns.embeddings,
+        "labels": ns.labels,
+        "vectors": ns.vectors,
+        "dim": int(X.shape[1]),
+        "n_labelled": len(labels),
+        "n_missing_embedding": len(missing),
+        "missing_examples": missing[:10],
+    })
+    print(f"node classification: {res['n_nodes']} labelled nodes evaluated, {res['n_classes']} classes, "
+          f"{res['mode']}, {res['n_splits']} splits, vectors={ns.vectors} (dim {X.shape[1]})")
+    if missing:
+        print(f"{len(missing)} of {len(labels)} labelled nodes have no embedding and were excluded "
+              f"(e.g. {', '.join(missing[:5])})")
+    else:
+        print(f"0 of {len(labels)} labelled nodes without an embedding")
+    print(f"{'train ratio':>11}  {'n_train':>7}  {'micro-F1 (mean ± std)':>22}  {'macro-F1 (mean ± std)':>22}")
+    for ratio, v in res["results"].items():
+        print(f"{ratio:>11.2f}  {v['n_train']:>7d}  {v['micro_f1_mean']:>13.4f} ± {v['micro_f1_std']:.4f}  "
+              f"{v['macro_f1_mean']:>13.4f} ± {v['macro_f1_std']:.4f}")
+    return res
+
+
+def _proximity_sparse(
+    n: int, src: np.ndarray, dst: np.ndarray, w: np.ndarray, directed: bool, metric: str
+) -> sp.csr_matrix:
+    """Sparse M (CSR) with the same definition as :mod:`sepne_spark.dense`."""
+    Wm = sp.coo_matrix((w, (src, dst)), shape=(n, n)).tocsr()
+    if not directed:
+        Wm = Wm + Wm.T
+    s = np.asarray(Wm.sum(axis=1)).ravel()
+    inv = np.zeros(n)
+    inv[s > 0] = 1.0 / s[s > 0]
+    A = sp.diags(inv) @ Wm
+    M = sp.identity(n, format="csr") + A if metric == "I+A" else A + A @ A
+    M = sp.csr_matrix(M)
+    M.eliminate_zeros()
+    return M
+
+
+def run_reconstruct(spark: SparkSession, ns: argparse.Namespace) -> dict[str, Any]:
+    """The ``reconstruct`` task (driver-side; see the module docstring)."""
+    from sepne_spark import dense
+    from sepne_spark.evaluation import reconstruction_r2, reconstruction_r2_sampled
+
+    edges = read_edge_list(ns.edges)
+    nodes = np.array(sorted(set(edges["src"]) | set(edges["dst"])), dtype=object)
+    index = {k: i for i, k in enumerate(nodes)}
+    n = len(nodes)
+    src = edges["src"].map(index).to_numpy(np.int64)
+    dst = edges["dst"].map(index).to_numpy(np.int64)
+    w = edges["weight"].to_numpy(np.float64)
+
+    emb = read_embeddings(spark, ns.embeddings, need_context=False)
+    keys = spark.createDataFrame(pd.DataFrame({"key": list(nodes)}))
+    rows = emb.join(keys, "key").collect()
+    has_ctx = "c" in emb.columns
+    d = len(rows[0]["e"]) if rows else 0
+    W = np.zeros((n, d))
+    Cm = np.zeros((n, d))
+    found = np.zeros(n, dtype=bool)
+    for r in rows:
+        i = index[r["key"]]
+        if r["e"] is None:
+            continue
+        W[i] = r["e"]
+        Cm[i] = r["c"] if has_ctx and r["c"] is not None else r["e"]
+        found[i] = True
+    n_missing = int((~found).sum())
+    if not found.any():
+        raise UserError("no node of the graph has an embedding (are the ids the same?)")
+    if not has_ctx:
+        print("the embeddings have no context column: the embedding is used as the context vector")
+    if n_missing:
+        print(f"{n_missing} of {n} graph nodes have no embedding: their rows and columns predict 0")
+
+    method = ns.method
+    if method == "auto":
+        method = "exact" if n <= ns.dense_max_nodes else "sampled"
+    t0 = time.time()
+    if method == "exact" and n <= ns.dense_max_nodes:
+        A = dense.transition_matrix(n, src, dst, w, directed=ns.directed)
+        M = dense.proximity_from_transition(A, ns.metric)
+        res = reconstruction_r2(M, W, Cm)
+    else:
+        M = _proximity_sparse(n, src, dst, w, ns.directed, ns.metric)
+        if method == "exact":
+            res = reconstruction_r2(M, W, Cm)
+        else:
+            coo = M.tocoo()
+            res = reconstruction_r2_sampled(coo.row, coo.col, coo.data, W, Cm,
+                                            n_zero_samples=ns.zero_samples, seed=ns.seed)
+    res.update({
+        "task": "reconstruct",
+        "edges": ns.edges,
+        "embeddings": ns.embeddings,
+        "metric": ns.metric,
+        "directed": bool(ns.directed),
+        "n_nodes": int(n),
+        "n_missing_embedding": n_missing,
+        "seconds": round(time.time() - t0, 3),
+    })
+    kind = "exact" if res["exact"] else (
+        f"sampled: all {res['sample_nonzero']} non-zero entries and {res['sample_zero']} zero entries, "
+        f"stderr of r2_all {res['r2_all_stderr']:.2g}")
+    print(f"reconstruction of M = {ns.metric} ({n} nodes, {res['n_nonzero']} non-zero entries; {kind})")
+    print(f"  R^2 over all entries      : {res['r2_all']:.6f}")
+    print(f"  R^2 over non-zero entries : {res['r2_nonzero']:.6f}")
+    return res
+
+
+def _edges_frame(spark: SparkSession, edges: pd.DataFrame) -> DataFrame:
+    """Spark DataFrame of a pandas edge list; integer-looking ids become longs."""
+    pdf = edges.copy()
+    integer_ids = bool(pdf["src"].str.fullmatch(r"-?\d{1,18}").all() and pdf["dst"].str.fullmatch(r"-?\d{1,18}").all())
+    id_type = "long" if integer_ids else "string"
+    if integer_ids:
+        pdf["src"] = pdf["src"].astype(np.int64)
+        pdf["dst"] = pdf["dst"].astype(np.int64)
+    return spark.createDataFrame(pdf[["src", "dst", "weight"]], f"src {id_type}, dst {id_type}, weight double")
+
+
+def run_linkpred(spark: SparkSession, ns: argparse.Namespace) -> dict[str, Any]:
+    """The ``linkpred`` task: :func:`sepne_spark.evaluation.link_prediction` with SepNE."""
+    from sepne_spark.evaluation import link_prediction
+
+    edges = _edges_frame(spark, read_edge_list(ns.edges))
+
+    def fit_embed(train: DataFrame) -> DataFrame:
+        from sepne_spark.model import SepNE
+
+        model = SepNE(dim=ns.dim, landmarks=ns.landmarks, metric=ns.metric, lam=ns.lam, eta=ns.eta,
+                      iters=ns.iters, seed=ns.seed, directed=ns.directed).fit(train)
+        return model.transform(train)
+
+    res = link_prediction(spark, edges, fit_embed, fraction=ns.fraction, seed=ns.seed, directed=ns.directed)
+    res.update({"task": "linkpred", "edges": ns.edges, "dim": ns.dim, "landmarks": ns.landmarks,
+                "metric": ns.metric, "lam": ns.lam, "eta": ns.eta, "iters": ns.iters})
+    print(f"link prediction: {res['n_test_edges']} held-out edges vs {res['n_negative']} non-edges, "
+          f"{res['n_train_edges']} training edges")
+    ec = res["auc_embedding_context"]
+    print(f"  AUC embedding.context   : {ec:.4f}" if ec is not None else "  AUC embedding.context   : n/a")
+    print(f"  AUC embedding.embedding : {res['auc_embedding_embedding']:.4f}")
+    if res["n_test_missing"] or res["n_negative_missing"]:
+        print(f"  left out for lack of an embedding: {res['n_test_missing']} held-out, "
+              f"{res['n_negative_missing']} negative pairs")
+    return res
+
+
+def main(spark: SparkSession | None, args: Sequence[str] | None = None) -> int:
+    """Entry point: parse ``args`` (``--help`` works without Spark) and run the task."""
+    ns = parse_args(args)
+    if spark is None:
+        from sepne_spark.session import get_spark
+
+        spark = get_spark("sepne-evaluate")
+    runners = {"classify": run_classify, "reconstruct": run_reconstruct, "linkpred": run_linkpred}
+    res = runners[ns.task](spark, ns)
+    _write_json(getattr(ns, "json", None), res)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(run_job(main, "sepne-evaluate"))

@@ -1,0 +1,422 @@
+"""Tests of the evaluation helpers, the baselines and the evaluate job."""
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import scipy.sparse as sp
+
+from sepne_spark import dense
+from sepne_spark.baselines import nystrom_embedding, random_walk_embeddings, svd_embedding
+from sepne_spark.evaluation import (
+    OneVsRestLogisticRegression,
+    _predict_labels,
+    auc,
+    auc_spark,
+    f1_scores,
+    l2_normalize,
+    link_prediction,
+    node_classification,
+    reconstruction_r2,
+    reconstruction_r2_sampled,
+    reconstruction_r2_spark,
+    sample_non_edges,
+    split_edges,
+)
+from sepne_spark.jobs_common import UserError
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _job():
+    spec = importlib.util.spec_from_file_location("sepne_evaluate_job", ROOT / "jobs" / "evaluate.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _random_graph(n: int, m: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    src = rng.integers(0, n, m)
+    dst = rng.integers(0, n, m)
+    keep = src != dst
+    return src[keep], dst[keep]
+
+
+def _proximity(n: int, src: np.ndarray, dst: np.ndarray, directed: bool = False) -> np.ndarray:
+    A = dense.transition_matrix(n, src, dst, directed=directed)
+    return dense.proximity_from_transition(A, "A+A2")
+
+
+# ---------------------------------------------------------------------------
+# logistic regression and classification
+# ---------------------------------------------------------------------------
+
+
+def test_l2_normalize_keeps_zero_rows():
+    X = np.array([[3.0, 4.0], [0.0, 0.0], [-2.0, 0.0]])
+    out = l2_normalize(X)
+    np.testing.assert_allclose(out, [[0.6, 0.8], [0.0, 0.0], [-1.0, 0.0]])
+
+
+def test_separable_problem_reaches_f1_one():
+    rng = np.random.default_rng(0)
+    centers = np.array([[1.0, 0, 0], [0, 1.0, 0], [0, 0, 1.0]])
+    y = np.repeat(np.arange(3), 40)
+    X = centers[y] * 5 + rng.normal(scale=0.3, size=(120, 3))
+    res = node_classification(X, [[c] for c in y], train_ratios=(0.3, 0.8), n_splits=3, seed=1)
+    assert res["mode"] == "single-label"
+    assert res["n_classes"] == 3 and res["n_nodes"] == 120
+    for v in res["results"].values():
+        assert v["micro_f1_mean"] == 1.0 and v["macro_f1_mean"] == 1.0
+        assert v["micro_f1_std"] == 0.0 and len(v["micro_f1"]) == 3
+
+
+def _ovr_gradient(X, Y, coef, intercept, C=1.0):
+    """Gradient of C * sum log-loss + ||w||^2 / 2 per class, written independently."""
+    S = np.where(Y, 1.0, -1.0)
+    Z = X @ coef.T + intercept
+    G = -S / (1.0 + np.exp(S * Z)) * C
+    return X.T @ G + coef.T, G.sum(axis=0)
+
+
+def test_logistic_regression_is_at_the_optimum_of_each_class():
+    rng = np.random.default_rng(3)
+    X = l2_normalize(rng.normal(size=(150, 6)))
+    y = rng.integers(0, 3, 150)
+    Y = np.eye(3, dtype=bool)[y]
+    clf = OneVsRestLogisticRegression(C=1.0).fit(X, Y)
+    gW, gb = _ovr_gradient(X, Y, clf.coef_, clf.intercept_)
+    assert np.abs(gW).max() < 1e-4 and np.abs(gb).max() < 1e-4
+    # the joint fit equals separate binary fits
+    for c in range(3):
+        one = OneVsRestLogisticRegression(C=1.0).fit(X, Y[:, [c]])
+        np.testing.assert_allclose(one.coef_[0], clf.coef_[c], atol=1e-5)
+        np.testing.assert_allclose(one.intercept_[0], clf.intercept_[c], atol=1e-5)
+
+
+def test_class_without_training_examples_scores_minus_infinity():
+    X = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 0.1]])
+    Y = np.array([[1, 0, 0], [0, 1, 0], [1, 0, 0]], dtype=bool)
+    scores = OneVsRestLogisticRegression().fit(X, Y).decision_function(X)
+    assert np.all(scores[:, 2] == -np.inf)
+    assert np.all(np.isfinite(scores[:, :2]))
+
+
+def test_agrees_with_scikit_learn():
+    sklearn = pytest.importorskip("sklearn")  # noqa: F841 - cross-check only
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.metrics import f1_score
+    from sklearn.multiclass import OneVsRestClassifier
+
+    rng = np.random.default_rng(7)
+    X = l2_normalize(rng.normal(size=(300, 12)) + 0.5 * rng.integers(0, 2, (300, 1)))
+    y = rng.integers(0, 5, 300)
+    tr, te = np.arange(200), np.arange(200, 300)
+    ours = OneVsRestLogisticRegression(C=1.0).fit(X[tr], np.eye(5, dtype=bool)[y[tr]])
+    ref = OneVsRestClassifier(LogisticRegression(C=1.0, max_iter=10_000, tol=1e-10)).fit(X[tr], y[tr])
+    np.testing.assert_allclose(ours.decision_function(X[te]), ref.decision_function(X[te]), atol=1e-4)
+    pred = ours.decision_function(X[te]).argmax(axis=1)
+    assert np.array_equal(pred, ref.predict(X[te]))
+    micro, macro = f1_scores(np.eye(5, dtype=bool)[y[te]], np.eye(5, dtype=bool)[pred])
+    assert micro == pytest.approx(f1_score(y[te], pred, average="micro"))
+    assert macro == pytest.approx(f1_score(y[te], pred, average="macro", labels=range(5)))
+
+
+def test_f1_scores_by_hand():
+    T = np.array([[1, 0, 0], [0, 1, 0], [0, 1, 0], [1, 0, 0]], dtype=bool)
+    P = np.array([[1, 0, 0], [0, 1, 0], [1, 0, 0], [0, 0, 1]], dtype=bool)
+    micro, macro = f1_scores(T, P)
+    # class 0: tp 1 fp 1 fn 1 -> 0.5; class 1: tp 1 fn 1 -> 2/3; class 2: fp 1 -> 0
+    assert macro == pytest.approx((0.5 + 2 / 3 + 0.0) / 3)
+    assert micro == pytest.approx(2 * 2 / (2 * 2 + 2 + 2))  # = accuracy 0.5
+
+
+def test_multilabel_protocol_predicts_as_many_labels_as_the_node_has():
+    scores = np.array([[0.9, 0.8, 0.1], [0.2, 0.3, 0.4], [0.5, -1.0, 0.6]])
+    pred = _predict_labels(scores, np.array([2, 1, 3]))
+    assert pred.tolist() == [[True, True, False], [False, False, True], [True, True, True]]
+    # a multi-label problem that the scores separate perfectly
+    rng = np.random.default_rng(2)
+    labels, rows = [], []
+    for i in range(90):
+        s = {i % 3} | ({(i + 1) % 3} if i % 2 else set())
+        v = np.zeros(3)
+        v[list(s)] = 4.0
+        rows.append(v + rng.normal(scale=0.2, size=3))
+        labels.append(s)
+    res = node_classification(np.array(rows), labels, train_ratios=(0.5,), n_splits=2, seed=0)
+    assert res["mode"] == "multi-label"
+    assert res["results"][0.5]["micro_f1_mean"] == 1.0
+
+
+# ---------------------------------------------------------------------------
+# reconstruction
+# ---------------------------------------------------------------------------
+
+
+def test_reconstruction_exact_cases():
+    rng = np.random.default_rng(0)
+    W, C = rng.normal(size=(30, 4)), rng.normal(size=(30, 4))
+    M = W @ C.T
+    M[np.abs(M) < 0.5] = 0.0  # give M zero entries; reconstruct it exactly
+    W2, C2 = svd_embedding(M, 30)
+    res = reconstruction_r2(M, W2, C2)
+    assert res["r2_all"] == pytest.approx(1.0, abs=1e-12)
+    assert res["r2_nonzero"] == pytest.approx(1.0, abs=1e-12)
+    # M = [[1, 0], [0, 3]], W C^T = all ones: all entries mean 1, SS_tot 6, SS_res 6 -> 0;
+    # non-zero entries 1, 3: mean 2, SS_tot 2, SS_res 4 -> -1
+    M = np.array([[1.0, 0.0], [0.0, 3.0]])
+    ones = np.ones((2, 1))
+    for m in (M, sp.csr_matrix(M)):
+        res = reconstruction_r2(m, ones, ones)
+        assert res["r2_all"] == pytest.approx(0.0, abs=1e-12)
+        assert res["r2_nonzero"] == pytest.approx(-1.0, abs=1e-12)
+        assert res["n_nonzero"] == 2 and res["n_entries"] == 4
+
+
+def test_reconstruction_dense_sparse_and_sampled_agree():
+    n = 80
+    src, dst = _random_graph(n, 200, seed=4)
+    M = _proximity(n, src, dst)
+    W, C = svd_embedding(M, 8)
+    exact = reconstruction_r2(M, W, C, block_rows=7)
+    sparse = reconstruction_r2(sp.csr_matrix(M), W, C)
+    assert sparse["r2_all"] == pytest.approx(exact["r2_all"], abs=1e-10)
+    assert sparse["r2_nonzero"] == pytest.approx(exact["r2_nonzero"], abs=1e-12)
+    assert 0.0 < exact["r2_all"] < 1.0
+    r, c = np.nonzero(M)
+    est = reconstruction_r2_sampled(r, c, M[r, c], W, C, n_zero_samples=20_000, seed=1)
+    assert est["sample_zero"] == 20_000 and est["sample_nonzero"] == len(r)
+    assert est["r2_nonzero"] == pytest.approx(exact["r2_nonzero"], abs=1e-12)
+    assert abs(est["r2_all"] - exact["r2_all"]) < max(4 * est["r2_all_stderr"], 1e-3)
+    # every zero entry exactly once: the estimate is exact
+    zr, zc = np.nonzero(M == 0)
+    full = reconstruction_r2_sampled(r, c, M[r, c], W, C, zero_rows=zr, zero_cols=zc)
+    assert full["r2_all"] == pytest.approx(exact["r2_all"], abs=1e-10)
+
+
+# ---------------------------------------------------------------------------
+# baselines
+# ---------------------------------------------------------------------------
+
+
+def test_svd_embedding_is_the_truncated_svd():
+    rng = np.random.default_rng(1)
+    M = rng.normal(size=(12, 12))
+    W, C = svd_embedding(M, 3)
+    U, s, Vt = np.linalg.svd(M)
+    np.testing.assert_allclose(W @ C.T, (U[:, :3] * s[:3]) @ Vt[:3], atol=1e-12)
+
+
+def test_nystrom_equals_sepne_landmark_only_solution():
+    n = 50
+    src, dst = _random_graph(n, 220, seed=5)
+    M = _proximity(n, src, dst, directed=True)
+    landmarks = [3, 7, 11, 19, 23, 31, 40, 41, 45, 48]
+    others = [i for i in range(n) if i not in landmarks]
+    W, C = nystrom_embedding(M, landmarks, 4)
+    # SepNE with no iterations, no global term and a vanishing regulariser
+    Ws, Cs = dense.sepne_dense(M, landmarks, [others], d=4, lam=0.0, eta=1e-10, iters=0)
+    np.testing.assert_allclose(W, Ws, atol=1e-6)
+    np.testing.assert_allclose(C, Cs, atol=1e-6)
+    Phi, Psi, _ = dense.landmark_factors(M[np.ix_(landmarks, landmarks)], 4)
+    np.testing.assert_allclose(W[landmarks], Phi.T)
+    np.testing.assert_allclose(C[landmarks], Psi.T)
+    # least squares: the residual is orthogonal to the landmark factors
+    u = others[0]
+    assert np.abs((M[u, landmarks] - W[u] @ Psi) @ Psi.T).max() < 1e-10
+    Wsp, Csp = nystrom_embedding(sp.csr_matrix(M), landmarks, 4)
+    np.testing.assert_allclose(Wsp, W, atol=1e-12)
+    np.testing.assert_allclose(Csp, C, atol=1e-12)
+
+
+def test_random_walk_embeddings_needs_graphframes(spark):
+    from sepne_spark.session import graphframes_available
+
+    if graphframes_available(spark):
+        pytest.skip("GraphFrames JAR present: the error path cannot be exercised")
+    edges = spark.createDataFrame([(1, 2), (2, 3)], "src long, dst long")
+    with pytest.raises(UserError, match="GraphFrames"):
+        random_walk_embeddings(spark, edges, dim=8)
+
+
+# ---------------------------------------------------------------------------
+# link prediction and Spark helpers
+# ---------------------------------------------------------------------------
+
+
+def test_auc_by_hand():
+    # pairs (pos, neg): 0.1 loses twice, 0.5 ties 0.5 and beats 0.2, 0.9 wins twice
+    assert auc([0.1, 0.5, 0.9], [0.5, 0.2]) == pytest.approx(3.5 / 6)
+    assert auc([1.0, 2.0], [0.0]) == 1.0
+    assert auc([0.0], [1.0, 2.0]) == 0.0
+    assert auc([1.0, 1.0], [1.0]) == 0.5
+
+
+def test_auc_spark_matches_numpy(spark):
+    rows = [(0.1, 1), (0.5, 1), (0.9, 1), (0.5, 0), (0.2, 0), (None, 1)]
+    df = spark.createDataFrame(rows, "score double, label int")
+    assert auc_spark(df) == pytest.approx(3.5 / 6)
+
+
+def _two_communities(n_half: int = 12, p: float = 0.5, seed: int = 0) -> list[tuple[int, int]]:
+    rng = np.random.default_rng(seed)
+    edges = []
+    for base in (0, n_half):
+        for i in range(n_half):
+            for j in range(i + 1, n_half):
+                if rng.random() < p:
+                    edges.append((base + i, base + j))
+    edges.append((0, n_half))
+    return edges
+
+
+def test_split_edges_deterministic_and_covers_nodes(spark):
+    pairs = _two_communities()
+    # both directions and a duplicate of some edges, as an undirected edge list may hold
+    rows = [(u, v, 1.0) for u, v in pairs] + [(v, u, 1.0) for u, v in pairs[:10]] + [(pairs[0][0], pairs[0][1], 2.0)]
+    edges = spark.createDataFrame(rows, "src long, dst long, weight double")
+    train, test = split_edges(edges, 0.3, seed=5, directed=False)
+    test_rows = sorted((r.src, r.dst) for r in test.collect())
+    train_rows = [(r.src, r.dst) for r in train.collect()]
+    # same split on another partitioning
+    train2, test2 = split_edges(edges.repartition(3), 0.3, seed=5, directed=False)
+    assert sorted((r.src, r.dst) for r in test2.collect()) == test_rows
+    assert test_rows and all(u < v for u, v in test_rows)
+    held = set(test_rows)
+    train_pairs = {(min(u, v), max(u, v)) for u, v in train_rows}
+    assert not held & train_pairs  # both directions and duplicates go to the same side
+    assert len(train_rows) + sum(1 for r in rows if (min(r[0], r[1]), max(r[0], r[1])) in held) == len(rows)
+    nodes = {x for p in pairs for x in p}
+    assert {x for p in train_pairs for x in p} == nodes  # no node loses its last edge
+    assert 0.15 < len(held) / len(pairs) < 0.45
+
+
+def test_sample_non_edges(spark):
+    pairs = _two_communities()
+    edges = spark.createDataFrame(pairs, "src long, dst long")
+    neg = sample_non_edges(edges, 40, seed=2, directed=False)
+    got = [(r.src, r.dst) for r in neg.collect()]
+    assert len(got) == 40 and len(set(got)) == 40
+    E = {(min(u, v), max(u, v)) for u, v in pairs}
+    assert all(u < v and (u, v) not in E for u, v in got)
+    again = [(r.src, r.dst) for r in sample_non_edges(edges, 40, seed=2, directed=False).collect()]
+    assert sorted(again) == sorted(got)
+
+
+def test_link_prediction_scores_community_structure(spark):
+    n = 24
+    edges = spark.createDataFrame(_two_communities(n // 2, p=0.8), "src long, dst long")
+    seen = {}
+
+    def fit_embed(train):
+        seen["train"] = train.count()
+        # community indicators: every intra-community pair scores 1, every other 0
+        rows = [(i, [1.0 * (i < n // 2), 1.0 * (i >= n // 2)], [2.0 * (i < n // 2), 2.0 * (i >= n // 2)])
+                for i in range(n)]
+        return spark.createDataFrame(rows, "id long, embedding array<double>, context array<double>")
+
+    res = link_prediction(spark, edges, fit_embed, fraction=0.2, seed=0, directed=False)
+    assert res["n_test_edges"] > 0 and res["n_negative"] == res["n_test_edges"]
+    assert res["n_train_edges"] == seen["train"]
+    assert res["n_test_missing"] == 0 and res["n_negative_missing"] == 0
+    assert res["auc_embedding_embedding"] > 0.8
+    assert res["auc_embedding_context"] == pytest.approx(res["auc_embedding_embedding"])
+
+
+def test_reconstruction_spark_matches_exact(spark):
+    n = 16
+    src, dst = _random_graph(n, 30, seed=8)
+    M = _proximity(n, src, dst)
+    W, C = svd_embedding(M, 3)
+    r, c = np.nonzero(M)
+    entries = spark.createDataFrame([(int(a), int(b), float(M[a, b])) for a, b in zip(r, c)],
+                                    "src long, dst long, value double")
+    emb = spark.createDataFrame([(i, W[i].tolist(), C[i].tolist()) for i in range(n)],
+                                "id long, embedding array<double>, context array<double>")
+    # asking for more zero entries than exist samples each of them once: exact
+    res = reconstruction_r2_spark(entries, emb, n_zero_samples=n * n, seed=0)
+    exact = reconstruction_r2(M, W, C)
+    assert res["sample_zero"] == n * n - len(r)
+    assert res["r2_all"] == pytest.approx(exact["r2_all"], abs=1e-9)
+    assert res["r2_nonzero"] == pytest.approx(exact["r2_nonzero"], abs=1e-9)
+    # a sample of the zero entries, without replacement
+    est = reconstruction_r2_spark(entries, emb, n_zero_samples=60, seed=1)
+    assert est["sample_zero"] == 60 and est["sample_nonzero"] == len(r)
+    assert est["r2_nonzero"] == pytest.approx(exact["r2_nonzero"], abs=1e-9)
+    assert abs(est["r2_all"] - exact["r2_all"]) < max(4 * est["r2_all_stderr"], 1e-3)
+
+
+# ---------------------------------------------------------------------------
+# the evaluate job
+# ---------------------------------------------------------------------------
+
+
+def test_job_help_without_spark(capsys):
+    job = _job()
+    with pytest.raises(SystemExit) as exc:
+        job.main(None, ["--help"])
+    assert exc.value.code == 0
+    with pytest.raises(SystemExit):
+        job.main(None, ["--task", "classify", "--help"])
+    assert "--embeddings" in capsys.readouterr().out
+
+
+def test_job_classify_end_to_end(spark, tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    n = 60
+    y = np.arange(n) % 3
+    E = np.eye(3)[y] * 3 + rng.normal(scale=0.2, size=(n, 3))
+    # nodes 58 and 59 are labelled but have no embedding row
+    pd.DataFrame({
+        "id": np.arange(n - 2, dtype=np.int64),
+        "embedding": [row.tolist() for row in E[: n - 2]],
+        "context": [(-row).tolist() for row in E[: n - 2]],
+    }).to_parquet(tmp_path / "emb.parquet")
+    (tmp_path / "labels.tsv").write_text("".join(f"{i}\tc{y[i]}\n" for i in range(n)))
+    out = tmp_path / "res.json"
+    job = _job()
+    rc = job.main(spark, ["--task", "classify", "--embeddings", str(tmp_path / "emb.parquet"),
+                          "--labels", str(tmp_path / "labels.tsv"), "--ratios", "0.5",
+                          "--splits", "2", "--json", str(out), "--use-context"])
+    assert rc == 0
+    text = capsys.readouterr().out
+    assert "2 of 60 labelled nodes have no embedding" in text
+    assert "micro-F1" in text
+    res = json.loads(out.read_text())
+    assert res["n_missing_embedding"] == 2 and res["n_nodes"] == 58
+    assert res["vectors"] == "concat" and res["dim"] == 6
+    assert res["results"]["0.5"]["micro_f1_mean"] == 1.0
+
+
+def test_job_reconstruct(spark, tmp_path, capsys):
+    n = 20
+    src, dst = _random_graph(n, 45, seed=9)
+    src, dst = np.concatenate([src, np.arange(n)]), np.concatenate([dst, (np.arange(n) + 1) % n])
+    (tmp_path / "edges.tsv").write_text("src\tdst\n" + "".join(f"n{a}\tn{b}\n" for a, b in zip(src, dst)))
+    # the job indexes nodes by their sorted string ids
+    names = sorted(f"n{i}" for i in range(n))
+    order = [int(s[1:]) for s in names]
+    M = _proximity(n, src, dst)[np.ix_(order, order)]
+    W, C = svd_embedding(M, 4)
+    pd.DataFrame({"id": names, "embedding": [w.tolist() for w in W], "context": [c.tolist() for c in C]}
+                 ).to_parquet(tmp_path / "emb.parquet")
+    job = _job()
+    out = tmp_path / "r.json"
+    args = ["reconstruct", "--edges", str(tmp_path / "edges.tsv"), "--embeddings", str(tmp_path / "emb.parquet"),
+            "--json", str(out)]
+    assert job.main(spark, args) == 0
+    res = json.loads(out.read_text())
+    exact = reconstruction_r2(M, W, C)
+    assert res["exact"] and res["r2_all"] == pytest.approx(exact["r2_all"], abs=1e-12)
+    assert res["r2_nonzero"] == pytest.approx(exact["r2_nonzero"], abs=1e-12)
+    assert job.main(spark, args[:-2] + ["--method", "sampled", "--zero-samples", "5000", "--json", str(out)]) == 0
+    est = json.loads(out.read_text())
+    assert not est["exact"] and est["sample_zero"] == 5000
+    assert abs(est["r2_all"] - exact["r2_all"]) < max(4 * est["r2_all_stderr"], 1e-3)
+    assert "R^2 over all entries" in capsys.readouterr().out
