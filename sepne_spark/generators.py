@@ -1,0 +1,621 @@
+"""Synthetic graphs for tests and benchmarks: stochastic block model and R-MAT.
+
+Every random choice is a function of the edge index, the seed and a stream number (a
+splitmix64-style hash), so a graph depends only on its parameters and its seed: not on
+the number of partitions, the executors or the order in which tasks run (``F.rand``
+would not do, its stream depends on the partitioning). The edges are computed with
+NumPy inside :meth:`DataFrame.mapInArrow` over a small :meth:`SparkSession.range` of
+chunk numbers, each chunk producing a contiguous block of edge indices in vectorised
+form; nothing is collected to the driver. (Built from column expressions instead, the
+repeated hashing of an R-MAT draw or of a Feistel round makes Catalyst inline ever
+larger expression trees when it pushes filters down, so the arithmetic lives in NumPy,
+where 64-bit multiplication wraps as the hash needs.)
+
+Edges come back as ``src long, dst long`` without self-loops or repeated edges. An
+undirected edge is stored once, as ``src < dst``; a directed graph keeps ``(u, v)`` and
+``(v, u)`` as two edges. The executors need this package, NumPy and PyArrow.
+
+The writers (:func:`write_edges`, :func:`write_labels`, :func:`write_table`) write TSV
+(Spark's CSV writer, tab-separated, no header) or Parquet into a hidden temporary sibling
+of the target and rename it into place only once the write has succeeded, so an
+interrupted run never leaves a half-written table at the final path.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import uuid
+from typing import Callable, Iterator, Literal
+
+import numpy as np
+import pyarrow as pa
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+__all__ = [
+    "sbm_graph",
+    "rmat_graph",
+    "sbm_edge_count",
+    "output_exists",
+    "write_table",
+    "write_edges",
+    "write_labels",
+]
+
+Format = Literal["tsv", "parquet"]
+
+EDGE_SCHEMA = "src long, dst long"
+
+# Uniform numbers are the top 53 bits of a 64-bit hash, compared against integer
+# thresholds: exact, and the same on every platform.
+_UNIT_BITS = 53
+_UNIT = 1 << _UNIT_BITS
+_MAX_SCALE = 62  # node ids of an R-MAT graph must fit a non-negative long
+_FEISTEL_ROUNDS = 4
+_CHUNK_ROWS = 1 << 18  # edge indices per generated Arrow batch
+
+# Hash streams: each random decision of an edge reads its own stream.
+_S_SRC, _S_CHOICE, _S_DST = 0, 1, 2
+_S_RMAT_LEVEL = 16  # levels use streams 16 .. 16 + scale - 1
+_S_PERMUTE = 1024  # Feistel rounds use streams 1024 .. 1024 + rounds - 1
+
+_M64 = (1 << 64) - 1
+_GOLDEN = 0x9E3779B97F4A7C15
+_MIX1 = 0xBF58476D1CE4E5B9
+_MIX2 = 0x94D049BB133111EB
+
+
+def _mix64_int(z: int) -> int:
+    """The splitmix64 finaliser on a Python int (a bijection of 64-bit words)."""
+    z &= _M64
+    z = ((z ^ (z >> 30)) * _MIX1) & _M64
+    z = ((z ^ (z >> 27)) * _MIX2) & _M64
+    return z ^ (z >> 31)
+
+
+def _stream_key(seed: int, stream: int) -> np.uint64:
+    """The 64-bit key of hash stream ``stream`` under ``seed``."""
+    return np.uint64(_mix64_int(_mix64_int(seed & _M64) ^ ((stream * _GOLDEN) & _M64)))
+
+
+def _mix64(z: np.ndarray) -> np.ndarray:
+    """The splitmix64 finaliser on a ``uint64`` array (wrapping arithmetic)."""
+    z = z ^ (z >> np.uint64(30))
+    z = z * np.uint64(_MIX1)
+    z = z ^ (z >> np.uint64(27))
+    z = z * np.uint64(_MIX2)
+    return z ^ (z >> np.uint64(31))
+
+
+def _hash(x: np.ndarray, key: np.uint64) -> np.ndarray:
+    """64-bit hash of the ``uint64`` values ``x`` under a stream key (a bijection of x)."""
+    return _mix64(x * np.uint64(_GOLDEN) + key)
+
+
+def _unit_bits(h: np.ndarray) -> np.ndarray:
+    """The top 53 bits of hashes ``h``: uniform on ``[0, 2**53)``."""
+    return h >> np.uint64(64 - _UNIT_BITS)
+
+
+def _threshold(p: float) -> np.uint64:
+    """Integer threshold ``t`` with ``P(unit_bits < t) == p`` (to 2**-53)."""
+    return np.uint64(int(round(min(max(p, 0.0), 1.0) * _UNIT)))
+
+
+def _check_seed(seed: int) -> int:
+    seed = int(seed)
+    if not -(1 << 63) <= seed < (1 << 63):
+        raise ValueError(f"seed must fit a signed 64-bit integer, got {seed}")
+    return seed
+
+
+def _check_partitions(partitions: int | None) -> int | None:
+    if partitions is None:
+        return None
+    partitions = int(partitions)
+    if partitions < 1:
+        raise ValueError(f"partitions must be positive, got {partitions}")
+    return partitions
+
+
+def _canonical(src: np.ndarray, dst: np.ndarray, directed: bool) -> pa.RecordBatch:
+    """Drop self-loops, order undirected pairs as ``src < dst``; an Arrow batch."""
+    keep = src != dst
+    src, dst = src[keep], dst[keep]
+    if not directed:
+        src, dst = np.minimum(src, dst), np.maximum(src, dst)
+    return pa.RecordBatch.from_arrays(
+        [pa.array(src.astype(np.int64)), pa.array(dst.astype(np.int64))], names=["src", "dst"]
+    )
+
+
+def _generate(
+    spark: SparkSession,
+    count: int,
+    draw: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]],
+    directed: bool,
+    partitions: int | None,
+) -> DataFrame:
+    """Edges ``draw(indices)`` for the edge indices ``0 .. count - 1``, de-duplicated.
+
+    ``draw`` maps a ``uint64`` array of edge indices to ``(src, dst)`` ``uint64`` arrays
+    and must depend on nothing else. The indices are cut into chunks of at most
+    ``_CHUNK_ROWS`` (fewer when ``partitions`` asks for more parallelism); the chunking
+    does not change the result.
+    """
+    chunk = _CHUNK_ROWS
+    if partitions is not None and count > 0:
+        chunk = max(1, min(chunk, -(-count // partitions)))
+    chunks = -(-count // chunk) if count > 0 else 0
+    if partitions is None:
+        ids = spark.range(0, chunks, 1)
+    else:
+        ids = spark.range(0, chunks, 1, max(1, min(partitions, chunks)))
+
+    def edges_of_chunks(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            for k in batch.column(0).to_numpy():
+                lo = int(k) * chunk
+                hi = min(lo + chunk, count)
+                src, dst = draw(np.arange(lo, hi, dtype=np.uint64))
+                yield _canonical(src, dst, directed)
+
+    pairs = ids.mapInArrow(edges_of_chunks, EDGE_SCHEMA)
+    # Shuffle the raw pairs by both columns and de-duplicate after the shuffle: nearly
+    # all pairs are distinct, so a map-side partial aggregation would only cost memory.
+    # The hash-partitioning satisfies the aggregation, which adds no second shuffle.
+    if partitions is None:
+        pairs = pairs.repartition("src", "dst")
+    else:
+        pairs = pairs.repartition(partitions, "src", "dst")
+    return pairs.dropDuplicates(["src", "dst"])
+
+
+def sbm_edge_count(nodes: int, avg_degree: float, directed: bool = False) -> int:
+    """Number of edges :func:`sbm_graph` draws before removing self-loops and repeats.
+
+    ``nodes * avg_degree / 2`` for an undirected graph (each edge adds to two degrees),
+    ``nodes * avg_degree`` for a directed one (``avg_degree`` is then the mean
+    out-degree), rounded to the nearest integer.
+    """
+    return int(round(nodes * avg_degree / (1.0 if directed else 2.0)))
+
+
+def _sbm_draw(
+    nodes: int, communities: int, mixing: float, seed: int
+) -> Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]:
+    """The per-edge draw of :func:`sbm_graph` as a vectorised function of edge indices."""
+    n = np.uint64(nodes)
+    c = np.uint64(communities)
+    base, extra = divmod(nodes, communities)
+    base_u, extra_u = np.uint64(base), np.uint64(extra)
+    k_src, k_choice, k_dst = (_stream_key(seed, s) for s in (_S_SRC, _S_CHOICE, _S_DST))
+    t_intra = _threshold(1.0 - mixing)
+
+    def draw(idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        src = _hash(idx, k_src) % n
+        h = _hash(idx, k_dst)
+        intra = _unit_bits(_hash(idx, k_choice)) < t_intra
+        community = src % c
+        size = base_u + (community < extra_u).astype(np.uint64)
+        inside = community + c * (h % size)
+        dst = np.where(intra, inside, h % n)
+        return src, dst
+
+    return draw
+
+
+def sbm_graph(
+    spark: SparkSession,
+    nodes: int,
+    communities: int,
+    avg_degree: float,
+    mixing: float,
+    seed: int,
+    directed: bool = False,
+    partitions: int | None = None,
+) -> tuple[DataFrame, DataFrame]:
+    """Stochastic block model graph with planted, balanced communities.
+
+    Node ``i`` belongs to community ``i mod communities`` (community sizes differ by at
+    most one). Edge number ``e`` picks its source uniformly among all nodes; with
+    probability ``1 - mixing`` its destination is uniform within the source's
+    community, otherwise uniform over all nodes. The expected fraction of
+    intra-community edges is therefore ``1 - mixing + mixing / communities`` (before
+    self-loops are dropped).
+
+    Parameters
+    ----------
+    spark : SparkSession
+        Session to build the DataFrames in.
+    nodes : int
+        Number of nodes, ids ``0 .. nodes - 1``.
+    communities : int
+        Number of planted communities, ``1 <= communities <= nodes``.
+    avg_degree : float
+        Target mean degree (mean out-degree when ``directed``). The generator draws
+        :func:`sbm_edge_count` edges; dropping self-loops and repeated edges leaves
+        slightly fewer (a fraction of about ``communities / nodes`` for sparse graphs).
+    mixing : float
+        Probability in ``[0, 1]`` that an edge's destination ignores the communities.
+    seed : int
+        Seed (signed 64-bit). The same seed and parameters give the same graph whatever
+        the number of partitions.
+    directed : bool, default False
+        Keep edges as drawn (directed) instead of as unordered pairs ``src < dst``.
+    partitions : int, optional
+        Partitions of the returned edges (and at least as many generating tasks when
+        there are enough edges); the session's defaults when omitted.
+
+    Returns
+    -------
+    edges : DataFrame
+        ``src long, dst long``; no self-loops, no repeated edges; ``src < dst`` when
+        undirected.
+    labels : DataFrame
+        ``node long, label int``: the planted community of every node.
+
+    Raises
+    ------
+    ValueError
+        If a parameter is out of range.
+    """
+    nodes, communities = int(nodes), int(communities)
+    if nodes < 1:
+        raise ValueError(f"nodes must be positive, got {nodes}")
+    if not 1 <= communities <= nodes:
+        raise ValueError(f"communities must be in [1, nodes={nodes}], got {communities}")
+    if not avg_degree >= 0:
+        raise ValueError(f"avg_degree must be non-negative, got {avg_degree}")
+    if not 0.0 <= mixing <= 1.0:
+        raise ValueError(f"mixing must be in [0, 1], got {mixing}")
+    seed = _check_seed(seed)
+    partitions = _check_partitions(partitions)
+    m = sbm_edge_count(nodes, avg_degree, directed)
+
+    draw = _sbm_draw(nodes, communities, float(mixing), seed)
+    edges = _generate(spark, m, draw, directed, partitions)
+    node_ids = (
+        spark.range(0, nodes, 1) if partitions is None else spark.range(0, nodes, 1, partitions)
+    )
+    labels = node_ids.select(
+        F.col("id").alias("node"),
+        F.pmod(F.col("id"), F.lit(communities).cast("long")).cast("int").alias("label"),
+    )
+    return edges, labels
+
+
+def _feistel_permute(x: np.ndarray, bits: int, keys: list[np.uint64]) -> np.ndarray:
+    """A seeded bijection of ``[0, 2**bits)`` built from an unbalanced Feistel network.
+
+    Each round splits ``x`` into its low ``b = bits // 2`` bits ``lo`` and high
+    ``bits - b`` bits ``hi`` and returns ``lo << (bits - b) | ((hi ^ F(lo)) mod
+    2**(bits - b))``, which is invertible whatever ``F`` is; ``F`` is the seeded hash of
+    the round.
+    """
+    low_bits = bits // 2
+    high_bits = bits - low_bits
+    low_mask = np.uint64((1 << low_bits) - 1)
+    high_mask = np.uint64((1 << high_bits) - 1)
+    shift_lo, shift_hi = np.uint64(low_bits), np.uint64(high_bits)
+    for key in keys:
+        lo = x & low_mask
+        hi = x >> shift_lo
+        x = (lo << shift_hi) | ((hi ^ _hash(lo, key)) & high_mask)
+    return x
+
+
+def _rmat_draw(
+    scale: int, a: float, b: float, c: float, seed: int, permute: bool
+) -> Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]:
+    """The per-edge draw of :func:`rmat_graph` as a vectorised function of edge indices."""
+    level_keys = [_stream_key(seed, _S_RMAT_LEVEL + k) for k in range(scale)]
+    perm_keys = [_stream_key(seed, _S_PERMUTE + r) for r in range(_FEISTEL_ROUNDS)]
+    t_a, t_ab, t_abc = _threshold(a), _threshold(a + b), _threshold(a + b + c)
+    one = np.uint64(1)
+
+    def draw(idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        src = np.zeros(len(idx), dtype=np.uint64)
+        dst = np.zeros(len(idx), dtype=np.uint64)
+        for key in level_keys:  # one quadrant choice per level, most significant first
+            u = _unit_bits(_hash(idx, key))
+            # quadrants: [0, a) top-left, [a, a+b) top-right, [a+b, a+b+c) bottom-left
+            src_bit = u >= t_ab
+            dst_bit = ((u >= t_a) & (u < t_ab)) | (u >= t_abc)
+            src = (src << one) | src_bit.astype(np.uint64)
+            dst = (dst << one) | dst_bit.astype(np.uint64)
+        if permute:
+            src = _feistel_permute(src, scale, perm_keys)
+            dst = _feistel_permute(dst, scale, perm_keys)
+        return src, dst
+
+    return draw
+
+
+def rmat_graph(
+    spark: SparkSession,
+    scale: int,
+    edges: int,
+    a: float = 0.57,
+    b: float = 0.19,
+    c: float = 0.19,
+    seed: int = 0,
+    directed: bool = False,
+    permute: bool = True,
+    partitions: int | None = None,
+) -> DataFrame:
+    """R-MAT (recursive matrix / Kronecker) graph, as in Graph500 and the Wiki-Gen series.
+
+    The adjacency matrix of ``2**scale`` nodes is split recursively into four quadrants
+    chosen with probabilities ``a`` (top-left), ``b`` (top-right), ``c`` (bottom-left)
+    and ``d = 1 - a - b - c`` (bottom-right); each of the ``edges`` draws makes ``scale``
+    such choices, one bit of ``src`` and ``dst`` per level. With ``a > d`` this gives the
+    heavy-tailed degree distribution of real networks. The levels are computed for a
+    whole block of edges at a time from seeded hashes of the edge index.
+
+    Parameters
+    ----------
+    spark : SparkSession
+        Session to build the DataFrame in.
+    scale : int
+        Base-2 logarithm of the number of nodes, ``1 <= scale <= 62``; node ids are in
+        ``[0, 2**scale)`` (nodes without edges do not appear).
+    edges : int
+        Number of edges drawn; self-loops and repeated edges are then dropped, which
+        removes a sizeable share of the draws for skewed parameters.
+    a, b, c : float, default 0.57, 0.19, 0.19
+        Quadrant probabilities (the Graph500 values); non-negative with
+        ``a + b + c <= 1``.
+    seed : int, default 0
+        Seed (signed 64-bit); the result does not depend on the partitioning.
+    directed : bool, default False
+        Keep edges as drawn instead of as unordered pairs ``src < dst``.
+    permute : bool, default True
+        Relabel nodes with a seeded bijection of ``[0, 2**scale)`` (a Feistel network)
+        so that degree does not correlate with the node id (unpermuted, the hub is
+        node 0 when ``a`` is the largest probability).
+    partitions : int, optional
+        Partitions of the returned edges (and at least as many generating tasks when
+        there are enough edges); the session's defaults when omitted.
+
+    Returns
+    -------
+    DataFrame
+        ``src long, dst long``; no self-loops, no repeated edges; ``src < dst`` when
+        undirected.
+
+    Raises
+    ------
+    ValueError
+        If a parameter is out of range.
+    """
+    scale, edges = int(scale), int(edges)
+    if not 1 <= scale <= _MAX_SCALE:
+        raise ValueError(f"scale must be in [1, {_MAX_SCALE}], got {scale}")
+    if edges < 0:
+        raise ValueError(f"edges must be non-negative, got {edges}")
+    if any(not p >= 0.0 for p in (a, b, c)) or a + b + c > 1.0 + 1e-12:
+        raise ValueError(f"need a, b, c >= 0 and a + b + c <= 1, got a={a}, b={b}, c={c}")
+    seed = _check_seed(seed)
+    partitions = _check_partitions(partitions)
+    draw = _rmat_draw(scale, float(a), float(b), float(c), seed, permute)
+    return _generate(spark, edges, draw, directed, partitions)
+
+
+# ----------------------------------------------------------------------------- writers
+
+
+def _has_scheme(path: str) -> bool:
+    """Whether ``path`` is a URI (``scheme://...`` or ``file:/...``)."""
+    head, sep, _ = path.partition("://")
+    return (bool(sep) and "/" not in head) or path.startswith("file:")
+
+
+def _resolve(spark: SparkSession, path: str) -> tuple[str, bool]:
+    """The path Spark writes to and whether it is handled as a plain local path.
+
+    A path without a scheme is local unless ``spark.hadoop.fs.defaultFS`` names another
+    file system, in which case it must be absolute and is resolved against it.
+    """
+    if _has_scheme(path):
+        return path, False
+    default_fs = None
+    try:
+        default_fs = spark.conf.get("spark.hadoop.fs.defaultFS", None)
+    except Exception:  # pragma: no cover - some session types restrict conf access
+        default_fs = None
+    if default_fs and not default_fs.startswith("file:"):
+        if not path.startswith("/"):
+            raise ValueError(
+                f"relative path {path!r} with default file system {default_fs}: give an "
+                "absolute path or a full URI"
+            )
+        return default_fs.rstrip("/") + path, False
+    return os.path.abspath(path), True
+
+
+def _sibling(path: str, tag: str) -> str:
+    """A hidden sibling of ``path`` (Spark readers skip names starting with a dot)."""
+    stripped = path.rstrip("/")
+    parent, _, name = stripped.rpartition("/")
+    return f"{parent}/.{name}.{tag}-{uuid.uuid4().hex[:12]}"
+
+
+class _Local:
+    """File operations on local paths."""
+
+    @staticmethod
+    def exists(path: str) -> bool:
+        return os.path.lexists(path)
+
+    @staticmethod
+    def remove(path: str) -> None:
+        if os.path.isdir(path) and not os.path.islink(path):
+            shutil.rmtree(path)
+        elif os.path.lexists(path):
+            os.remove(path)
+
+    @staticmethod
+    def move(src: str, dst: str) -> None:
+        os.replace(src, dst)
+
+    @staticmethod
+    def data_files(directory: str) -> list[str]:
+        return sorted(
+            os.path.join(directory, f)
+            for f in os.listdir(directory)
+            if not f.startswith((".", "_")) and os.path.isfile(os.path.join(directory, f))
+        )
+
+
+class _Remote:
+    """File operations through :mod:`pyarrow.fs` on a URI's file system."""
+
+    def __init__(self, uri: str) -> None:
+        from pyarrow import fs as pafs
+
+        self._pafs = pafs
+        self.fs = pafs.FileSystem.from_uri(uri)[0]
+
+    def _p(self, uri: str) -> str:
+        return self._pafs.FileSystem.from_uri(uri)[1]
+
+    def exists(self, uri: str) -> bool:
+        return self.fs.get_file_info(self._p(uri)).type != self._pafs.FileType.NotFound
+
+    def remove(self, uri: str) -> None:
+        p = self._p(uri)
+        kind = self.fs.get_file_info(p).type
+        if kind == self._pafs.FileType.Directory:
+            self.fs.delete_dir(p)
+        elif kind != self._pafs.FileType.NotFound:
+            self.fs.delete_file(p)
+
+    def move(self, src: str, dst: str) -> None:
+        self.fs.move(self._p(src), self._p(dst))
+
+    def data_files(self, uri: str) -> list[str]:
+        infos = self.fs.get_file_info(self._pafs.FileSelector(self._p(uri)))
+        base = uri.rstrip("/")
+        return sorted(
+            f"{base}/{info.base_name}"
+            for info in infos
+            if info.type == self._pafs.FileType.File
+            and not info.base_name.startswith((".", "_"))
+        )
+
+
+def output_exists(spark: SparkSession, path: str) -> bool:
+    """Whether something exists at ``path`` (resolved as :func:`write_table` does)."""
+    target, local = _resolve(spark, path)
+    return (_Local() if local else _Remote(target)).exists(target)
+
+
+def write_table(
+    df: DataFrame,
+    path: str,
+    fmt: Format = "tsv",
+    *,
+    single_file: bool = False,
+    overwrite: bool = False,
+) -> str:
+    """Write ``df`` as TSV or Parquet to ``path``, all at once or not at all.
+
+    The data are written to a hidden sibling ``.<name>.tmp-<id>`` of ``path`` and moved
+    into place once Spark has finished, so readers never see a partial table at
+    ``path``; a run killed midway leaves only the hidden sibling behind.
+
+    Parameters
+    ----------
+    df : DataFrame
+        Table to write; TSV holds its columns in order, tab-separated, no header.
+    path : str
+        Target: a local path, or a URI (``file://``, ``hdfs://``, ``s3://`` ...) that
+        both Spark and :func:`pyarrow.fs.FileSystem.from_uri` understand.
+    fmt : {"tsv", "parquet"}, default "tsv"
+        Output format.
+    single_file : bool, default False
+        Write one file at ``path`` (the data pass through a single task) instead of a
+        directory of part files.
+    overwrite : bool, default False
+        Replace what is at ``path``; otherwise an existing ``path`` is an error.
+
+    Returns
+    -------
+    str
+        The path written (a local path made absolute, or the URI).
+
+    Raises
+    ------
+    FileExistsError
+        If ``path`` exists and ``overwrite`` is false.
+    ValueError
+        For an unknown format or an unusable path.
+    """
+    if fmt not in ("tsv", "parquet"):
+        raise ValueError(f"format must be 'tsv' or 'parquet', got {fmt!r}")
+    target, local = _resolve(df.sparkSession, path)
+    ops = _Local() if local else _Remote(target)
+    if ops.exists(target) and not overwrite:
+        raise FileExistsError(f"output exists: {target} (pass overwrite to replace it)")
+    tmp = _sibling(target, "tmp")
+    out = df.coalesce(1) if single_file else df
+    writer = out.write.mode("errorifexists")
+    try:
+        if fmt == "tsv":
+            writer.option("sep", "\t").option("header", "false").csv(tmp)
+        else:
+            writer.parquet(tmp)
+        staged = tmp
+        if single_file:
+            files = ops.data_files(tmp)
+            if len(files) > 1:
+                raise RuntimeError(f"expected one data file in {tmp}, found {len(files)}")
+            if not files:  # an empty DataFrame may produce no part file at all
+                raise RuntimeError(f"Spark wrote no data file to {tmp}")
+            staged = files[0]
+        if ops.exists(target):
+            old = _sibling(target, "old")
+            ops.move(target, old)
+            try:
+                ops.move(staged, target)
+            except BaseException:
+                ops.move(old, target)  # put the previous output back
+                raise
+            ops.remove(old)
+        else:
+            ops.move(staged, target)
+    finally:
+        if ops.exists(tmp):
+            ops.remove(tmp)
+    return target
+
+
+def write_edges(
+    edges: DataFrame,
+    path: str,
+    fmt: Format = "tsv",
+    *,
+    single_file: bool = False,
+    overwrite: bool = False,
+) -> str:
+    """Write an edge list (``src<TAB>dst`` lines for TSV); see :func:`write_table`."""
+    cols = edges.select(
+        F.col("src").cast("long").alias("src"), F.col("dst").cast("long").alias("dst")
+    )
+    return write_table(cols, path, fmt, single_file=single_file, overwrite=overwrite)
+
+
+def write_labels(
+    labels: DataFrame,
+    path: str,
+    fmt: Format = "tsv",
+    *,
+    single_file: bool = False,
+    overwrite: bool = False,
+) -> str:
+    """Write node labels (``node<TAB>label`` lines for TSV); see :func:`write_table`."""
+    cols = labels.select(
+        F.col("node").cast("long").alias("node"), F.col("label").cast("int").alias("label")
+    )
+    return write_table(cols, path, fmt, single_file=single_file, overwrite=overwrite)

@@ -1,0 +1,255 @@
+"""Synthetic graph generators, the atomic writers and the ``jobs/generate.py`` entry point."""
+from __future__ import annotations
+
+import importlib.util
+import os
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from pyspark.sql import functions as F
+
+from sepne_spark import generators as gen
+from sepne_spark.generators import (
+    output_exists,
+    rmat_graph,
+    sbm_edge_count,
+    sbm_graph,
+    write_edges,
+    write_labels,
+    write_table,
+)
+from sepne_spark.jobs_common import UserError
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _pairs(df) -> pd.DataFrame:
+    """A small edge DataFrame as a sorted pandas frame."""
+    pdf = df.toPandas()
+    return pdf.sort_values(["src", "dst"], ignore_index=True)
+
+
+def _degrees(edges: pd.DataFrame) -> np.ndarray:
+    ends = np.concatenate([edges["src"].to_numpy(), edges["dst"].to_numpy()])
+    return np.bincount(ends)
+
+
+def _load_job():
+    spec = importlib.util.spec_from_file_location("generate_job", ROOT / "jobs" / "generate.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+# --------------------------------------------------------------------------- pure NumPy
+
+
+@pytest.mark.parametrize("bits", [1, 2, 3, 7, 12])
+def test_feistel_permutation_is_a_bijection(bits):
+    keys = [gen._stream_key(5, gen._S_PERMUTE + r) for r in range(gen._FEISTEL_ROUNDS)]
+    x = np.arange(1 << bits, dtype=np.uint64)
+    y = gen._feistel_permute(x, bits, keys)
+    assert sorted(y.tolist()) == x.tolist()
+    if bits >= 7:
+        assert (y != x).mean() > 0.9
+
+
+def test_draws_depend_only_on_edge_index():
+    draw = gen._rmat_draw(12, 0.57, 0.19, 0.19, seed=3, permute=True)
+    idx = np.arange(5000, dtype=np.uint64)
+    src, dst = draw(idx)
+    src2, dst2 = draw(idx[2500:])  # another chunking of the same indices
+    np.testing.assert_array_equal(src[2500:], src2)
+    np.testing.assert_array_equal(dst[2500:], dst2)
+    assert src.max() < 1 << 12 and dst.max() < 1 << 12
+    other, _ = gen._rmat_draw(12, 0.57, 0.19, 0.19, seed=4, permute=True)(idx)
+    assert (other != src).mean() > 0.5
+    s1, _ = gen._sbm_draw(1000, 5, 0.1, seed=1)(idx)
+    s2, _ = gen._sbm_draw(1000, 5, 0.1, seed=2)(idx)
+    assert (s1 != s2).mean() > 0.9
+
+
+def test_rmat_permutation_hides_the_hub():
+    idx = np.arange(40_000, dtype=np.uint64)
+    plain = np.bincount(np.concatenate(gen._rmat_draw(10, 0.57, 0.19, 0.19, 8, False)(idx)))
+    perm = np.bincount(np.concatenate(gen._rmat_draw(10, 0.57, 0.19, 0.19, 8, True)(idx)))
+    assert int(np.argmax(plain)) == 0  # with a the largest probability, node 0 is the hub
+    assert int(np.argmax(perm)) != 0
+    # relabelling keeps the degree sequence
+    np.testing.assert_array_equal(np.sort(plain[plain > 0]), np.sort(perm[perm > 0]))
+    # and degree no longer falls with the id
+    corr_perm = np.corrcoef(np.arange(len(perm)), perm)[0, 1]
+    corr_plain = np.corrcoef(np.arange(len(plain)), plain)[0, 1]
+    assert abs(corr_perm) < 0.1 < abs(corr_plain)
+
+
+def test_sbm_draw_mixing_and_balance():
+    nodes, c, mu = 10_007, 7, 0.3
+    src, dst = gen._sbm_draw(nodes, c, mu, seed=1)(np.arange(200_000, dtype=np.uint64))
+    assert src.max() < nodes and dst.max() < nodes
+    intra = np.mean(src % c == dst % c)
+    assert intra == pytest.approx(1 - mu + mu / c, abs=0.01)
+    counts = np.bincount(src % c)
+    assert counts.min() > 0.95 * counts.mean()
+
+
+def test_invalid_parameters(spark):
+    with pytest.raises(ValueError, match="mixing"):
+        sbm_graph(spark, 100, 2, 4, 1.5, 0)
+    with pytest.raises(ValueError, match="communities"):
+        sbm_graph(spark, 10, 11, 4, 0.1, 0)
+    with pytest.raises(ValueError, match="a \\+ b \\+ c"):
+        rmat_graph(spark, 8, 100, a=0.6, b=0.3, c=0.3)
+    with pytest.raises(ValueError, match="scale"):
+        rmat_graph(spark, 63, 100)
+    with pytest.raises(ValueError, match="partitions"):
+        rmat_graph(spark, 8, 100, partitions=0)
+    assert sbm_edge_count(1000, 20) == 10_000
+    assert sbm_edge_count(1000, 20, directed=True) == 20_000
+
+
+# --------------------------------------------------------------------------- SBM
+
+
+def test_sbm_deterministic_and_well_formed(spark):
+    nodes, c, deg, mu = 3000, 6, 8.0, 0.2
+    edges, labels = sbm_graph(spark, nodes, c, deg, mu, seed=11)
+    a = _pairs(edges)
+    b = _pairs(sbm_graph(spark, nodes, c, deg, mu, seed=11, partitions=3)[0])
+    pd.testing.assert_frame_equal(a, b)
+
+    assert dict(edges.dtypes) == {"src": "bigint", "dst": "bigint"}
+    assert (a["src"] < a["dst"]).all()  # no self-loops, canonical order
+    assert not a.duplicated().any()
+    m = sbm_edge_count(nodes, deg)
+    assert 0.97 * m <= len(a) <= m
+    assert 2 * len(a) / nodes == pytest.approx(deg, rel=0.03)
+    assert a["src"].min() >= 0 and a["dst"].max() < nodes
+
+    intra = np.mean(a["src"] % c == a["dst"] % c)
+    assert intra == pytest.approx(1 - mu + mu / c, abs=0.03)
+
+    lab = labels.toPandas()
+    assert dict(labels.dtypes) == {"node": "bigint", "label": "int"}
+    assert len(lab) == nodes and (lab["label"] == lab["node"] % c).all()
+    assert lab["label"].value_counts().max() - lab["label"].value_counts().min() <= 1
+
+
+def test_sbm_directed(spark):
+    nodes, deg = 2000, 5.0
+    edges, _ = sbm_graph(spark, nodes, 4, deg, 0.5, seed=2, directed=True, partitions=2)
+    a = _pairs(edges)
+    assert (a["src"] != a["dst"]).all() and not a.duplicated().any()
+    assert len(a) / nodes == pytest.approx(deg, rel=0.03)
+    assert (a["src"] > a["dst"]).any() and (a["src"] < a["dst"]).any()
+
+
+# --------------------------------------------------------------------------- R-MAT
+
+
+def test_rmat_skewed_deterministic_and_well_formed(spark):
+    scale, drawn = 11, 16 << 11
+    a = _pairs(rmat_graph(spark, scale, drawn, seed=5))
+    b = _pairs(rmat_graph(spark, scale, drawn, seed=5, partitions=5))
+    pd.testing.assert_frame_equal(a, b)
+    assert (a["src"] < a["dst"]).all() and not a.duplicated().any()
+    assert a["dst"].max() < 1 << scale
+    assert 0.5 * drawn < len(a) <= drawn
+    deg = _degrees(a)
+    assert deg.max() > 10 * deg[deg > 0].mean()
+
+
+# --------------------------------------------------------------------------- writers
+
+
+def _read_tsv(spark, path, schema="src long, dst long"):
+    return spark.read.schema(schema).option("sep", "\t").option("header", "false").csv(path)
+
+
+def _siblings_clean(parent: Path) -> bool:
+    return not [p for p in os.listdir(parent) if p.startswith(".") and "-" in p]
+
+
+def test_writers_round_trip(spark, tmp_path):
+    rng = np.random.default_rng(0)
+    pairs = pd.DataFrame({"src": rng.integers(0, 300, 600), "dst": rng.integers(0, 300, 600)})
+    edges = spark.createDataFrame(pairs.drop_duplicates(), "src long, dst long")
+    labels = spark.range(300).select(F.col("id").alias("node"), (F.col("id") % 3).alias("label"))
+    expected = _pairs(edges)
+
+    out = write_edges(edges, str(tmp_path / "edges"), "tsv")
+    assert Path(out).is_dir()
+    assert _pairs(_read_tsv(spark, out)).equals(expected)
+    line = next(p for p in Path(out).iterdir() if p.name.startswith("part-")).read_text()
+    assert line.splitlines()[0].count("\t") == 1 and line.splitlines()[0].split("\t")[0].isdigit()
+
+    out = write_edges(edges, str(tmp_path / "edges_pq"), "parquet")
+    assert _pairs(spark.read.parquet(out)).equals(expected)
+
+    single = write_labels(labels, str(tmp_path / "labels.tsv"), "tsv", single_file=True)
+    assert Path(single).is_file()
+    rows = [tuple(map(int, ln.split("\t"))) for ln in Path(single).read_text().splitlines()]
+    assert sorted(rows) == [(i, i % 3) for i in range(300)]
+
+    # a URI goes through pyarrow.fs; an existing target needs overwrite
+    uri = (tmp_path / "edges_pq").as_uri()
+    assert output_exists(spark, uri)
+    with pytest.raises(FileExistsError):
+        write_edges(edges, uri, "parquet")
+    write_edges(edges.limit(5), uri, "parquet", overwrite=True)
+    assert spark.read.parquet(uri).count() == 5
+    write_edges(edges, uri + "_single.parquet", "parquet", single_file=True)
+    assert (tmp_path / "edges_pq_single.parquet").is_file()
+    assert _siblings_clean(tmp_path)
+
+
+def test_failed_write_leaves_nothing(spark, tmp_path):
+    bad = spark.range(10).select(
+        F.col("id").alias("src"), F.assert_true(F.col("id") < 5).cast("long").alias("dst")
+    )
+    target = tmp_path / "broken"
+    with pytest.raises(Exception):
+        write_table(bad, str(target), "tsv")
+    assert not target.exists()
+    assert _siblings_clean(tmp_path)
+    with pytest.raises(ValueError, match="format"):
+        write_table(bad, str(target), "csv")  # type: ignore[arg-type]
+
+
+# --------------------------------------------------------------------------- job
+
+
+def test_generate_job(spark, tmp_path, capsys):
+    job = _load_job()
+    with pytest.raises(SystemExit) as exc:
+        job.main(None, ["--help"])
+    assert exc.value.code == 0
+    help_text = capsys.readouterr().out
+    for option in ("--model", "--nodes", "--communities", "--avg-degree", "--mixing",
+                   "--scale", "--edges", "--seed", "--directed", "--format", "--output",
+                   "--partitions"):
+        assert option in help_text
+    assert "default: sbm" in help_text and "default: 0.1" in help_text
+
+    out = tmp_path / "sbm"
+    args = ["--model", "sbm", "--nodes", "400", "--communities", "4", "--avg-degree", "6",
+            "--mixing", "0.2", "--seed", "9", "--format", "tsv", "--output", str(out),
+            "--partitions", "2"]
+    assert job.main(spark, args) == 0
+    written = _pairs(_read_tsv(spark, str(out / "edges")))
+    assert written.equals(_pairs(sbm_graph(spark, 400, 4, 6.0, 0.2, seed=9)[0]))
+    assert len(list((out / "edges").glob("part-*"))) == 2
+    assert _read_tsv(spark, str(out / "labels"), "node long, label int").count() == 400
+    with pytest.raises(UserError, match="exists"):
+        job.main(spark, args)
+
+    rmat_out = tmp_path / "rmat"
+    assert job.main(spark, ["--model", "rmat", "--scale", "8", "--edges", "2000",
+                            "--format", "parquet", "--single-file", "--output",
+                            str(rmat_out)]) == 0
+    assert (rmat_out / "edges.parquet").is_file() and not (rmat_out / "labels.parquet").exists()
+    assert spark.read.parquet(str(rmat_out / "edges.parquet")).count() > 1000
+    with pytest.raises(UserError, match="mixing"):
+        job.main(spark, ["--mixing", "2", "--output", str(tmp_path / "bad")])
