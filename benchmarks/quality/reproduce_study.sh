@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Re-runs every configuration of the validation study, in the order it was tried
+# (appends to benchmarks/results/quality_validation_log.jsonl; about 1-3 minutes per line
+# on two cores). Then prints the log as a Markdown table.
+set -euo pipefail
+cd "$(dirname "$0")"
+PY=${PYTHON:-../../.venv/bin/python}
+G='"strategy":"GDS","transform":"sym"'
+$PY study.py '{}' '{"eta":0.01}' '{"eta":0.001}' '{"output":"C"}' '{"eta":0.3}' '{"eta":1.0}' \
+    '{"output":"avg"}' '{"method":"svd"}' '{"lam":0.0}' '{"iters":0}' '{"transform":"sym"}' \
+    '{"directed":true}' '{"k":400}' '{"k":800}' '{"eta":3.0}' '{"partition":"ALL"}' \
+    '{"eta":1.0,"transform":"sym"}' '{"strategy":"GDS"}' '{"eta":0.5,"transform":"sym","k":400}' \
+    '{"eta":1.0,"transform":"sym","partition":"LP"}' '{"eta":0.5,"transform":"sym"}' \
+    '{"eta":1.0,"transform":"sym","output":"avg"}' \
+    "{$G,\"eta\":0.5}" "{$G,\"eta\":1.0,\"partition\":\"LP\"}" "{$G,\"eta\":0.5,\"k\":400}" \
+    "{$G,\"eta\":0.5,\"k\":400,\"partition\":\"LP\"}" "{$G,\"eta\":0.5,\"partition\":\"LP\"}" \
+    "{$G,\"eta\":1.0}" "{$G,\"eta\":0.5,\"partition\":\"LP\",\"lam\":1.0}" \
+    "{$G,\"eta\":0.5,\"partition\":\"LP\",\"lam\":0.2}" '{"strategy":"GDS","eta":0.5,"partition":"LP"}' \
+    --note reproduce
+$PY render_log.py
