@@ -27,7 +27,7 @@ setup(
         "pyyaml>=6",
     ],
     extras_require={
-        "test": ["pytest>=8", "chispa>=0.10"],
+        "test": ["pytest>=8", "chispa>=0.10", f"pyspark[connect]=={PYSPARK_VERSION}"],
         "connect": [f"pyspark[connect]=={PYSPARK_VERSION}"],
         "plots": ["matplotlib>=3.8"],
     },
