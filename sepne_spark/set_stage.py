@@ -16,7 +16,6 @@ from pyspark.sql.types import (
     BooleanType,
     DataType,
     DoubleType,
-    IntegerType,
     LongType,
     StructField,
     StructType,
