@@ -41,7 +41,7 @@ elif command -v mvn >/dev/null 2>&1; then
   </dependencies>
 </project>
 POM
-  if mvn -q -f "$tmp/pom.xml" dependency:copy-dependencies -DincludeScope=runtime \
+  if mvn -q -U -f "$tmp/pom.xml" dependency:copy-dependencies -DincludeScope=runtime \
        -DexcludeGroupIds=org.scala-lang,org.slf4j -DoutputDirectory="$PWD/jars" >"$tmp/mvn.log" 2>&1; then
     echo "[setup] GraphFrames JARs in jars/: $(ls jars | tr '\n' ' ')"
   else
