@@ -51,7 +51,10 @@ def atomic_write(write: Callable[[str], None], path: str, overwrite: bool = Fals
     if final_exists and not overwrite:
         raise FileExistsError(f"output path {path} exists; pass overwrite=True (--overwrite) to replace it")
     token = uuid.uuid4().hex[:12]
-    tmp_uri = f"{path}.__tmp-{token}"
+    # Hidden siblings (a leading dot): Spark's readers and partition discovery skip them,
+    # so a reader of the parent (OUTPUT/ with dt=... partitions) never sees them.
+    head, _, name = path.rpartition("/")
+    tmp_uri = f"{head}/.{name}.tmp-{token}" if head else f".{name}.tmp-{token}"
     _, tmp_inner = _filesystem(tmp_uri)
     parent = inner.rsplit("/", 1)[0] if "/" in inner else ""
     if parent:
@@ -61,7 +64,7 @@ def atomic_write(write: Callable[[str], None], path: str, overwrite: bool = Fals
     except BaseException:
         _remove(filesystem, tmp_inner)
         raise
-    old_inner = f"{inner}.__old-{token}"
+    old_inner = f"{parent}/.{name}.old-{token}" if parent else f".{name}.old-{token}"
     if final_exists:
         filesystem.move(inner, old_inner)
     try:
