@@ -1,0 +1,1041 @@
+"""Reading and validating edge lists: TSV, CSV, whitespace text and Parquet.
+
+:func:`read_edges` turns files into a raw edge DataFrame ``(src, dst, weight double)``
+after checking every line; :func:`prepare_graph` canonicalises such an edge list into a
+:class:`Graph` (merged duplicates, both directions of an undirected edge, self-loops
+dropped or kept, the vertex table); :func:`load_graph` does both.
+
+How text is read
+----------------
+Text files are read with ``spark.read.text`` and parsed with Spark SQL expressions (no
+Python worker is involved, nothing of the size of the input reaches the driver). Every
+line is classified on its own: blank, comment, header, a valid edge or a bad line. The
+edge DataFrame is a lazy pipeline over the files; validation is one extra pass over them
+that aggregates per file split (``_metadata.file_path``, ``_metadata.file_block_start``):
+the number of lines, good and bad lines, and the first bad line. Rows of one split
+arrive contiguously and in order, so ``monotonically_increasing_id`` minus its minimum
+over the split is a line's offset inside the split, and the number of lines of the
+earlier splits of the same file (a prefix sum over a handful of rows on the driver)
+turns that offset into the physical line number, with no ordering or index of the data.
+
+Header rule
+-----------
+With ``header=None`` the first non-blank, non-comment line at the top of an input file
+(the first file Spark reads) is a header when one of its fields is a usual column name
+(``src``, ``dst``, ``source``, ``target``, ``from``, ``to``, ``weight``, ``node1`` ...,
+compared case-insensitively), or when the field that would hold the weight (the third
+by default) is present and is not a number. Naming a column by a string (``src_col="from"``) implies
+a header. When a header is in use, every line identical to it is skipped, so part files
+that each repeat the header read as one table.
+"""
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass
+from typing import Any, Sequence
+from urllib.parse import unquote
+
+from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from sepne_spark.jobs_common import UserError
+
+__all__ = ["Graph", "InputError", "read_edges", "prepare_graph", "load_graph"]
+
+log = logging.getLogger(__name__)
+
+FORMATS = ("auto", "tsv", "csv", "txt", "parquet")
+BAD_LINE_POLICIES = ("fail", "skip")
+DUPLICATE_POLICIES = ("sum", "max")
+SELF_LOOP_POLICIES = ("drop", "keep")
+
+#: Extensions recognised by ``fmt="auto"`` (after removing a compression suffix).
+_EXTENSIONS = {"tsv": "tsv", "tab": "tsv", "csv": "csv", "txt": "txt", "parquet": "parquet", "pq": "parquet"}
+_COMPRESSION_SUFFIXES = ("gz", "bz2", "deflate", "lz4", "snappy", "zst", "zstd", "xz")
+
+#: Field names that mark a first line as a header when ``header=None``.
+_HEADER_WORDS = frozenset(
+    """src dst source target from to weight src_id dst_id source_id target_id from_id to_id
+    srcid dstid fromnodeid tonodeid node1 node2 node_1 node_2 id1 id2 id_1 id_2""".split()
+)
+
+# A finite decimal number (the same pattern in Python and Java regex syntax).
+_NUMBER_RE = r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$"
+_NONFINITE_RE = r"(?i)^[+-]?(nan|inf|infinity)$"
+_QUOTED_RE = r'^"(.*)"$'  # a field in double quotes (CSV)
+# Characters stripped around a line and around each field (ASCII whitespace and a BOM).
+_STRIP = " \t\r\n\x0b\x0c\ufeff"
+_WS_RE = r"[ \t\n\x0b\f\r]+"  # Java's \s, spelled out so Python splits alike
+_MAX_SHOWN = 120  # characters of an offending line quoted in a message
+
+# Reason codes of the line classification.
+_R_SKIP = -1  # blank line, comment or header
+_R_OK = 0
+_R_FIELDS = 1
+_R_EMPTY_ID = 2
+_R_NOT_NUMBER = 3
+_R_NONFINITE = 4
+_R_NEGATIVE = 5
+_R_NULL_WEIGHT = 6
+
+
+class InputError(UserError, ValueError):
+    """The input edge list is missing, unreadable or malformed.
+
+    The message names the file and the line (text) or the row and column (Parquet) of
+    the first problem found.
+    """
+
+
+@dataclass
+class Graph:
+    """A canonical edge list and its vertices.
+
+    Attributes
+    ----------
+    edges : DataFrame
+        Columns ``src``, ``dst`` (the id type of the input) and ``weight`` (double): a
+        directed edge list without repeated ``(src, dst)`` pairs. An undirected graph
+        holds both directions of every edge (a kept self-loop once).
+    vertices : DataFrame
+        Column ``id``: every node that appears in the input, including nodes whose only
+        edge was a dropped self-loop.
+    directed : bool
+        Whether the input was read as a directed graph.
+    bad_lines : int
+        Number of bad input lines (or Parquet rows) that were skipped; 0 under the
+        ``"fail"`` policy.
+    """
+
+    edges: DataFrame
+    vertices: DataFrame
+    directed: bool
+    bad_lines: int = 0
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _check_choice(name: str, value: Any, allowed: Sequence[str]) -> None:
+    """Raise ``ValueError`` naming the allowed values when ``value`` is not one of them."""
+    if value not in allowed:
+        choices = ", ".join(repr(a) for a in allowed)
+        raise ValueError(f"{name} must be one of {choices}; got {value!r}")
+
+
+def _as_paths(path: str | Sequence[str]) -> list[str]:
+    """``path`` as a non-empty list of path strings."""
+    paths = [path] if isinstance(path, str) else list(path)
+    if not paths or not all(isinstance(p, str) and p for p in paths):
+        raise ValueError(f"path must be a non-empty string or list of strings; got {path!r}")
+    return paths
+
+
+def _describe(paths: Sequence[str]) -> str:
+    """The input paths for a message."""
+    return paths[0] if len(paths) == 1 else f"{paths[0]} (and {len(paths) - 1} more paths)"
+
+
+def _display_file(uri: str) -> str:
+    """A file URI from ``_metadata.file_path`` as a readable path (``file:`` URIs local)."""
+    if uri.startswith("file:"):
+        rest = uri[len("file:") :]
+        if rest.startswith("//"):
+            rest = rest[2:]
+        return unquote(rest)
+    return unquote(uri)
+
+
+def _shorten(text: str | None) -> str:
+    """``text`` quoted and cut to a readable length."""
+    if text is None:
+        return "None"
+    if len(text) > _MAX_SHOWN:
+        text = text[:_MAX_SHOWN] + "..."
+    return repr(text)
+
+
+def _extension(path: str) -> str:
+    """Lower-case extension of ``path``, ignoring a compression suffix."""
+    name = path.rstrip("/").rsplit("/", 1)[-1].lower()
+    parts = name.split(".")
+    if len(parts) > 2 and parts[-1] in _COMPRESSION_SUFFIXES:
+        parts = parts[:-1]
+    return parts[-1] if len(parts) > 1 else ""
+
+
+def _spark_error_text(exc: BaseException) -> str:
+    """The informative line of a Spark/JVM error (not the whole Java stack)."""
+    text = str(exc)
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    for ln in lines:
+        if re.search(r"\[[A-Z][A-Z_.]+\]", ln):
+            return re.sub(r"^.*?(\[[A-Z][A-Z_.]+\])", r"\1", ln)
+    for ln in lines:
+        if "Exception:" in ln and not ln.startswith("at "):
+            return ln
+    return lines[0] if lines else type(exc).__name__
+
+
+_READ_ERROR_MARKS = (
+    "PATH_NOT_FOUND",
+    "FAILED_READ_FILE",
+    "CANNOT_READ_FILE_FOOTER",
+    "UNABLE_TO_INFER_SCHEMA",
+    "FileNotFoundException",
+    "AccessDeniedException",
+    "Permission denied",
+    "is not a Parquet file",
+    "EOFException",
+)
+
+
+def _is_read_error(exc: BaseException) -> bool:
+    """Whether a Spark error is about reading the input files."""
+    text = str(exc)
+    return any(mark in text for mark in _READ_ERROR_MARKS)
+
+
+def _read_failure(paths: Sequence[str], exc: BaseException) -> InputError:
+    """An :class:`InputError` for a Spark error raised while reading ``paths``."""
+    return InputError(f"cannot read {_describe(paths)}: {_spark_error_text(exc)}")
+
+
+def _strip(col: Column, chars: str = _STRIP) -> Column:
+    """``col`` without surrounding whitespace (and byte-order mark)."""
+    return F.btrim(col, F.lit(chars))
+
+
+def _line_strip_chars(sep: str | None) -> str:
+    """Characters stripped around a line before splitting it: never the separator.
+
+    Keeping a leading or trailing tab of a TSV line keeps the empty field it delimits,
+    so ``"<TAB>b<TAB>1"`` is an edge with an empty source, not ``(b, 1)``.
+    """
+    if _is_whitespace_sep(sep):
+        return _STRIP
+    return "".join(c for c in _STRIP if c not in sep)  # type: ignore[operator]
+
+
+def _split_pattern(sep: str | None) -> str:
+    """Java regex splitting a stripped line into fields (``None`` or blank: whitespace runs)."""
+    if _is_whitespace_sep(sep):
+        return _WS_RE
+    return re.sub(r"([\\^$.|?*+()\[\]{}-])", r"\\\1", sep)  # type: ignore[arg-type]
+
+
+def _is_whitespace_sep(sep: str | None) -> bool:
+    """Whether ``sep`` means "runs of whitespace" (``None``, ``" "`` or ``r"\\s+"``)."""
+    return sep is None or sep == " " or sep == r"\s+"
+
+
+def _split_line(line: str, sep: str | None) -> list[str]:
+    """Python twin of the field split done in Spark (for the header line)."""
+    stripped = line.strip(_line_strip_chars(sep))
+    fields = re.split(_WS_RE, stripped) if _is_whitespace_sep(sep) else stripped.split(sep)
+    return [_unquote(f.strip(_STRIP)) for f in fields]
+
+
+def _unquote(field: str) -> str:
+    """A field without one pair of surrounding double quotes."""
+    if len(field) >= 2 and field[0] == field[-1] == '"':
+        return field[1:-1]
+    return field
+
+
+def _is_number(text: str) -> bool:
+    return re.match(_NUMBER_RE, text) is not None or re.match(_NONFINITE_RE, text) is not None
+
+
+# --------------------------------------------------------------------- text parsing
+
+
+@dataclass(frozen=True)
+class _TextLayout:
+    """How the fields of a text line map to an edge."""
+
+    sep: str | None  # None: whitespace runs
+    header: str | None  # stripped header line, or None
+    n_header: int | None  # fields of the header
+    src: int
+    dst: int
+    weight: int | None  # None: every weight is 1.0
+    weight_optional: bool  # weight present only on lines with enough fields
+    min_fields: int  # without a header: fewer fields is an error
+    max_fields: int | None  # without a header: more fields is an error (None: no limit)
+    quoted: bool  # strip one pair of double quotes around fields (CSV)
+    comment: str | None
+
+    def expected(self) -> str:
+        """What the field count must be, in words."""
+        if self.n_header is not None:
+            return f"{self.n_header} fields like the header"
+        if self.max_fields is None:
+            return f"at least {self.min_fields} fields"
+        if self.max_fields == self.min_fields:
+            return f"{self.min_fields} fields"
+        return f"{self.min_fields} or {self.max_fields} fields"
+
+
+def _first_data_line(spark: SparkSession, paths: Sequence[str], comment: str | None) -> str | None:
+    """The first non-blank, non-comment line at the top of an input file, or ``None``.
+
+    Only first splits of files are considered and the query stops at the first row
+    found (in the first file Spark reads, usually the largest), so this reads little
+    more than the head of one file.
+    """
+    try:
+        lines = spark.read.text(list(paths))
+    except Exception as exc:
+        if _is_read_error(exc):
+            raise _read_failure(paths, exc) from exc
+        raise
+    s = _strip(F.col("value"))
+    cond = (F.col("_metadata.file_block_start") == 0) & (s != "")
+    if comment:
+        cond = cond & ~s.startswith(comment)
+    try:
+        rows = lines.where(cond).select("value").limit(1).collect()
+    except Exception as exc:
+        if _is_read_error(exc):
+            raise _read_failure(paths, exc) from exc
+        raise
+    return rows[0]["value"] if rows else None
+
+
+def _looks_like_header(fields: Sequence[str], weight_index: int | None) -> bool:
+    """The ``header=None`` rule: known column names, or a non-numeric weight field."""
+    if any(f.strip().lower().lstrip("#").strip() in _HEADER_WORDS for f in fields):
+        return True
+    if weight_index is not None and weight_index < len(fields):
+        return not _is_number(fields[weight_index])
+    return False
+
+
+def _column_index(
+    col: str | int, role: str, header_fields: Sequence[str] | None, where: str
+) -> int:
+    """Index of a column given by name (needs a header) or 0-based position."""
+    if isinstance(col, bool) or not isinstance(col, (int, str)):
+        raise ValueError(f"{role} must be a column name or a 0-based index; got {col!r}")
+    if isinstance(col, int):
+        if col < 0:
+            raise ValueError(f"{role} must be a non-negative index; got {col}")
+        if header_fields is not None and col >= len(header_fields):
+            raise InputError(f"{where}: {role}={col} but the header has only {len(header_fields)} columns")
+        return col
+    if header_fields is None:
+        raise ValueError(f"{role}={col!r} names a column, which needs a header line (header=True)")
+    if col in header_fields:
+        return list(header_fields).index(col)
+    lowered = [h.lower() for h in header_fields]
+    if lowered.count(col.lower()) == 1:
+        return lowered.index(col.lower())
+    raise InputError(f"{where}: no column {col!r} in the header {list(header_fields)}")
+
+
+def _text_layout(
+    paths: Sequence[str],
+    fmt: str,
+    sep: str | None,
+    header: bool | None,
+    src_col: str | int | None,
+    dst_col: str | int | None,
+    weight_col: str | int | None,
+    comment: str | None,
+    first_line: str | None,
+) -> _TextLayout:
+    """Decide separator, header and column positions for a text input."""
+    if sep is None:
+        sep = {"tsv": "\t", "csv": ",", "txt": None}[fmt]
+    named = any(isinstance(c, str) for c in (src_col, dst_col, weight_col))
+    if header is False and named:
+        raise ValueError("columns given by name need a header line; pass header=True or use 0-based indices")
+    explicit = src_col is not None or dst_col is not None
+    where = _describe(paths)
+
+    header_fields: list[str] | None = None
+    if first_line is not None and header is not False:
+        fields = _split_line(first_line, sep)
+        if header or named:
+            header_fields = fields
+        else:  # auto-detect
+            w_guess = weight_col if isinstance(weight_col, int) and not isinstance(weight_col, bool) else (
+                None if explicit else 2
+            )
+            if _looks_like_header(fields, w_guess):
+                header_fields = fields
+
+    src = _column_index(src_col, "src_col", header_fields, where) if src_col is not None else 0
+    dst = _column_index(dst_col, "dst_col", header_fields, where) if dst_col is not None else 1
+    if src == dst:
+        raise ValueError(f"src_col and dst_col name the same column ({src})")
+    weight: int | None
+    optional = False
+    if weight_col is not None:
+        weight = _column_index(weight_col, "weight_col", header_fields, where)
+        if weight in (src, dst):
+            raise ValueError("weight_col must differ from src_col and dst_col")
+    elif header_fields is not None:
+        lowered = [h.lower() for h in header_fields]
+        if "weight" in lowered and lowered.index("weight") not in (src, dst):
+            weight = lowered.index("weight")
+        elif not explicit and len(header_fields) > 2:
+            weight = 2
+        else:
+            weight = None
+    elif not explicit:
+        weight, optional = 2, True
+    else:
+        weight = None
+
+    if header_fields is not None:
+        n_header = len(header_fields)
+        if max(src, dst, weight if weight is not None else 0) >= n_header:
+            raise InputError(f"{where}: the header {header_fields} has fewer columns than selected")
+        min_fields, max_fields = n_header, n_header
+    elif not explicit and weight_col is None:
+        n_header, min_fields, max_fields = None, 2, 3
+    else:
+        n_header = None
+        min_fields, max_fields = max(src, dst, weight if weight is not None else 0) + 1, None
+
+    return _TextLayout(
+        sep=sep,
+        header=None if header_fields is None else first_line.strip(_line_strip_chars(sep)),  # type: ignore[union-attr]
+        n_header=n_header,
+        src=src,
+        dst=dst,
+        weight=weight,
+        weight_optional=optional,
+        min_fields=min_fields,
+        max_fields=max_fields,
+        quoted=fmt == "csv" or sep == ",",
+        comment=comment or None,
+    )
+
+
+def _sql_str(text: str) -> str:
+    """``text`` as a Spark SQL string expression, exact whatever the parser settings.
+
+    Plain words are quoted as they are; anything else is spelled in hex and decoded
+    (constant-folded at planning), so backslashes, quotes and control characters never
+    depend on ``spark.sql.parser.escapedStringLiterals``.
+    """
+    if re.fullmatch(r"[A-Za-z0-9 _.,:;#%@!?+=/-]*", text):
+        return f"'{text}'"
+    return f"CAST(unhex('{text.encode('utf-8').hex()}') AS STRING)"
+
+
+def _classify_text(lines: DataFrame, layout: _TextLayout) -> DataFrame:
+    """Per-line parse: columns ``reason``, ``nf``, ``src``, ``dst``, ``weight``.
+
+    ``reason`` is -1 for a blank line, comment or header, 0 for a valid edge and a
+    positive code for a bad line. All other columns of ``lines`` are kept.
+
+    The expressions are SQL text, one call per projection: building the plan then costs
+    a handful of round trips to the JVM instead of hundreds.
+    """
+    strip_all = _sql_str(_STRIP)
+    partial = _line_strip_chars(layout.sep)
+    # _t: the line stripped of all whitespace (blank and comment lines); _s: stripped
+    # of whitespace other than the separator (the text that is split into fields).
+    df = lines.selectExpr(
+        "*",
+        f"btrim(value, {strip_all}) AS _t",
+        "btrim(value, {}) AS _s".format(strip_all if partial == _STRIP else _sql_str(partial)),
+    )
+    df = df.selectExpr("*", f"split(_s, {_sql_str(_split_pattern(layout.sep))}, -1) AS _fields")
+
+    def field(i: int) -> str:
+        value = f"btrim(try_element_at(_fields, {i + 1}), {strip_all})"
+        if layout.quoted:
+            value = f"regexp_replace({value}, {_sql_str(_QUOTED_RE)}, '$1')"
+        return value
+
+    cols = ["*", "size(_fields) AS nf", f"{field(layout.src)} AS src", f"{field(layout.dst)} AS dst"]
+    if layout.weight is not None:
+        cols.append(f"{field(layout.weight)} AS _w")
+    df = df.selectExpr(*cols)
+
+    skip = ["_t = ''"]
+    if layout.comment:
+        skip.append(f"startswith(_t, {_sql_str(layout.comment)})")
+    if layout.header is not None:
+        skip.append(f"_s = {_sql_str(layout.header)}")
+    bad_count = f"nf < {layout.min_fields}"
+    if layout.max_fields is not None:
+        bad_count += f" OR nf > {layout.max_fields}"
+    cases = [
+        f"WHEN {' OR '.join(skip)} THEN {_R_SKIP}",
+        f"WHEN {bad_count} THEN {_R_FIELDS}",
+        f"WHEN coalesce(src = '' OR dst = '', true) THEN {_R_EMPTY_ID}",
+    ]
+    if layout.weight is None:
+        weight = "1.0D"
+    else:
+        # Regex match and cast once per line, each in its own projection.
+        df = df.selectExpr("*", f"coalesce(_w RLIKE {_sql_str(_NUMBER_RE)}, false) AS _num")
+        df = df.selectExpr("*", "CASE WHEN _num THEN try_cast(_w AS DOUBLE) END AS _wd")
+        has_w = f"nf > {layout.weight}" if layout.weight_optional else "true"
+        nonfinite = (
+            "CASE WHEN _num THEN abs(_wd) = double('inf') "
+            f"ELSE coalesce(_w RLIKE {_sql_str(_NONFINITE_RE)}, false) END"
+        )
+        weight = f"CASE WHEN {has_w} THEN _wd ELSE 1.0D END"
+        cases += [
+            f"WHEN ({has_w}) AND ({nonfinite}) THEN {_R_NONFINITE}",
+            f"WHEN ({has_w}) AND NOT _num THEN {_R_NOT_NUMBER}",
+            f"WHEN ({has_w}) AND _wd < 0 THEN {_R_NEGATIVE}",
+        ]
+    reason = f"CASE {' '.join(cases)} ELSE {_R_OK} END"
+    # The guard is always true, but it makes ``reason`` nondeterministic: a filter on it
+    # then stays above this projection instead of being pushed below it with every
+    # reference to the split fields inlined (which would split each line a dozen times).
+    return df.selectExpr(
+        "*",
+        f"CAST({weight} AS DOUBLE) AS weight",
+        f"CAST(CASE WHEN spark_partition_id() >= 0 THEN {reason} END AS INT) AS reason",
+    )
+
+
+def _text_reason(code: int, nf: int, text: str, layout: _TextLayout) -> str:
+    """Words for a bad line."""
+    if code == _R_FIELDS:
+        return f"expected {layout.expected()}, found {nf}"
+    if code == _R_EMPTY_ID:
+        return "empty node id"
+    fields = _split_line(text, layout.sep)
+    w = fields[layout.weight] if layout.weight is not None and layout.weight < len(fields) else ""
+    if code == _R_NOT_NUMBER:
+        return f"weight {w!r} is not a number"
+    if code == _R_NONFINITE:
+        return f"weight {w!r} is NaN or infinite"
+    if code == _R_NEGATIVE:
+        return f"weight {w!r} is negative"
+    return f"bad line (code {code})"
+
+
+def _read_text(
+    spark: SparkSession,
+    paths: list[str],
+    fmt: str,
+    sep: str | None,
+    header: bool | None,
+    src_col: str | int | None,
+    dst_col: str | int | None,
+    weight_col: str | int | None,
+    bad_lines: str,
+    comment: str | None,
+    first_line: str | None,
+) -> tuple[DataFrame, int]:
+    """Text branch of :func:`read_edges` (``first_line`` already fetched or ``None``)."""
+    where = _describe(paths)
+    named = any(isinstance(c, str) for c in (src_col, dst_col, weight_col))
+    if first_line is None and (header is not False or named):  # the header decides the layout
+        first_line = _first_data_line(spark, paths, comment)
+        if first_line is None:
+            raise InputError(
+                f"no edges in {where}: the input has no data lines (only blank or comment lines, or no files)"
+            )
+    layout = _text_layout(paths, fmt, sep, header, src_col, dst_col, weight_col, comment, first_line)
+
+    # Validation pass: per split, the number of lines, good and bad lines, the row id of
+    # its first line and of its first bad line. Only fixed-width values are aggregated,
+    # so Spark uses a hash aggregation (no sort of the rows).
+    try:
+        lines = spark.read.text(paths).selectExpr(
+            "value",
+            "_metadata.file_path AS _file",
+            "_metadata.file_block_start AS _block",
+            "monotonically_increasing_id() AS _row",
+        )
+        parsed = _classify_text(lines, layout)
+        summary = parsed.groupBy("_file", "_block").agg(
+            F.expr("count(1) AS lines"),
+            F.expr("min(_row) AS base"),
+            F.expr(f"count_if(reason = {_R_OK}) AS good"),
+            F.expr("count_if(reason > 0) AS bad"),
+            F.expr("min(CASE WHEN reason > 0 THEN _row END) AS first_bad"),
+        )
+        splits = summary.coalesce(1).collect()  # one row per file split
+    except Exception as exc:
+        if _is_read_error(exc):
+            raise _read_failure(paths, exc) from exc
+        raise
+
+    good = sum(int(r["good"]) for r in splits)
+    bad = sum(int(r["bad"]) for r in splits)
+    first_msg = None
+    if bad:
+        first_msg = _first_bad_text(parsed, splits, layout)
+        if bad_lines == "fail":
+            raise InputError(
+                f"{first_msg} ({bad} bad line{'s' if bad != 1 else ''} in total; "
+                "pass bad_lines='skip' to drop them)"
+            )
+    if good == 0:
+        total = sum(int(r["lines"]) for r in splits)
+        detail = f"; all {bad} data lines are bad, the first: {first_msg}" if bad else ""
+        raise InputError(f"no edges in {where}: {total} lines read, none is a valid edge{detail}")
+    if bad:
+        log.warning("skipped %d bad line%s in %s; the first: %s", bad, "s" if bad != 1 else "", where, first_msg)
+    log.info("read %d edge lines from %s (%d split%s)", good, where, len(splits), "s" if len(splits) != 1 else "")
+
+    edges = (
+        _classify_text(spark.read.text(paths), layout)
+        .where(F.col("reason") == _R_OK)
+        .select("src", "dst", "weight")
+    )
+    return edges, (bad if bad_lines == "skip" else 0)
+
+
+def _first_bad_text(parsed: DataFrame, splits: Sequence[Any], layout: _TextLayout) -> str:
+    """``file:N: reason (line N: 'text')`` for the first bad line over all splits.
+
+    The line number comes from the per-split summary; the text of the line is fetched
+    by a second, cheap query: the first bad row of that one split.
+    """
+    by_file: dict[str, list[Any]] = {}
+    for r in splits:
+        by_file.setdefault(r["_file"], []).append(r)
+    for file in sorted(by_file):
+        before = 0
+        for r in sorted(by_file[file], key=lambda r: r["_block"]):
+            if r["bad"]:
+                line = before + int(r["first_bad"]) - int(r["base"]) + 1
+                row = (
+                    parsed.where((F.col("_file") == file) & (F.col("_block") == r["_block"]))
+                    .where(F.col("reason") > 0)
+                    .orderBy("_row")
+                    .select(F.substring("value", 1, 4 * _MAX_SHOWN).alias("text"), "reason", "nf")
+                    .first()
+                )
+                if row is None:  # the input changed since the validation pass
+                    return f"{_display_file(file)}:{line}: bad line"
+                what = _text_reason(int(row["reason"]), int(row["nf"]), row["text"], layout)
+                return f"{_display_file(file)}:{line}: {what} (line {line}: {_shorten(row['text'])})"
+            before += int(r["lines"])
+    raise AssertionError("no bad line found")  # pragma: no cover - caller checked the count
+
+
+# ------------------------------------------------------------------------- parquet
+
+_ID_TYPES = (T.StringType, T.ByteType, T.ShortType, T.IntegerType, T.LongType)
+_INTEGRAL = (T.ByteType, T.ShortType, T.IntegerType, T.LongType)
+
+
+def _parquet_column(df: DataFrame, col: str | int, role: str, where: str) -> str:
+    """Name of the Parquet column given by name or 0-based position."""
+    names = df.columns
+    if isinstance(col, bool) or not isinstance(col, (int, str)):
+        raise ValueError(f"{role} must be a column name or a 0-based index; got {col!r}")
+    if isinstance(col, int):
+        if not 0 <= col < len(names):
+            raise InputError(f"{where}: {role}={col} but the data have {len(names)} columns {names}")
+        return names[col]
+    if col in names:
+        return col
+    lowered = [n.lower() for n in names]
+    if lowered.count(col.lower()) == 1:
+        return names[lowered.index(col.lower())]
+    raise InputError(f"{where}: no column {col!r}; the columns are {names}")
+
+
+def _read_parquet(
+    spark: SparkSession,
+    paths: list[str],
+    src_col: str | int | None,
+    dst_col: str | int | None,
+    weight_col: str | int | None,
+    bad_lines: str,
+) -> tuple[DataFrame, int]:
+    """Parquet branch of :func:`read_edges`."""
+    where = _describe(paths)
+    try:
+        df = spark.read.parquet(*paths)
+        names = df.columns
+    except Exception as exc:
+        if _is_read_error(exc):
+            raise _read_failure(paths, exc) from exc
+        raise
+    if len(names) < 2:
+        raise InputError(f"{where}: an edge list needs at least two columns; found {names}")
+    lowered = [n.lower() for n in names]
+    by_name = src_col is None and dst_col is None and "src" in lowered and "dst" in lowered
+    if by_name:
+        src, dst = names[lowered.index("src")], names[lowered.index("dst")]
+    else:
+        src = _parquet_column(df, src_col if src_col is not None else 0, "src_col", where)
+        dst = _parquet_column(df, dst_col if dst_col is not None else 1, "dst_col", where)
+    if src == dst:
+        raise ValueError(f"src_col and dst_col name the same column ({src!r})")
+    if weight_col is not None:
+        weight: str | None = _parquet_column(df, weight_col, "weight_col", where)
+    elif "weight" in lowered and names[lowered.index("weight")] not in (src, dst):
+        weight = names[lowered.index("weight")]
+    elif not by_name and src_col is None and dst_col is None and len(names) > 2:
+        weight = names[2]
+    else:
+        weight = None
+
+    types = {f.name: f.dataType for f in df.schema.fields}
+    for role, name in (("src", src), ("dst", dst)):
+        if not isinstance(types[name], _ID_TYPES):
+            raise InputError(
+                f"{where}, column {name!r}: node ids must be strings or integers, "
+                f"found {types[name].simpleString()} (choose the column with {role}_col)"
+            )
+    st, dt = types[src], types[dst]
+    id_type: T.DataType = st
+    if type(st) is not type(dt):
+        if isinstance(st, _INTEGRAL) and isinstance(dt, _INTEGRAL):
+            id_type = T.LongType()
+        else:
+            raise InputError(
+                f"{where}: columns {src!r} ({st.simpleString()}) and {dst!r} ({dt.simpleString()}) "
+                "must hold ids of the same type"
+            )
+    if weight is not None and not isinstance(types[weight], T.NumericType):
+        raise InputError(
+            f"{where}, column {weight!r}: a weight must be numeric, found {types[weight].simpleString()} "
+            "(choose another column with weight_col)"
+        )
+
+    s, d = F.col(f"`{src}`").cast(id_type), F.col(f"`{dst}`").cast(id_type)
+    w = F.col(f"`{weight}`").cast("double") if weight is not None else F.lit(1.0)
+
+    def empty(c: Column) -> Column:
+        return c.isNull() | (c == "") if isinstance(id_type, T.StringType) else c.isNull()
+
+    reason = (
+        F.when(empty(s) | empty(d), _R_EMPTY_ID)
+        .when(w.isNull(), _R_NULL_WEIGHT)
+        .when(F.isnan(w) | (F.abs(w) == F.lit(float("inf"))), _R_NONFINITE)
+        .when(w < 0, _R_NEGATIVE)
+        .otherwise(_R_OK)
+        .cast("int")
+    )
+    bad_col = (
+        F.when(empty(s), F.lit(src)).when(empty(d), F.lit(dst)).otherwise(F.lit(weight or ""))
+    )
+    checked = df.select(
+        s.alias("src"),
+        d.alias("dst"),
+        w.alias("weight"),
+        reason.alias("reason"),
+        F.col("_metadata.file_path").alias("_file"),
+        F.col("_metadata.row_index").alias("_row"),
+        bad_col.alias("_col"),
+    )
+    r = F.col("reason")
+    try:
+        stats = checked.agg(
+            F.sum((r == _R_OK).cast("long")).alias("good"),
+            F.sum((r > 0).cast("long")).alias("bad"),
+            F.min(
+                F.when(
+                    r > 0,
+                    F.struct(
+                        "_file",
+                        "_row",
+                        "reason",
+                        "_col",
+                        F.col("src").cast("string").alias("s"),
+                        F.col("dst").cast("string").alias("d"),
+                        F.col("weight").alias("w"),
+                    ),
+                )
+            ).alias("first_bad"),
+        ).collect()[0]
+    except Exception as exc:
+        if _is_read_error(exc):
+            raise _read_failure(paths, exc) from exc
+        raise
+    good, bad = int(stats["good"] or 0), int(stats["bad"] or 0)
+    first_msg = None
+    if bad:
+        fb = stats["first_bad"]
+        what = {
+            _R_EMPTY_ID: "null or empty node id",
+            _R_NULL_WEIGHT: "null weight",
+            _R_NONFINITE: f"weight {fb['w']} is NaN or infinite",
+            _R_NEGATIVE: f"weight {fb['w']} is negative",
+        }[int(fb["reason"])]
+        first_msg = (
+            f"{_display_file(fb['_file'])}: row {int(fb['_row']) + 1}, column {fb['_col']!r}: {what} "
+            f"(src={fb['s']!r}, dst={fb['d']!r}, weight={fb['w']!r})"
+        )
+        if bad_lines == "fail":
+            raise InputError(
+                f"{first_msg} ({bad} bad row{'s' if bad != 1 else ''} in total; pass bad_lines='skip' to drop them)"
+            )
+    if good == 0:
+        detail = f"; all {bad} rows are bad, the first: {first_msg}" if bad else ""
+        raise InputError(f"no edges in {where}: the data have no valid rows{detail}")
+    if bad:
+        log.warning("skipped %d bad row%s in %s; the first: %s", bad, "s" if bad != 1 else "", where, first_msg)
+    log.info("read %d edge rows from %s", good, where)
+    edges = checked.where(r == _R_OK).select("src", "dst", "weight")
+    return edges, (bad if bad_lines == "skip" else 0)
+
+
+# -------------------------------------------------------------------------- public
+
+
+def _detect_format(spark: SparkSession, paths: list[str], comment: str | None) -> tuple[str, str | None]:
+    """Format for ``fmt="auto"`` and, for text, the first data line if it was read."""
+    exts = {_EXTENSIONS.get(_extension(p)) for p in paths}
+    if len(exts) == 1 and None not in exts:
+        return exts.pop(), None  # type: ignore[return-value]
+    try:
+        files = spark.read.text(paths).inputFiles()
+    except Exception as exc:
+        if _is_read_error(exc):
+            raise _read_failure(paths, exc) from exc
+        raise
+    if files and all(_EXTENSIONS.get(_extension(f)) == "parquet" for f in files):
+        return "parquet", None
+    first = _first_data_line(spark, paths, comment)
+    if first is not None and first.startswith("PAR1"):
+        return "parquet", None
+    if first is None:
+        return "txt", None
+    if "\t" in first:
+        return "tsv", first
+    if "," in first:
+        return "csv", first
+    return "txt", first
+
+
+def read_edges(
+    spark: SparkSession,
+    path: str | list[str],
+    fmt: str = "auto",
+    *,
+    sep: str | None = None,
+    header: bool | None = None,
+    src_col: str | int | None = None,
+    dst_col: str | int | None = None,
+    weight_col: str | int | None = None,
+    bad_lines: str = "fail",
+    comment: str | None = "#",
+) -> tuple[DataFrame, int]:
+    """Read and validate a raw edge list.
+
+    Every line (row) is checked in one distributed pass before the function returns;
+    the DataFrame returned is a lazy pipeline over the files that yields the valid
+    edges only.
+
+    Parameters
+    ----------
+    spark : SparkSession
+        Session to read with (classic or Spark Connect).
+    path : str or list of str
+        A file, a directory of part files, a glob, or a list of them. Text files may be
+        compressed (``.gz``, ``.bz2`` ...).
+    fmt : {"auto", "tsv", "csv", "txt", "parquet"}, default "auto"
+        ``"tsv"``: tab-separated; ``"csv"``: comma-separated; ``"txt"``: fields
+        separated by runs of whitespace; ``"parquet"``. ``"auto"`` goes by the extension
+        of ``path`` (``.tsv``, ``.csv``, ``.txt``, ``.parquet``; a compression suffix is
+        ignored); otherwise (a directory, ``.edges``, no extension) a directory of
+        ``.parquet`` files or a file starting with the Parquet magic is Parquet, and for
+        text the separator is sniffed from the first data line: a tab makes it TSV, a
+        comma CSV, anything else whitespace-separated.
+    sep : str, optional
+        Field separator for text, overriding the format's (``" "`` or ``r"\\s+"`` mean
+        runs of whitespace). Ignored for Parquet.
+    header : bool, optional
+        Whether the first data line of a text input is a header. ``None`` detects it:
+        the first non-blank, non-comment line is a header when a field is a usual column
+        name (``src``, ``dst``, ``source``, ``target``, ``from``, ``to``, ``weight`` ...)
+        or its weight field (the third) is not a number. With a header, every line equal
+        to it is skipped (part files that each start with the header). Ignored for
+        Parquet.
+    src_col, dst_col, weight_col : str or int, optional
+        Columns holding the edge, by header name or 0-based index. Defaults for text:
+        the first two fields, and the third as weight when a line has one (with a
+        header: the column named ``weight``, or else the third column). For Parquet:
+        the columns named ``src``, ``dst`` (and ``weight``) if present, otherwise the
+        first two (and the third as weight). When you pick ``src_col``/``dst_col``
+        yourself, name ``weight_col`` too unless a header column is called ``weight``;
+        otherwise every weight is 1.0.
+    bad_lines : {"fail", "skip"}, default "fail"
+        ``"fail"`` raises :class:`InputError` for the first bad line; ``"skip"`` drops
+        bad lines, logs a warning with their number and the first one, and returns
+        their number.
+    comment : str or None, default "#"
+        Lines starting with this (after leading whitespace) are ignored; ``None`` or
+        ``""`` disables comments. Blank lines are always ignored.
+
+    Returns
+    -------
+    edges : DataFrame
+        Columns ``src``, ``dst`` (strings for text, the column type for Parquet) and
+        ``weight`` (double, 1.0 when the input has none).
+    bad_lines : int
+        Number of bad lines (rows) skipped; 0 under ``"fail"``.
+
+    Raises
+    ------
+    InputError
+        For a missing or unreadable path, an input without edges, a column that does not
+        exist or has the wrong type, or (policy ``"fail"``) a bad line: wrong number of
+        fields, empty id, weight not a number, NaN, infinite or negative. The message
+        names the file and line (Parquet: file, row and column), quotes the line and
+        gives the total number of bad lines.
+    ValueError
+        For an invalid option value.
+    """
+    _check_choice("fmt", fmt, FORMATS)
+    _check_choice("bad_lines", bad_lines, BAD_LINE_POLICIES)
+    if header is not None and not isinstance(header, bool):
+        raise ValueError(f"header must be True, False or None; got {header!r}")
+    if comment is not None and not isinstance(comment, str):
+        raise ValueError(f"comment must be a string or None; got {comment!r}")
+    if sep is not None and (not isinstance(sep, str) or sep == ""):
+        raise ValueError(f"sep must be a non-empty string; got {sep!r}")
+    paths = _as_paths(path)
+    comment = comment or None
+
+    first_line: str | None = None
+    if fmt == "auto":
+        fmt, first_line = _detect_format(spark, paths, comment)
+    if fmt == "parquet":
+        return _read_parquet(spark, paths, src_col, dst_col, weight_col, bad_lines)
+    return _read_text(
+        spark, paths, fmt, sep, header, src_col, dst_col, weight_col, bad_lines, comment, first_line
+    )
+
+
+def prepare_graph(
+    raw_edges: DataFrame,
+    directed: bool,
+    *,
+    duplicates: str = "sum",
+    self_loops: str = "drop",
+    bad_lines: int = 0,
+) -> Graph:
+    """Canonicalise a raw edge list into a :class:`Graph`.
+
+    For an undirected graph ``(u, v)`` and ``(v, u)`` are the same edge: both are put
+    in a canonical order (smaller id first), repeated edges are merged, and then both
+    directions are added (a kept self-loop appears once). For a directed graph repeated
+    ``(src, dst)`` pairs are merged. The vertices are all endpoints of the input,
+    including nodes whose only edge is a dropped self-loop.
+
+    Parameters
+    ----------
+    raw_edges : DataFrame
+        Columns ``src``, ``dst`` (ids of one type, no nulls) and optionally ``weight``
+        (non-negative numbers; 1.0 when absent), e.g. from :func:`read_edges`.
+    directed : bool
+        Whether ``(u, v)`` and ``(v, u)`` are different edges.
+    duplicates : {"sum", "max"}, default "sum"
+        How the weights of repeated edges are merged.
+    self_loops : {"drop", "keep"}, default "drop"
+        Whether edges ``(u, u)`` are removed.
+    bad_lines : int, default 0
+        Number of skipped input lines, recorded in :attr:`Graph.bad_lines`.
+
+    Returns
+    -------
+    Graph
+        Lazy edge and vertex DataFrames.
+
+    Raises
+    ------
+    ValueError
+        For an invalid option value or missing columns.
+    """
+    _check_choice("duplicates", duplicates, DUPLICATE_POLICIES)
+    _check_choice("self_loops", self_loops, SELF_LOOP_POLICIES)
+    if not isinstance(directed, bool):
+        raise ValueError(f"directed must be True or False; got {directed!r}")
+    missing = [c for c in ("src", "dst") if c not in raw_edges.columns]
+    if missing:
+        raise ValueError(f"the edge list needs columns src and dst; missing {missing} in {raw_edges.columns}")
+    types = {f.name: f.dataType for f in raw_edges.schema.fields}
+    if types["src"] != types["dst"]:
+        raise ValueError(
+            f"src ({types['src'].simpleString()}) and dst ({types['dst'].simpleString()}) must have the same type"
+        )
+    weight = F.col("weight").cast("double") if "weight" in raw_edges.columns else F.lit(1.0)
+    src, dst = F.col("src"), F.col("dst")
+    if directed:
+        e = raw_edges.select(src.alias("src"), dst.alias("dst"), weight.alias("weight"))
+    else:
+        e = raw_edges.select(
+            F.least(src, dst).alias("src"), F.greatest(src, dst).alias("dst"), weight.alias("weight")
+        )
+    if self_loops == "drop":
+        e = e.where(F.col("src") != F.col("dst"))
+    merge = F.sum if duplicates == "sum" else F.max
+    merged = e.groupBy("src", "dst").agg(merge("weight").cast("double").alias("weight"))
+    if directed:
+        edges = merged
+    else:
+        # Both directions in one pass (no union, so the input is read and shuffled once);
+        # a self-loop is its own reverse and appears once.
+        both = F.when(
+            F.col("src") == F.col("dst"), F.array(F.struct(F.col("src"), F.col("dst")))
+        ).otherwise(
+            F.array(
+                F.struct(F.col("src"), F.col("dst")),
+                F.struct(F.col("dst").alias("src"), F.col("src").alias("dst")),
+            )
+        )
+        edges = merged.select(F.explode(both).alias("_e"), "weight").select("_e.src", "_e.dst", "weight")
+    # Vertices straight from the input: one pass, one shuffle, self-loop-only nodes kept.
+    vertices = raw_edges.select(F.explode(F.array(src, dst)).alias("id")).distinct()
+    return Graph(edges=edges, vertices=vertices, directed=directed, bad_lines=int(bad_lines))
+
+
+def load_graph(
+    spark: SparkSession,
+    path: str | list[str],
+    fmt: str = "auto",
+    *,
+    directed: bool,
+    duplicates: str = "sum",
+    self_loops: str = "drop",
+    bad_lines: str = "fail",
+    **read_options: Any,
+) -> Graph:
+    """Read an edge list and canonicalise it: :func:`read_edges` then :func:`prepare_graph`.
+
+    Parameters
+    ----------
+    spark : SparkSession
+        Session to read with.
+    path : str or list of str
+        Input file(s) or directories; see :func:`read_edges`.
+    fmt : {"auto", "tsv", "csv", "txt", "parquet"}, default "auto"
+        Input format; see :func:`read_edges`.
+    directed : bool
+        Whether the edges are directed.
+    duplicates : {"sum", "max"}, default "sum"
+        How repeated edges are merged.
+    self_loops : {"drop", "keep"}, default "drop"
+        What happens to edges ``(u, u)``.
+    bad_lines : {"fail", "skip"}, default "fail"
+        Policy for malformed lines.
+    **read_options
+        ``sep``, ``header``, ``src_col``, ``dst_col``, ``weight_col``, ``comment``;
+        see :func:`read_edges`.
+
+    Returns
+    -------
+    Graph
+        The canonical graph, with the number of skipped lines in ``bad_lines``.
+    """
+    _check_choice("duplicates", duplicates, DUPLICATE_POLICIES)
+    _check_choice("self_loops", self_loops, SELF_LOOP_POLICIES)
+    allowed = {"sep", "header", "src_col", "dst_col", "weight_col", "comment"}
+    unknown = sorted(set(read_options) - allowed)
+    if unknown:
+        raise ValueError(f"unknown read option(s) {unknown}; allowed: {sorted(allowed)}")
+    raw, skipped = read_edges(spark, path, fmt, bad_lines=bad_lines, **read_options)
+    return prepare_graph(raw, directed, duplicates=duplicates, self_loops=self_loops, bad_lines=skipped)

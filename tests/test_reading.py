@@ -1,0 +1,378 @@
+"""Reading edge lists: formats, headers and comments, validation messages, canonical graphs."""
+from __future__ import annotations
+
+import logging
+import math
+from pathlib import Path
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from chispa import assert_df_equality
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from sepne_spark.jobs_common import UserError
+from sepne_spark.reading import Graph, InputError, load_graph, prepare_graph, read_edges
+
+
+def write(tmp_path: Path, name: str, text: str, newline: str = "\n") -> str:
+    """Write ``text`` to ``tmp_path/name`` (with the given line ending); return the path."""
+    path = tmp_path / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(text.replace("\n", newline).encode("utf-8"))
+    return str(path)
+
+
+def local_df(spark: SparkSession, rows: list[tuple], schema: str | T.StructType) -> DataFrame:
+    """A small DataFrame held in the plan (built through pandas, so reading it runs no job)."""
+    if isinstance(schema, str):
+        schema = T._parse_datatype_string(schema)
+    frame = pd.DataFrame([tuple(r) for r in rows], columns=schema.names)
+    return spark.createDataFrame(frame, schema)
+
+
+def edges_df(spark: SparkSession, rows: list[tuple], id_type: str = "string") -> DataFrame:
+    return local_df(spark, sorted(rows), f"src {id_type}, dst {id_type}, weight double")
+
+
+def sorted_df(df: DataFrame) -> DataFrame:
+    """``df`` collected (one Spark job), sorted on the driver, as a local DataFrame.
+
+    Sorting on the driver keeps the comparisons cheap: chispa's ``ignore_row_order``
+    would run a distributed sort of each side.
+    """
+    return local_df(df.sparkSession, sorted(df.collect()), df.schema)
+
+
+def assert_edges(actual: DataFrame, expected: DataFrame) -> None:
+    assert_df_equality(sorted_df(actual), expected, ignore_nullable=True)
+
+
+def bad_message(spark: SparkSession, path: str, **kwargs) -> str:
+    with pytest.raises(InputError) as info:
+        read_edges(spark, path, **kwargs)
+    return str(info.value)
+
+
+# ----------------------------------------------------------------------- text formats
+
+
+def test_tsv_three_fields_ids_kept_as_written(spark, tmp_path):
+    path = write(tmp_path, "g.tsv", "# a comment\n007\t1\t2.5\n a b \t c\t1e-3\n\n   \nx\ty\t0\n")
+    edges, bad = read_edges(spark, path)
+    assert bad == 0
+    assert_edges(edges, edges_df(spark, [("007", "1", 2.5), ("a b", "c", 0.001), ("x", "y", 0.0)]))
+
+
+def test_txt_whitespace_runs_two_or_three_fields(spark, tmp_path):
+    path = write(tmp_path, "g.dat", "1 2\n2   3\t4.5\n\t3 \t 1  \n")
+    edges, _ = read_edges(spark, path, fmt="txt")
+    assert_edges(edges, edges_df(spark, [("1", "2", 1.0), ("2", "3", 4.5), ("3", "1", 1.0)]))
+
+
+def test_csv_header_columns_by_name(spark, tmp_path):
+    path = write(tmp_path, "g.csv", "w,to,from,note\n2,b,a,x\n3,c,b,y\n")
+    edges, _ = read_edges(spark, path, src_col="from", dst_col="to", weight_col="w")
+    assert_edges(edges, edges_df(spark, [("a", "b", 2.0), ("b", "c", 3.0)]))
+
+
+def test_csv_quoted_fields_and_detected_header(spark, tmp_path):
+    path = write(tmp_path, "g.csv", '"source","target","weight"\n"a", "b",1.5\nb,c,2\n')
+    edges, _ = read_edges(spark, path)
+    assert_edges(edges, edges_df(spark, [("a", "b", 1.5), ("b", "c", 2.0)]))
+
+
+def test_columns_by_index_without_header(spark, tmp_path):
+    path = write(tmp_path, "g.tsv", "9\ta\tb\t0.5\n8\tb\tc\t2\n")
+    edges, _ = read_edges(spark, path, src_col=2, dst_col=1, weight_col=3)
+    assert_edges(edges, edges_df(spark, [("b", "a", 0.5), ("c", "b", 2.0)]))
+
+
+@pytest.mark.parametrize(
+    "name, text, expected",
+    [
+        ("g.edges", "a\tb\t2\nb\tc\n", [("a", "b", 2.0), ("b", "c", 1.0)]),  # tab sniffed
+        ("g.dat", "a,b,2\nb,c\n", [("a", "b", 2.0), ("b", "c", 1.0)]),  # comma sniffed
+        ("g", "# header comment\na b  3\n", [("a", "b", 3.0)]),  # whitespace
+    ],
+)
+def test_auto_format_sniffs_separator(spark, tmp_path, name, text, expected):
+    edges, _ = read_edges(spark, write(tmp_path, name, text))
+    assert_edges(edges, edges_df(spark, expected))
+
+
+@pytest.mark.parametrize(
+    "text, header, expected",
+    [
+        ("src\tdst\na\tb\n", None, [("a", "b", 1.0)]),  # usual column names
+        ("# comment first\nFrom\tTo\tWeight\na\tb\t3\n", None, [("a", "b", 3.0)]),
+        ("a\tb\tlabel\n1\t2\t3\n", None, [("1", "2", 3.0)]),  # non-numeric third field
+        ("src\tdst\na\tb\n", False, [("src", "dst", 1.0), ("a", "b", 1.0)]),
+        ("p\tq\n1\t2\n", True, [("1", "2", 1.0)]),
+        ("p\tq\n1\t2\n", None, [("p", "q", 1.0), ("1", "2", 1.0)]),  # ids, not a header
+    ],
+)
+def test_header_detection(spark, tmp_path, text, header, expected):
+    edges, _ = read_edges(spark, write(tmp_path, "g.tsv", text), header=header)
+    assert_edges(edges, edges_df(spark, expected))
+
+
+def test_header_repeated_in_part_files_and_comment_option(spark, tmp_path):
+    write(tmp_path, "parts/part-0.csv", "% made by a tool\nsrc,dst\na,b\n")
+    write(tmp_path, "parts/part-1.csv", "src,dst\nb,c\n\n")
+    edges, _ = read_edges(spark, str(tmp_path / "parts"), comment="%")
+    assert_edges(edges, edges_df(spark, [("a", "b", 1.0), ("b", "c", 1.0)]))
+
+
+def test_comments_disabled(spark, tmp_path):
+    edges, _ = read_edges(spark, write(tmp_path, "g.tsv", "#a\tb\nb\tc\n"), comment=None)
+    assert_edges(edges, edges_df(spark, [("#a", "b", 1.0), ("b", "c", 1.0)]))
+
+
+# ---------------------------------------------------------------------------- parquet
+
+
+def test_parquet_long_ids_stay_long_and_columns_by_name(spark, tmp_path):
+    path = str(tmp_path / "g.parquet")
+    table = pa.table(
+        {
+            "weight": pa.array([2, 3], pa.int32()),
+            "dst": pa.array([2, 3], pa.int64()),
+            "src": pa.array([1, 2**40], pa.int64()),
+        }
+    )
+    pq.write_table(table, path)
+    edges, _ = read_edges(spark, path)
+    assert edges.schema["src"].dataType == T.LongType()
+    assert edges.schema["weight"].dataType == T.DoubleType()
+    assert_edges(edges, edges_df(spark, [(1, 2, 2.0), (2**40, 3, 3.0)], "long"))
+
+
+def test_parquet_directory_positional_columns_and_index_selection(spark, tmp_path):
+    folder = tmp_path / "pq"
+    folder.mkdir()
+    pq.write_table(pa.table({"a": ["x", "y"], "b": ["y", "z"], "c": [1.5, 2.5]}), str(folder / "part-0.parquet"))
+    edges, _ = read_edges(spark, str(folder))  # directory of Parquet files, detected
+    assert_edges(edges, edges_df(spark, [("x", "y", 1.5), ("y", "z", 2.5)]))
+    edges, _ = read_edges(spark, str(folder), "parquet", src_col=1, dst_col="A")
+    assert_edges(edges, edges_df(spark, [("y", "x", 1.0), ("z", "y", 1.0)]))
+
+
+def test_parquet_int_and_long_ids_become_long(spark, tmp_path):
+    path = str(tmp_path / "g.parquet")
+    pq.write_table(pa.table({"src": pa.array([1], pa.int32()), "dst": pa.array([2], pa.int64())}), path)
+    edges, _ = read_edges(spark, path)
+    assert_edges(edges, edges_df(spark, [(1, 2, 1.0)], "long"))
+
+
+@pytest.mark.parametrize(
+    "column, values, row, words",
+    [
+        ("src", [1, 2, None, 4], 3, "null or empty node id"),
+        ("weight", [1.0, -2.0, 1.0, 1.0], 2, "negative"),
+        ("weight", [1.0, 1.0, 1.0, math.nan], 4, "NaN or infinite"),
+        ("weight", [math.inf, 1.0, 1.0, 1.0], 1, "NaN or infinite"),
+        ("weight", [1.0, None, 1.0, 1.0], 2, "null weight"),
+    ],
+)
+def test_parquet_bad_rows_name_file_row_and_column(spark, tmp_path, column, values, row, words):
+    data = {"src": [1, 2, 3, 4], "dst": [2, 3, 4, 5], "weight": [1.0, 1.0, 1.0, 1.0]}
+    data[column] = values
+    path = str(tmp_path / "bad_rows.parquet")
+    pq.write_table(pa.table(data), path)
+    msg = bad_message(spark, path)
+    assert "bad_rows.parquet" in msg and f"row {row}," in msg and f"column {column!r}" in msg and words in msg
+    assert "1 bad row in total" in msg
+
+
+def test_parquet_skip_policy(spark, tmp_path):
+    path = str(tmp_path / "skip.parquet")
+    pq.write_table(pa.table({"src": ["a", "", "c", None], "dst": ["b", "c", "d", "e"]}), path)
+    edges, skipped = read_edges(spark, path, bad_lines="skip")
+    assert skipped == 2
+    assert_edges(edges, edges_df(spark, [("a", "b", 1.0), ("c", "d", 1.0)]))
+
+
+def test_parquet_wrong_column_type(spark, tmp_path):
+    path = str(tmp_path / "g.parquet")
+    pq.write_table(pa.table({"src": [1.5], "dst": [2.5]}), path)
+    msg = bad_message(spark, path)
+    assert "g.parquet" in msg and "'src'" in msg and "double" in msg
+
+
+# ------------------------------------------------------------------ bad text lines
+
+
+@pytest.mark.parametrize(
+    "text, line, words",
+    [
+        ("a\tb\n# c\n\nc\td\te\tf\n", 4, "expected 2 or 3 fields, found 4"),
+        ("a\tb\tx\n1\t2\t3\n4\n", 3, "expected 3 fields like the header, found 1"),
+        ("a\tb\t1\nc\td\tone\n", 2, "weight 'one' is not a number"),
+        ("a\tb\t1\n\nc\td\t-0.5\n", 3, "weight '-0.5' is negative"),
+        ("a\tb\t1\nc\td\tNaN\n", 2, "NaN or infinite"),
+        ("a\tb\t1\nc\td\t-inf\n", 2, "NaN or infinite"),
+        ("a\tb\t1\nc\td\t1e999\n", 2, "NaN or infinite"),
+        ("a\tb\t1\nc\t\t1\n", 2, "empty node id"),
+        ("a\tb\t1\n\tb\t1\n", 2, "empty node id"),
+    ],
+)
+def test_bad_line_message_names_file_and_line(spark, tmp_path, text, line, words):
+    path = write(tmp_path, "edges.tsv", text)
+    msg = bad_message(spark, path)
+    assert f"edges.tsv:{line}:" in msg and f"line {line}:" in msg
+    assert words in msg
+    assert "1 bad line in total" in msg
+
+
+def test_bad_line_count_and_quoted_text(spark, tmp_path):
+    long_id = "n" * 500
+    path = write(tmp_path, "many.txt", f"a b\nb c d e\n{long_id} x y\nc d\n# ok\nd\n")
+    msg = bad_message(spark, path)
+    assert "many.txt:2:" in msg and "'b c d e'" in msg and "3 bad lines in total" in msg
+    assert long_id not in msg  # the quoted text is shortened
+
+
+def test_skip_policy_counts_and_warns(spark, tmp_path, caplog):
+    path = write(tmp_path, "skip.tsv", "a\tb\t1\nb\tc\tx\nc\td\nd\te\t-1\n")
+    with caplog.at_level(logging.WARNING, logger="sepne_spark.reading"):
+        edges, bad = read_edges(spark, path, bad_lines="skip")
+    assert bad == 2
+    assert_edges(edges, edges_df(spark, [("a", "b", 1.0), ("c", "d", 1.0)]))
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert any("2 bad lines" in w and "skip.tsv:2:" in w for w in warnings)
+
+
+def test_all_lines_bad_is_an_error_even_when_skipping(spark, tmp_path):
+    msg = bad_message(spark, write(tmp_path, "bad.tsv", "a\tb\t1\ta\n"), bad_lines="skip")
+    assert "no edges" in msg and "bad.tsv:1:" in msg
+
+
+@pytest.mark.parametrize("text", ["", "# only a comment\n\n", "src\tdst\n"])
+def test_empty_input(spark, tmp_path, text):
+    msg = bad_message(spark, write(tmp_path, "empty.tsv", text), header=None)
+    assert "empty.tsv" in msg and "no edges" in msg
+
+
+def test_missing_and_unreadable_paths(spark, tmp_path):
+    missing = str(tmp_path / "nowhere.tsv")
+    msg = bad_message(spark, missing)
+    assert "nowhere.tsv" in msg
+    corrupt = write(tmp_path, "corrupt.parquet", "this is not parquet\n")
+    msg = bad_message(spark, corrupt)
+    assert "corrupt.parquet" in msg
+    with pytest.raises(InputError, match="nowhere"):
+        read_edges(spark, [write(tmp_path, "ok.tsv", "a\tb\n"), missing])
+    with pytest.raises(InputError, match="nowhere"):
+        read_edges(spark, missing, "tsv", header=False)
+
+
+def test_input_error_is_a_user_error_and_value_error():
+    assert issubclass(InputError, UserError) and issubclass(InputError, ValueError)
+
+
+def test_invalid_option_values_name_the_choices(spark, tmp_path):
+    path = write(tmp_path, "g.tsv", "a\tb\n")
+    with pytest.raises(ValueError, match="'auto', 'tsv', 'csv', 'txt', 'parquet'"):
+        read_edges(spark, path, fmt="xlsx")
+    with pytest.raises(ValueError, match="'fail', 'skip'"):
+        read_edges(spark, path, bad_lines="ignore")
+    raw = edges_df(spark, [("a", "b", 1.0)])
+    with pytest.raises(ValueError, match="'sum', 'max'"):
+        prepare_graph(raw, True, duplicates="mean")
+    with pytest.raises(ValueError, match="'drop', 'keep'"):
+        prepare_graph(raw, True, self_loops="remove")
+    with pytest.raises(ValueError, match="header"):
+        read_edges(spark, path, header=False, src_col="src")
+
+
+# -------------------------------------------------------- distributed line numbers
+
+
+@pytest.fixture
+def tiny_splits(spark):
+    """Split files into ~200-byte pieces and pack several pieces into one task."""
+    keys = {"spark.sql.files.maxPartitionBytes": "200", "spark.sql.files.openCostInBytes": "1"}
+    old = {k: spark.conf.get(k, None) for k in keys}
+    for k, v in keys.items():
+        spark.conf.set(k, v)
+    yield
+    for k, v in old.items():
+        if v is None:
+            spark.conf.unset(k)
+        else:
+            spark.conf.set(k, v)
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+def test_line_numbers_across_many_splits(spark, tmp_path, tiny_splits, newline):
+    lines = ["# long file", "src\tdst\tweight"] + [f"n{i}\tn{i + 1}\t{i % 7}" for i in range(150)]
+    lines[97 - 1] = "n95\tn96\toops"
+    lines[140 - 1] = "n138"
+    path = write(tmp_path, "big.tsv", "\n".join(lines) + "\n", newline)
+    assert spark.read.text(path).select("_metadata.file_block_start").distinct().count() >= 8
+    msg = bad_message(spark, path)
+    assert "big.tsv:97:" in msg and "'oops' is not a number" in msg and "2 bad lines in total" in msg
+    if newline == "\n":
+        edges, bad = read_edges(spark, path, bad_lines="skip")
+        assert bad == 2
+        counts = edges.agg(F.count("*").alias("n"), F.countDistinct("src", "dst").alias("d")).first()
+        assert counts["n"] == counts["d"] == 148
+
+
+def test_first_bad_line_over_files_packed_in_one_task(spark, tmp_path, tiny_splits):
+    write(tmp_path, "d/a.tsv", "x\ty\n" * 40)
+    write(tmp_path, "d/b.tsv", "x\ty\n" * 3 + "x\n" + "x\ty\n" * 50)
+    write(tmp_path, "d/c.tsv", "x\ty\nbad\n")
+    msg = bad_message(spark, str(tmp_path / "d"), fmt="tsv")
+    assert "b.tsv:4:" in msg and "2 bad lines in total" in msg
+
+
+# ------------------------------------------------------------------ canonical graphs
+
+
+RAW = [("a", "b", 1.0), ("b", "a", 2.0), ("a", "b", 4.0), ("c", "d", 1.0), ("e", "e", 3.0), ("c", "c", 1.0)]
+
+
+@pytest.mark.parametrize(
+    "directed, duplicates, expected",
+    [
+        (True, "sum", [("a", "b", 5.0), ("b", "a", 2.0), ("c", "d", 1.0)]),
+        (True, "max", [("a", "b", 4.0), ("b", "a", 2.0), ("c", "d", 1.0)]),
+        (False, "sum", [("a", "b", 7.0), ("b", "a", 7.0), ("c", "d", 1.0), ("d", "c", 1.0)]),
+        (False, "max", [("a", "b", 4.0), ("b", "a", 4.0), ("c", "d", 1.0), ("d", "c", 1.0)]),
+    ],
+)
+def test_prepare_graph_merges_duplicates(spark, directed, duplicates, expected):
+    graph = prepare_graph(edges_df(spark, RAW), directed, duplicates=duplicates)
+    assert isinstance(graph, Graph) and graph.directed is directed and graph.bad_lines == 0
+    assert_edges(graph.edges, edges_df(spark, expected))
+    vertices = local_df(spark, [(v,) for v in "abcde"], "id string")
+    assert_df_equality(sorted_df(graph.vertices), vertices, ignore_nullable=True)
+
+
+def test_prepare_graph_keeps_self_loops_once(spark):
+    graph = prepare_graph(edges_df(spark, RAW), False, self_loops="keep")
+    expected = [("a", "b", 7.0), ("b", "a", 7.0), ("c", "d", 1.0), ("d", "c", 1.0), ("e", "e", 3.0), ("c", "c", 1.0)]
+    assert_edges(graph.edges, edges_df(spark, expected))
+
+
+def test_prepare_graph_integer_ids_without_weight(spark):
+    raw = local_df(spark, [(2, 1), (1, 2), (3, 3)], "src long, dst long")
+    graph = prepare_graph(raw, False, bad_lines=4)
+    assert graph.bad_lines == 4
+    assert_edges(graph.edges, edges_df(spark, [(1, 2, 2.0), (2, 1, 2.0)], "long"))
+    assert sorted(r.id for r in graph.vertices.collect()) == [1, 2, 3]
+
+
+def test_load_graph_end_to_end(spark, tmp_path):
+    path = write(tmp_path, "g.tsv", "src\tdst\tweight\n1\t2\t1\n2\t1\t1\n2\t3\t2\n3\t3\t1\n4\t4\t1\n1\t4\tz\n")
+    graph = load_graph(spark, path, directed=False, bad_lines="skip", duplicates="max")
+    assert graph.bad_lines == 1 and not graph.directed
+    assert_edges(graph.edges, edges_df(spark, [("1", "2", 1.0), ("2", "1", 1.0), ("2", "3", 2.0), ("3", "2", 2.0)]))
+    assert sorted(r.id for r in graph.vertices.collect()) == ["1", "2", "3", "4"]
+    with pytest.raises(ValueError, match="unknown read option"):
+        load_graph(spark, path, directed=True, delimiter="\t")
