@@ -123,28 +123,3 @@ def sepne_dense(
         C[Vi] = (Psi @ B).T
     return W, C
 
-
-def sepne_objective(
-    M: np.ndarray,
-    landmarks: Sequence[int],
-    members: Sequence[int],
-    non_landmark: Sequence[int],
-    P: np.ndarray,
-    A: np.ndarray,
-    B: np.ndarray,
-    lam: float,
-    eta: float,
-) -> float:
-    """The per-set objective L_i(A, B) of the design, evaluated densely."""
-    V0 = np.asarray(landmarks)
-    Vi = np.asarray(members)
-    ibar = np.setdiff1d(np.asarray(non_landmark), Vi)
-    Mii, Mi0, M0i = M[np.ix_(Vi, Vi)], M[np.ix_(Vi, V0)], M[np.ix_(V0, Vi)]
-    local = 0.5 * np.sum((Mii - A.T @ P @ B) ** 2)
-    land = 0.5 * np.sum((M0i - P @ B) ** 2) + 0.5 * np.sum((Mi0 - A.T @ P) ** 2)
-    glob = 0.5 * lam * (
-        np.sum((M[np.ix_(Vi, ibar)] - A.T @ M[np.ix_(V0, ibar)]) ** 2)
-        + np.sum((M[np.ix_(ibar, Vi)] - M[np.ix_(ibar, V0)] @ B) ** 2)
-    )
-    reg = 0.5 * eta * (np.sum(A**2) + np.sum(B**2))
-    return float(local + land + glob + reg)
