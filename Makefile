@@ -13,7 +13,7 @@ test: setup
 	$(PY) -m pytest -q tests $(ARGS)
 
 bench: setup
-	$(PY) benchmarks/run.py $(ARGS)
+	$(PY) benchmarks/solver_bench.py $(ARGS)
 
 wheel: setup
 	$(PY) -m pip wheel --no-deps -w dist .
