@@ -11,12 +11,14 @@ Text files are read with ``spark.read.text`` and parsed with Spark SQL expressio
 Python worker is involved, nothing of the size of the input reaches the driver). Every
 line is classified on its own: blank, comment, header, a valid edge or a bad line. The
 edge DataFrame is a lazy pipeline over the files; validation is one extra pass over them
-that aggregates per file split (``_metadata.file_path``, ``_metadata.file_block_start``):
-the number of lines, good and bad lines, and the first bad line. Rows of one split
-arrive contiguously and in order, so ``monotonically_increasing_id`` minus its minimum
-over the split is a line's offset inside the split, and the number of lines of the
-earlier splits of the same file (a prefix sum over a handful of rows on the driver)
-turns that offset into the physical line number, with no ordering or index of the data.
+that aggregates per file split (``_metadata.file_path``, ``_metadata.file_block_start``)
+with a hash aggregation: the number of lines, of good and of bad lines, and the row ids
+of the split's first line and first bad line. Rows of one split arrive contiguously and
+in order, so ``monotonically_increasing_id`` minus its minimum over the split is a
+line's offset inside the split, and the number of lines of the earlier splits of the
+same file (a prefix sum over a handful of rows on the driver) turns that offset into the
+physical line number, with no sort, window or index over the data. Only when a bad line
+exists does a further query fetch its text (the first bad row of that one split).
 
 Header rule
 -----------
@@ -704,8 +706,11 @@ def _read_parquet(
             "(choose another column with weight_col)"
         )
 
-    s, d = F.col(f"`{src}`").cast(id_type), F.col(f"`{dst}`").cast(id_type)
-    w = F.col(f"`{weight}`").cast("double") if weight is not None else F.lit(1.0)
+    def quoted(name: str) -> Column:
+        return F.col("`" + name.replace("`", "``") + "`")
+
+    s, d = quoted(src).cast(id_type), quoted(dst).cast(id_type)
+    w = quoted(weight).cast("double") if weight is not None else F.lit(1.0)
 
     def empty(c: Column) -> Column:
         return c.isNull() | (c == "") if isinstance(id_type, T.StringType) else c.isNull()
@@ -718,14 +723,10 @@ def _read_parquet(
         .otherwise(_R_OK)
         .cast("int")
     )
-    bad_col = (
-        F.when(empty(s), F.lit(src)).when(empty(d), F.lit(dst)).otherwise(F.lit(weight or ""))
-    )
+    bad_col = F.when(empty(s), F.lit(src)).when(empty(d), F.lit(dst)).otherwise(F.lit(weight or ""))
+    edge_cols = [s.alias("src"), d.alias("dst"), w.alias("weight"), reason.alias("reason")]
     checked = df.select(
-        s.alias("src"),
-        d.alias("dst"),
-        w.alias("weight"),
-        reason.alias("reason"),
+        *edge_cols,
         F.col("_metadata.file_path").alias("_file"),
         F.col("_metadata.row_index").alias("_row"),
         bad_col.alias("_col"),
@@ -778,7 +779,8 @@ def _read_parquet(
     if bad:
         log.warning("skipped %d bad row%s in %s; the first: %s", bad, "s" if bad != 1 else "", where, first_msg)
     log.info("read %d edge rows from %s", good, where)
-    edges = checked.where(r == _R_OK).select("src", "dst", "weight")
+    # A plan of its own: without the metadata columns (row indexes cost a little per row).
+    edges = spark.read.parquet(*paths).select(*edge_cols).where(r == _R_OK).select("src", "dst", "weight")
     return edges, (bad if bad_lines == "skip" else 0)
 
 
@@ -897,6 +899,8 @@ def read_edges(
         raise ValueError(f"comment must be a string or None; got {comment!r}")
     if sep is not None and (not isinstance(sep, str) or sep == ""):
         raise ValueError(f"sep must be a non-empty string; got {sep!r}")
+    if header is False and any(isinstance(c, str) for c in (src_col, dst_col, weight_col)):
+        raise ValueError("columns given by name need a header line; pass header=True or use 0-based indices")
     paths = _as_paths(path)
     comment = comment or None
 
