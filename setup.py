@@ -1,10 +1,26 @@
 """Packaging for sepne-spark."""
+import shutil
 from pathlib import Path
 
 from setuptools import find_packages, setup
+from setuptools.command.build_py import build_py
+
+HERE = Path(__file__).resolve().parent
 
 GRAPHFRAMES_VERSION = "0.12.3"
 PYSPARK_VERSION = "4.1.4"
+
+
+class BuildWithProfiles(build_py):
+    """Ship the YAML profiles of ``conf/`` inside the package as ``sepne_spark/profiles``,
+    so that ``--profile document`` works from a wheel (also one on ``--py-files``)."""
+
+    def run(self) -> None:
+        super().run()
+        target = Path(self.build_lib) / "sepne_spark" / "profiles"
+        target.mkdir(parents=True, exist_ok=True)
+        for profile in sorted((HERE / "conf").glob("*.yaml")):
+            shutil.copyfile(profile, target / profile.name)
 
 setup(
     name="sepne-spark",
@@ -17,6 +33,7 @@ setup(
     license="Apache-2.0",
     python_requires=">=3.10",
     packages=find_packages(include=["sepne_spark", "sepne_spark.*"]),
+    cmdclass={"build_py": BuildWithProfiles},
     install_requires=[
         f"pyspark[sql]=={PYSPARK_VERSION}",
         "numpy>=1.26",
@@ -27,7 +44,7 @@ setup(
         "pyyaml>=6",
     ],
     extras_require={
-        "test": ["pytest>=8", "chispa>=0.10", f"pyspark[connect]=={PYSPARK_VERSION}"],
+        "test": ["pytest>=8", "chispa>=0.10", f"pyspark[connect]=={PYSPARK_VERSION}", "setuptools>=70.1", "wheel"],
         "connect": [f"pyspark[connect]=={PYSPARK_VERSION}"],
         "plots": ["matplotlib>=3.8"],
     },

@@ -419,10 +419,48 @@ _MAX_EXTENDS_DEPTH = 8
 
 def conf_dirs() -> list[Path]:
     """Folders searched for profiles given by name: ``$SEPNE_CONF_DIR`` (one or more
-    folders, separated by ``os.pathsep``), then the repository's ``conf/``."""
+    folders, separated by ``os.pathsep``), then the checkout's ``conf/`` when running
+    from a source tree, then the profiles shipped inside the installed package."""
     dirs = [Path(p).expanduser() for p in os.environ.get("SEPNE_CONF_DIR", "").split(os.pathsep) if p]
-    dirs.append(Path(__file__).resolve().parent.parent / "conf")
+    checkout = Path(__file__).resolve().parent.parent / "conf"
+    if checkout.is_dir():
+        dirs.append(checkout)
+    packaged = _packaged_profiles()
+    if packaged is not None:
+        dirs.append(packaged)
     return dirs
+
+
+_PACKAGED: list[Path | None] = []
+
+
+def _packaged_profiles() -> Path | None:
+    """The ``sepne_spark/profiles`` folder of an installed wheel.
+
+    A wheel on ``spark-submit --py-files`` is imported from inside the zip file, where
+    the YAML files are not plain files: they are then copied once to a private
+    temporary folder so that profiles work the same way everywhere.
+    """
+    if _PACKAGED:
+        return _PACKAGED[0]
+    folder: Path | None = Path(__file__).resolve().parent / "profiles"
+    if not folder.is_dir():
+        folder = None
+        try:
+            from importlib.resources import files
+
+            shipped = files("sepne_spark") / "profiles"
+            entries = [e for e in shipped.iterdir() if e.name.endswith(_PROFILE_SUFFIXES)] if shipped.is_dir() else []
+        except (OSError, ModuleNotFoundError, NotADirectoryError):
+            entries = []
+        if entries:
+            import tempfile
+
+            folder = Path(tempfile.mkdtemp(prefix="sepne-profiles-"))
+            for entry in entries:
+                (folder / entry.name).write_text(entry.read_text(encoding="utf-8"), encoding="utf-8")
+    _PACKAGED.append(folder)
+    return folder
 
 
 def _available() -> list[str]:
@@ -504,6 +542,13 @@ def _read_yaml(path: Path) -> dict[Any, Any]:
         mark = exc.problem_mark or exc.context_mark
         at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
         what = exc.problem or exc.context or "syntax error"
+        tag = re.search(r"constructor for the tag '([^']+)'", what)
+        if tag:  # e.g. !!python/object/apply: the safe loader builds plain values only
+            shown = re.sub(r"^tag:yaml\.org,2002:", "!!", tag.group(1))
+            raise UserError(
+                f"{path}: the YAML tag {shown}{at} is not allowed: a profile holds plain values only "
+                "(strings, numbers, booleans, lists and mappings)"
+            ) from None
         raise UserError(f"{path}: not valid YAML: {what}{at}") from None
     except yaml.YAMLError as exc:
         raise UserError(f"{path}: not valid YAML: {' '.join(str(exc).split())}") from None

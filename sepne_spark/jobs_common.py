@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import sys
 import time
+from pathlib import Path
 from typing import Callable, Sequence
 
 from pyspark.sql import SparkSession
@@ -58,6 +59,7 @@ def run_job(
     try:
         conf = session_conf(argv) if session_conf else None
         spark = get_spark(app_name, conf=conf)
+        log.info("%s: sepne-spark %s from %s, Spark %s", app_name, _version(), _package_location(), spark.version)
         rc = main(spark, argv)
     except UserError as exc:
         print(f"{app_name}: error: {exc}", file=sys.stderr)
@@ -70,3 +72,16 @@ def run_job(
         return 1
     log.info("%s finished in %.1f s", app_name, time.time() - start)
     return rc or 0
+
+
+def _version() -> str:
+    from sepne_spark import __version__
+
+    return __version__
+
+
+def _package_location() -> str:
+    """Where ``sepne_spark`` was imported from (a checkout, site-packages or a wheel)."""
+    import sepne_spark
+
+    return str(Path(sepne_spark.__file__).parent)

@@ -1,0 +1,78 @@
+"""The cluster path for real: ``spark-submit`` with the built wheel on ``--py-files``.
+
+The job script and the wheel are copied to a folder outside the checkout and run from
+there, as on a cluster edge node, so nothing is imported from the source tree: the job
+logs where ``sepne_spark`` came from and the test checks it is the wheel.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SPARK_SUBMIT = Path(sys.executable).with_name("spark-submit")
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> Path:
+    dist = tmp_path_factory.mktemp("dist")
+    build = tmp_path_factory.mktemp("build")
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(dist), str(ROOT)],
+        check=True, capture_output=True, text=True, cwd=build, timeout=300,
+    )
+    (found,) = dist.glob("sepne_spark-*.whl")
+    return found
+
+
+def _submit(workdir: Path, wheel: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "SPARK_HOME", "PYSPARK_GATEWAY_PORT")}
+    env["PYSPARK_PYTHON"] = sys.executable
+    env["PYSPARK_DRIVER_PYTHON"] = sys.executable
+    env["SEPNE_SPARK_JARS"] = str(workdir / "no-jars")  # the cluster supplies JARs by --packages
+    cmd = [
+        str(SPARK_SUBMIT), "--master", "local[2]",
+        "--conf", "spark.ui.enabled=false", "--conf", "spark.sql.shuffle.partitions=4",
+        "--py-files", str(wheel), "embed.py", *args,
+    ]
+    return subprocess.run(cmd, cwd=workdir, env=env, capture_output=True, text=True, timeout=900)
+
+
+@pytest.mark.skipif(not SPARK_SUBMIT.exists(), reason="spark-submit is installed with pyspark")
+def test_spark_submit_with_wheel_outside_checkout(wheel, tmp_path):
+    workdir = tmp_path / "edge-node"
+    workdir.mkdir()
+    shutil.copy(ROOT / "jobs" / "embed.py", workdir / "embed.py")
+    shutil.copy(wheel, workdir / wheel.name)
+    whl = workdir / wheel.name
+    out = workdir / "embeddings"
+
+    proc = _submit(
+        workdir, whl, "--profile", "document", "--gen-nodes", "300", "--landmarks", "16", "--dim", "8",
+        "--iters", "3", "--set-size", "100", "--output", str(out), "--run-date", "2026-11-25",
+    )
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    # spark-submit merges the Python driver's stderr into its own stdout.
+    origin = [line for line in proc.stdout.splitlines() if "sepne-embed: sepne-spark" in line]
+    assert origin and f"{whl.name}/sepne_spark" in origin[0], origin or proc.stderr[-3000:]
+    assert "SepNE embedded 300 nodes" in proc.stdout
+    part = out / "dt=2026-11-25"
+    manifest = json.loads((part / "_manifest.json").read_text())
+    # Profile values the document profile sets and the flags did not override.
+    assert manifest["settings"]["metric"] == "A+A2" and manifest["settings"]["lam"] == pytest.approx(0.4)
+    assert manifest["counts"]["output_rows"] == 300
+    assert list(part.glob("*.parquet"))
+    assert not [p for p in out.iterdir() if p.name.startswith(".")], "temporary folders left behind"
+
+    # A user error exits non-zero with one line naming it.
+    bad = _submit(workdir, whl, "--profile", "no-such-profile", "--output", str(workdir / "x"))
+    assert bad.returncode == 2, bad.stderr[-2000:]
+    errors = [line for line in bad.stdout.splitlines() if line.startswith("sepne-embed: error:")]
+    assert len(errors) == 1 and "no-such-profile" in errors[0] and "document" in errors[0]
+    assert not (workdir / "x").exists()
