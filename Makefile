@@ -1,7 +1,7 @@
 # sepne-spark developer commands. `make run` and `make test` set everything up first.
 PY := .venv/bin/python
 
-.PHONY: setup run test bench wheel clean
+.PHONY: setup run test test-airflow bench wheel clean
 
 setup:
 	@bash scripts/setup.sh
@@ -11,6 +11,11 @@ run: setup
 
 test: setup
 	$(PY) -m pytest -q tests $(ARGS)
+	@$(MAKE) --no-print-directory test-airflow
+
+# The example Airflow DAG, in its own virtualenv (.venv-airflow) with a pinned Airflow.
+test-airflow:
+	@bash scripts/airflow_check.sh
 
 bench: setup
 	$(PY) benchmarks/solver_bench.py $(ARGS)
