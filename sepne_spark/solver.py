@@ -18,9 +18,12 @@ I_d + G_A K is similar to I + G_A^1/2 K G_A^1/2, whose eigenvalues are >= 1, so 
 invertible even when K is singular (fewer than d nodes in a set, a zero start).
 C_A, G_A and h_A are the same in every iteration, so each set costs one k x k Cholesky
 factorisation per step kind and then O(d^2 n_i + d nnz(M_ii)) per iteration.
+A k x k system that rounding has made indefinite is repaired, with a warning, by
+:func:`spd_solve`; NaN or infinite input raises ``FloatingPointError`` instead.
 """
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -57,6 +60,40 @@ def landmark_factors(M00: np.ndarray, d: int) -> LandmarkFactors:
     Phi = (U * root).T.copy()
     Psi = (Vt.T * root).T.copy()
     return LandmarkFactors(Phi=Phi, Psi=Psi, P=Phi.T @ Psi, singular_values=s)
+
+
+class RepairedFactorisation(RuntimeWarning):
+    """A k x k system was not numerically positive definite and was repaired."""
+
+
+def spd_solve(C: np.ndarray, B: np.ndarray, floor: float, what: str = "C") -> np.ndarray:
+    """Solve C X = B for a matrix C that is symmetric positive definite in exact arithmetic.
+
+    Every k x k system of the solve has the form P P^T + lam (S - M M^T) + eta I, where
+    S - M M^T sums the outer products of the other nodes' rows: positive semi-definite,
+    so C's eigenvalues are at least ``floor`` = eta. Rounding (weights spanning many
+    orders of magnitude, huge lam) can still break that, and the Cholesky factorisation
+    then fails. In that case, and only then, C is replaced by the nearest symmetric
+    matrix whose eigenvalues are at least ``floor`` (an eigendecomposition with the
+    eigenvalues clipped), and a :class:`RepairedFactorisation` warning is issued.
+    Non-finite input is never repaired: it raises ``FloatingPointError``.
+    """
+    if not (np.isfinite(C).all() and np.isfinite(B).all()):
+        raise FloatingPointError(f"{what} holds NaN or infinite values (check the input weights)")
+    try:
+        return sla.cho_solve(sla.cho_factor(C, lower=True, check_finite=False), B, check_finite=False)
+    except np.linalg.LinAlgError:
+        pass
+    w, V = np.linalg.eigh((C + C.T) / 2)
+    clipped = int(np.sum(w < floor))
+    warnings.warn(
+        f"{what} ({C.shape[0]} x {C.shape[0]}) was not numerically positive definite (smallest eigenvalue "
+        f"{w[0]:.3g}); {clipped} eigenvalues raised to {floor:g} before solving",
+        RepairedFactorisation,
+        stacklevel=2,
+    )
+    w = np.maximum(w, floor)
+    return V @ ((V.T @ B) / w[:, None])
 
 
 def _mul(M: Matrix, X: np.ndarray) -> np.ndarray:
@@ -111,7 +148,7 @@ def solve_set(
     # A-step constants: C_A = P P^T + lam (S_A - M_0i M_0i^T) + eta I.
     C_A = P @ P.T + lam * (S_A - M_0i @ M_0i.T)
     C_A[np.diag_indices(k)] += eta
-    F_A = sla.cho_solve(sla.cho_factor(C_A, lower=True, check_finite=False), Phi.T, check_finite=False)  # k x d
+    F_A = spd_solve(C_A, Phi.T, eta, "C_A")  # k x d
     G_A = Phi @ F_A  # d x d
     # h_A = F_A^T (P M_i0^T + lam (Rhat_A - M_0i M_ii^T))
     FtM0i = F_A.T @ M_0i  # d x n_i
@@ -120,7 +157,7 @@ def solve_set(
     # B-step constants: C_B = P^T P + lam (S_B - M_i0^T M_i0) + eta I.
     C_B = P.T @ P + lam * (S_B - M_i0.T @ M_i0)
     C_B[np.diag_indices(k)] += eta
-    F_B = sla.cho_solve(sla.cho_factor(C_B, lower=True, check_finite=False), Psi.T, check_finite=False)  # k x d
+    F_B = spd_solve(C_B, Psi.T, eta, "C_B")  # k x d
     G_B = Psi @ F_B
     # h_B = F_B^T (P^T M_0i + lam (Rhat_B - M_i0^T M_ii))
     FtMi0 = F_B.T @ M_i0.T  # d x n_i
@@ -129,7 +166,7 @@ def solve_set(
     # Start: B = (P^T P + eta I)^-1 P^T M_0i, so Z = Psi B.
     C0 = P.T @ P
     C0[np.diag_indices(k)] += eta
-    B0 = sla.cho_solve(sla.cho_factor(C0, lower=True, check_finite=False), P.T @ M_0i, check_finite=False)
+    B0 = spd_solve(C0, P.T @ M_0i, eta, "P^T P + eta I")
     Z = Psi @ B0
 
     dt = np.dtype(dtype)
@@ -148,7 +185,7 @@ def solve_set(
         # No iterations: the landmark-only A, (P P^T + eta I)^-1 P M_i0^T.
         C1 = P @ P.T
         C1[np.diag_indices(k)] += eta
-        A0 = sla.cho_solve(sla.cho_factor(C1, lower=True, check_finite=False), P @ M_i0.T, check_finite=False)
+        A0 = spd_solve(C1, P @ M_i0.T, eta, "P P^T + eta I")
         W = Phi @ A0
     return np.asarray(W, dtype=np.float64), np.asarray(Z, dtype=np.float64)
 

@@ -68,3 +68,33 @@ def test_rejects_non_positive_eta_and_counts_flops():
     with pytest.raises(ValueError, match="eta"):
         solve_set(f, np.eye(3), np.eye(3), np.zeros((1, 1)), z.T, z, z, z, 0.4, 0.0, 1)
     assert solve_flops(1000, 128, 1000, 10_000, 5) > 2 * 1000**3 / 3
+
+
+def test_indefinite_system_is_repaired_with_a_warning_never_nan():
+    from sepne_spark.solver import RepairedFactorisation, spd_solve
+
+    g = random_graph(n=40, m=150, seed=3)
+    M = g.proximity("I+A", False)
+    L, Vi = list(range(6)), list(range(6, 20))
+    b = blocks(M, L, Vi)
+    f = landmark_factors(M[np.ix_(L, L)], 4)
+    # S_A far too small for the set's own rows: S_A - M_0i M_0i^T is negative definite,
+    # as rounding can make it, and with a large lam no Cholesky factorisation exists.
+    b["S_A"] = np.zeros_like(b["S_A"])
+    with pytest.warns(RepairedFactorisation, match="C_A .* not numerically positive definite"):
+        W, C = solve_set(f, lam=50.0, eta=0.1, iters=5, **b)
+    assert np.isfinite(W).all() and np.isfinite(C).all()
+
+    # The repair is the eigenvalue-clipped matrix: it solves exactly that system.
+    C_bad = np.diag([2.0, -1.0, 0.5])
+    with pytest.warns(RepairedFactorisation, match="1 eigenvalues raised to 0.5"):
+        X = spd_solve(C_bad, np.eye(3), 0.5)
+    np.testing.assert_allclose(X, np.diag([0.5, 2.0, 2.0]))
+    # A well-posed system takes the Cholesky path, silently.
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        np.testing.assert_allclose(spd_solve(np.diag([2.0, 4.0]), np.ones(2), 0.1), [0.5, 0.25])
+    with pytest.raises(FloatingPointError, match="NaN or infinite"):
+        spd_solve(np.array([[np.inf]]), np.ones(1), 0.1)
