@@ -98,8 +98,9 @@ def get_spark(
 def graphframes_available(spark: SparkSession) -> bool:
     """Whether the GraphFrames JVM classes can be used from ``spark``.
 
-    Checked by building a tiny :class:`graphframes.GraphFrame`; works for classic and
-    Spark Connect sessions (the latter needs the GraphFrames Connect plugin).
+    Checked by running label propagation on a one-edge :class:`graphframes.GraphFrame`;
+    works for classic and Spark Connect sessions (the latter needs the GraphFrames
+    Connect plugin on the server).
     """
     cached = getattr(spark, "_sepne_graphframes", None)
     if cached is not None:
@@ -110,7 +111,9 @@ def graphframes_available(spark: SparkSession) -> bool:
 
         v = spark.createDataFrame([(1,)], "id long")
         e = spark.createDataFrame([(1, 1)], "src long, dst long")
-        GraphFrame(v, e).inDegrees.limit(1).collect()
+        # labelPropagation runs in the JVM (the plugin under Spark Connect, where some
+        # GraphFrame methods are plain DataFrame code and would succeed without it).
+        GraphFrame(v, e).labelPropagation(maxIter=1).collect()
         ok = True
     except Exception:
         ok = False

@@ -1,8 +1,9 @@
-"""The main path (RP and IO) under Spark Connect gives the classic session's result."""
+"""The main path (RP, IO and LP sets) under Spark Connect gives the classic session's result."""
 from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -16,19 +17,33 @@ from tests.graphs import random_graph
 pytest.importorskip("grpc", reason="Spark Connect client needs pyspark[connect]")
 
 
-def test_rp_and_io_under_spark_connect(spark):
+def test_rp_io_and_lp_under_spark_connect(spark):
     g = random_graph(n=50, m=180, seed=4)
-    script = Path(__file__).parent / "connect" / "run_connect.py"
+    here = Path(__file__).parent / "connect"
     env = dict(os.environ, PYTHONPATH=str(Path(__file__).parent.parent))
-    proc = subprocess.run(
-        [sys.executable, str(script), json.dumps(g.rows)], capture_output=True, text=True, timeout=900, env=env
-    )
+    with socket.socket() as s:  # a free port for the server
+        s.bind(("localhost", 0))
+        port = s.getsockname()[1]
+    server = subprocess.Popen([sys.executable, str(here / "server.py"), str(port)], env=env, text=True,
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    try:
+        assert server.stdout.readline().strip() == "READY", "the Spark Connect server did not start"
+        proc = subprocess.run(
+            [sys.executable, str(here / "run_connect.py"), f"sc://localhost:{port}", json.dumps(g.rows)],
+            capture_output=True, text=True, timeout=900, env=env,
+        )
+    finally:
+        server.stdin.close()
+        try:
+            server.wait(timeout=120)
+        except subprocess.TimeoutExpired:
+            server.kill()
     lines = [line for line in proc.stdout.splitlines() if line.startswith("RESULT ")]
     assert proc.returncode == 0 and lines, proc.stderr[-4000:]
     remote = json.loads(lines[0][len("RESULT "):])
 
     edges = spark.createDataFrame(g.rows, "src string, dst string, weight double")
-    for partition in ("RP", "IO"):
+    for partition in ("RP", "IO", "LP"):
         model = SepNE(dim=4, landmarks=8, metric="A+A2", setSize=20, iters=5, partition=partition).fit(edges)
         if partition == "IO":
             out = model.transform(spark.createDataFrame([(r[0],) for r in g.rows[:15]], "id string"))

@@ -1,8 +1,9 @@
-"""Run the main SepNE path under Spark Connect and print the results as JSON.
+"""Run the main SepNE path (RP, IO and LP sets) under Spark Connect; print the results as JSON.
 
-Used by tests/test_connect.py in a separate process: ``SparkSession.builder.remote``
-with a ``local`` master starts a local Spark Connect server, and everything below talks
-to it over gRPC, as a Databricks shared cluster or serverless notebook would.
+Used by tests/test_connect.py in a separate process: ``python run_connect.py URL ROWS``
+connects to the Spark Connect server at URL (``sc://localhost:PORT``, started by the
+test with server.py) and everything below talks to it over gRPC, as a Databricks
+shared cluster or serverless notebook would.
 """
 import json
 import os
@@ -12,12 +13,7 @@ os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 
 from pyspark.sql import SparkSession  # noqa: E402
 
-spark = (
-    SparkSession.builder.remote("local[2]")
-    .config("spark.sql.shuffle.partitions", "4")
-    .config("spark.ui.enabled", "false")
-    .getOrCreate()
-)
+spark = SparkSession.builder.remote(sys.argv[1]).getOrCreate()
 assert spark.is_remote() if hasattr(spark, "is_remote") else True
 from pyspark.sql.connect.session import SparkSession as ConnectSession  # noqa: E402
 
@@ -25,10 +21,10 @@ assert isinstance(spark, ConnectSession), type(spark)
 
 from sepne_spark.model import SepNE  # noqa: E402
 
-rows = json.loads(sys.argv[1])
+rows = json.loads(sys.argv[2])
 edges = spark.createDataFrame(rows, "src string, dst string, weight double")
 result = {}
-for partition in ("RP", "IO"):
+for partition in ("RP", "IO", "LP"):
     model = SepNE(dim=4, landmarks=8, metric="A+A2", setSize=20, iters=5, partition=partition).fit(edges)
     if partition == "IO":
         ids = spark.createDataFrame([(r[0],) for r in rows[:15]], "id string")
