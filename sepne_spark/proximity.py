@@ -9,10 +9,24 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from pyspark.sql import DataFrame
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 METRICS = ("I+A", "A+A2")
+
+
+def ordered_sum(col: Column | str) -> Column:
+    """Sum of a double column per group, added up in ascending order of the values.
+
+    ``F.sum`` adds partial sums in the order the shuffle delivers them, which varies
+    from run to run and with the partitioning, so the last bits of every sum (and of
+    the embeddings built on them) would too. Sorting the terms first makes each sum,
+    and so the whole output, the same bit for bit across runs, core counts and input
+    splits. The terms of one group are held together, which every sum here affords:
+    a node's edges, the paths between two nodes, one landmark pair's common nodes.
+    """
+    terms = F.array_sort(F.collect_list(col))
+    return F.aggregate(terms, F.lit(0.0).cast("double"), lambda acc, x: acc + x)
 
 
 def transition(edges: DataFrame) -> DataFrame:
@@ -21,7 +35,7 @@ def transition(edges: DataFrame) -> DataFrame:
     Edges of zero weight are dropped; a node whose out-weights sum to zero has no row.
     """
     pos = edges.where(F.col("weight") > 0)
-    s = pos.groupBy("src").agg(F.sum("weight").alias("s"))
+    s = pos.groupBy("src").agg(ordered_sum("weight").alias("s"))
     return pos.join(s, "src").select("src", "dst", (F.col("weight") / F.col("s")).alias("a"))
 
 
@@ -65,7 +79,7 @@ class Proximity:
                 F.col("x.src").alias("src"), F.col("y.dst").alias("dst"), (F.col("x.a") * F.col("y.a")).alias("m")
             )
             parts = Ar.select("src", "dst", F.col("a").alias("m")).unionByName(two)
-        return parts.groupBy("src", "dst").agg(F.sum("m").alias("m"))
+        return parts.groupBy("src", "dst").agg(ordered_sum("m").alias("m"))
 
     def cols(self, nodes: DataFrame | None = None) -> DataFrame:
         """Entries ``(src, dst, m)`` of the columns of M for ``nodes`` (all if None)."""
@@ -80,7 +94,7 @@ class Proximity:
                 F.col("x.src").alias("src"), F.col("y.dst").alias("dst"), (F.col("x.a") * F.col("y.a")).alias("m")
             )
             parts = Ac.select("src", "dst", F.col("a").alias("m")).unionByName(two)
-        return parts.groupBy("src", "dst").agg(F.sum("m").alias("m"))
+        return parts.groupBy("src", "dst").agg(ordered_sum("m").alias("m"))
 
 
 @dataclass
@@ -145,7 +159,7 @@ def landmark_summaries(blocks: LandmarkBlocks, landmarks: DataFrame, k: int) -> 
         return (
             x.join(y, F.col("x.v") == F.col("y.v"))
             .groupBy(F.col("x.l").alias("i"), F.col("y.l").alias("j"))
-            .agg(F.sum(F.col("x.m") * F.col("y.m")).alias("m"))
+            .agg(ordered_sum(F.col("x.m") * F.col("y.m")).alias("m"))
             .select(F.lit(tag).alias("t"), "i", "j", "m")
         )
 
@@ -169,11 +183,11 @@ def two_hop_sums(M_rows: DataFrame, M_cols: DataFrame, blocks: LandmarkBlocks) -
     ra = (
         M_rows.join(blocks.row_nl.withColumnRenamed("v", "dst").withColumnRenamed("m", "ml"), "dst")
         .groupBy(F.col("src").alias("u"), "l")
-        .agg(F.sum(F.col("m") * F.col("ml")).alias("r"))
+        .agg(ordered_sum(F.col("m") * F.col("ml")).alias("r"))
     )
     rb = (
         M_cols.join(blocks.col_nl.withColumnRenamed("v", "src").withColumnRenamed("m", "ml"), "src")
         .groupBy(F.col("dst").alias("u"), "l")
-        .agg(F.sum(F.col("m") * F.col("ml")).alias("r"))
+        .agg(ordered_sum(F.col("m") * F.col("ml")).alias("r"))
     )
     return ra, rb

@@ -798,7 +798,14 @@ def _detect_format(spark: SparkSession, paths: list[str], comment: str | None) -
         if _is_read_error(exc):
             raise _read_failure(paths, exc) from exc
         raise
-    if files and all(_EXTENSIONS.get(_extension(f)) == "parquet" for f in files):
+    parquet = [f for f in files if _EXTENSIONS.get(_extension(f)) == "parquet"]
+    text = [f for f in files if _EXTENSIONS.get(_extension(f)) not in (None, "parquet")]
+    if parquet and text:
+        raise InputError(
+            f"{_describe(paths)} mixes Parquet and text files (e.g. {_display_file(parquet[0])} and "
+            f"{_display_file(text[0])}): give the files of one format at a time"
+        )
+    if files and len(parquet) == len(files):
         return "parquet", None
     first = _first_data_line(spark, paths, comment)
     if first is not None and first.startswith("PAR1"):
@@ -883,8 +890,9 @@ def read_edges(
     Raises
     ------
     InputError
-        For a missing or unreadable path, an input without edges, a column that does not
-        exist or has the wrong type, or (policy ``"fail"``) a bad line: wrong number of
+        For a missing or unreadable path, an input without edges, Parquet and text files
+        mixed in one input (``fmt="auto"``), a column that does not exist or has the
+        wrong type, or (policy ``"fail"``) a bad line: wrong number of
         fields, empty id, weight not a number, NaN, infinite or negative. The message
         names the file and line (Parquet: file, row and column), quotes the line and
         gives the total number of bad lines.
@@ -976,8 +984,10 @@ def prepare_graph(
         )
     if self_loops == "drop":
         e = e.where(F.col("src") != F.col("dst"))
-    merge = F.sum if duplicates == "sum" else F.max
-    merged = e.groupBy("src", "dst").agg(merge("weight").cast("double").alias("weight"))
+    from sepne_spark.proximity import ordered_sum  # a fixed order: the same weights every run
+
+    merge = ordered_sum if duplicates == "sum" else F.max
+    merged = e.groupBy("src", "dst").agg(merge(F.col("weight").cast("double")).cast("double").alias("weight"))
     if directed:
         edges = merged
     else:

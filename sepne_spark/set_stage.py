@@ -6,6 +6,10 @@ two-hop sums. The k x k and k x d summaries travel with the function (O(k^2 + k 
 """
 from __future__ import annotations
 
+import sys
+import time
+import warnings
+
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
@@ -21,8 +25,9 @@ from pyspark.sql.types import (
     StructType,
 )
 
-from sepne_spark.proximity import LandmarkBlocks
-from sepne_spark.solver import LandmarkFactors, solve_set
+from sepne_spark.progress import SolveProgress
+from sepne_spark.proximity import LandmarkBlocks, ordered_sum
+from sepne_spark.solver import LandmarkFactors, RepairedFactorisation, solve_set
 
 NODE, M_II, R_A, R_B, M_I0, M_0I = 0, 1, 2, 3, 4, 5
 
@@ -71,12 +76,12 @@ def set_records(
     ra = (
         MR.join(blocks.row_nl.select(F.col("v").alias("dst"), "l", F.col("m").alias("ml")), "dst")
         .groupBy("set_id", "src", "l")
-        .agg(F.sum(F.col("m") * F.col("ml")).alias("r"))
+        .agg(ordered_sum(F.col("m") * F.col("ml")).alias("r"))
     )
     rb = (
         MC.join(blocks.col_nl.select(F.col("v").alias("src"), "l", F.col("m").alias("ml")), "src")
         .groupBy("set_id", "dst", "l")
-        .agg(F.sum(F.col("m") * F.col("ml")).alias("r"))
+        .agg(ordered_sum(F.col("m") * F.col("ml")).alias("r"))
     )
     mi0 = blocks.col.join(assign.withColumnRenamed("id", "v"), "v")
     m0i = blocks.row.join(assign.withColumnRenamed("id", "v"), "v")
@@ -101,8 +106,10 @@ def make_set_solver(
 ):
     """The pandas function run once per set by ``applyInPandas``."""
     k = factors.P.shape[0]
+    progress = SolveProgress()
 
     def solve(pdf: pd.DataFrame) -> pd.DataFrame:
+        started = time.time()
         set_id = int(pdf["set_id"].iloc[0])
         kind = pdf["kind"].to_numpy()
         nodes = pd.Index(pdf["u"][kind == NODE].unique()).sort_values()
@@ -123,12 +130,17 @@ def make_set_solver(
 
         Rhat_A, Rhat_B = dense_kn(R_A), dense_kn(R_B)
         M_i0, M_0i = dense_kn(M_I0).T, dense_kn(M_0I)
-        W, C = solve_set(factors, S_A, S_B, M_ii, M_i0, M_0i, Rhat_A, Rhat_B, lam, eta, iters, dtype=dtype)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", RepairedFactorisation)
+            W, C = solve_set(factors, S_A, S_B, M_ii, M_i0, M_0i, Rhat_A, Rhat_B, lam, eta, iters, dtype=dtype)
+        for w in caught:  # to the executor log, naming the set
+            print(f"sepne solve WARNING: set {set_id} ({n} nodes): {w.message}", file=sys.stderr, flush=True)
         if not (np.isfinite(W).all() and np.isfinite(C).all()):
             raise FloatingPointError(
                 f"set {set_id}: the solve produced NaN or infinite values for {n} nodes "
                 f"(check eta > 0 and the input weights)"
             )
+        progress.finished(set_id, n, time.time() - started)
         return pd.DataFrame(
             {
                 "id": nodes.to_numpy(),
