@@ -30,11 +30,21 @@ from sepne_spark.jobs_common import UserError, run_job  # noqa: E402
 log = logging.getLogger("sepne_spark.jobs.embed")
 
 
+class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Append argparse's default, except to options whose default is "not given"
+    (``None``): their help already states the real default (the profile's value)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        if action.default is None:
+            return action.help
+        return super()._get_help_string(action)
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="embed.py",
         description="Compute SepNE node embeddings of an edge list and write them to Parquet.",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        formatter_class=_HelpFormatter,
     )
     io = p.add_argument_group("input and output")
     io.add_argument("--profile", default=None,
@@ -70,17 +80,31 @@ def _col(value: str | None):
     return int(value) if value.isdigit() else value
 
 
-def _requested(spark, text: str, id_type):
+def _requested(spark, text: str):
+    """The ids of ``--nodes`` as strings (column ``id``), as written.
+
+    :func:`sepne_spark.model.requested_ids` converts them to the graph's id type.
+    """
     from pyspark.sql import functions as F
 
     if text.startswith("@"):
         path = text[1:]
         if not os.path.exists(path):
             raise UserError(f"--nodes file {path} does not exist")
-        ids = spark.read.text(path).select(F.trim("value").alias("id")).where("id != '' and not id like '#%'")
-    else:
-        ids = spark.createDataFrame([(x.strip(),) for x in text.split(",") if x.strip()], "id string")
-    return ids.select(F.col("id").cast(id_type).alias("id"))
+        return spark.read.text(path).select(F.trim("value").alias("id")).where("id != '' and not id like '#%'")
+    return spark.createDataFrame([(x.strip(),) for x in text.split(",") if x.strip()], "id string")
+
+
+def _output_target(ns: argparse.Namespace) -> str:
+    """Where the embeddings go: ``--output``, or its ``dt=`` partition with ``--run-date``."""
+    target = ns.output.rstrip("/")
+    if ns.run_date:
+        try:
+            time.strptime(ns.run_date, "%Y-%m-%d")
+        except ValueError:
+            raise UserError(f"--run-date {ns.run_date!r} is not a date YYYY-MM-DD") from None
+        target = f"{target}/dt={ns.run_date}"
+    return target
 
 
 def session_conf(argv: Sequence[str]) -> dict[str, str]:
@@ -94,11 +118,21 @@ def main(spark, args: Sequence[str] | None = None) -> int:
     ns = build_parser().parse_args(None if args is None else list(args))
     settings = config.resolve(ns, config.load_profile(ns.profile))
 
+    from sepne_spark.writing import atomic_write, check_output_path, write_manifest
+
+    # Checks on the paths alone, before any Spark work: nothing written is lost.
+    if settings.partition == "IO" and not ns.nodes:
+        raise UserError("partition IO embeds only requested nodes: give them with --nodes")
+    target = _output_target(ns)
+    check_output_path(target, ns.input or [], overwrite=ns.overwrite or bool(ns.run_date))
+    if ns.save_model:
+        check_output_path(ns.save_model, ns.input or [], overwrite=ns.overwrite, what="--save-model path")
+
     from pyspark.sql import functions as F
 
-    from sepne_spark.model import SepNE, SepNEModel
+    from sepne_spark.model import SepNE, SepNEModel, requested_ids
+    from sepne_spark.progress import stage
     from sepne_spark.reading import load_graph, prepare_graph
-    from sepne_spark.writing import atomic_write, write_manifest
 
     timings: dict[str, float] = {}
     t0 = time.time()
@@ -121,12 +155,16 @@ def main(spark, args: Sequence[str] | None = None) -> int:
         source = (f"generated SBM graph: {ns.gen_nodes} nodes, {ns.gen_communities} communities, "
                   f"average degree {ns.gen_avg_degree}, mixing {ns.gen_mixing}")
     graph.edges.persist()
+    graph.vertices.persist()
     n_edges = graph.edges.count()
     n_nodes = graph.vertices.count()
     timings["read"] = time.time() - t0
     log.info("read %s: %d nodes, %d directed edge rows (%.1f s)", source, n_nodes, n_edges, timings["read"])
     if n_nodes < settings.landmarks and not ns.model:
-        raise UserError(f"the graph has {n_nodes} nodes, fewer than landmarks={settings.landmarks}")
+        raise UserError(f"landmarks={settings.landmarks} is more than the {n_nodes} nodes of the graph")
+    # Before fitting: requested ids that are not nodes are reported (an error when none is).
+    id_type = graph.vertices.schema["id"].dataType
+    wanted = requested_ids(_requested(spark, ns.nodes), graph.vertices, id_type) if ns.nodes else None
 
     params = dict(
         dim=settings.dim, landmarks=settings.landmarks, landmarkStrategy=settings.landmark_strategy,
@@ -142,35 +180,36 @@ def main(spark, args: Sequence[str] | None = None) -> int:
     else:
         model = SepNE(**params).fit(graph)
     timings["fit"] = time.time() - t
-    timings.update({f"fit.{k}": v for k, v in model.timings.items()})
 
-    id_type = graph.vertices.schema["id"].dataType
-    wanted = _requested(spark, ns.nodes, id_type) if ns.nodes else None
-    if settings.partition == "IO" and wanted is None:
-        raise UserError("partition IO embeds only requested nodes: give them with --nodes")
-    out = model.embed(wanted, graph)
+    out = model.embed(wanted, graph)  # partition and rows of M now; the solve runs in the write
+    timings.update(model.timings)  # landmarks, summaries_svd, partition, proximity_rows
     cols = ["id", "embedding", "is_landmark", "set_id"] + (["context"] if settings.context else [])
     out = out.select(*cols)
 
-    target = ns.output.rstrip("/")
-    if ns.run_date:
-        time.strptime(ns.run_date, "%Y-%m-%d")
-        target = f"{target}/dt={ns.run_date}"
     counts: dict[str, int] = {"input_nodes": n_nodes, "input_edge_rows": n_edges, "bad_lines": graph.bad_lines}
-    t = time.time()
+    plan = dict(model.plan)
 
     def write(tmp: str) -> None:
-        out.write.parquet(tmp)
-        counts["output_rows"] = spark.read.parquet(tmp).count()
+        with stage(spark, "solve_write", f"{plan['sets']} sets, {plan['nodes']} nodes, to {target}", timings) as st:
+            out.write.parquet(tmp)
+            written = spark.read.parquet(tmp)
+            counts["output_rows"] = written.count()
+            counts["zero_embeddings"] = written.where(F.forall("embedding", lambda x: x == 0)).count()
+            st.count(rows=counts["output_rows"])
+        if counts["zero_embeddings"]:
+            log.warning(
+                "%d of %d nodes got an all-zero embedding: neither they nor the other nodes of their set "
+                "reach a landmark through M (%s); add landmarks (GDS covers more of the graph) or drop "
+                "those components", counts["zero_embeddings"], counts["output_rows"], settings.metric,
+            )
         write_manifest(tmp, {
             "job": "embed", "version": __version__, "spark_version": spark.version,
             "input": source, "output": target, "settings": settings.as_dict(), "counts": counts,
-            "timings_s": timings, "model": ns.model, "nodes": ns.nodes,
+            "sets": plan, "timings_s": timings, "model": ns.model, "nodes": ns.nodes,
             "finished_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         })
 
     atomic_write(write, target, overwrite=ns.overwrite or bool(ns.run_date))
-    timings["embed_and_write"] = time.time() - t
     if ns.save_model:
         model.save(ns.save_model, overwrite=ns.overwrite)
     expected = n_nodes if wanted is None else None
@@ -182,11 +221,13 @@ def main(spark, args: Sequence[str] | None = None) -> int:
     print("  time: " + ", ".join(f"{k} {v:.1f}s" for k, v in timings.items()))
     print(f"  output: {target}")
     if labels is not None:
+        import numpy as np
+
         from sepne_spark.evaluation import node_classification
 
         emb = spark.read.parquet(target).select("id", "embedding").toPandas()
         lab = labels.toPandas().set_index("node")["label"]
-        X = __import__("numpy").vstack(emb["embedding"].to_numpy())
+        X = np.vstack(emb["embedding"].to_numpy())
         y = [[lab[i]] for i in emb["id"]]
         res = node_classification(X, y, train_ratios=(0.1, 0.5), n_splits=3, seed=settings.seed)
         for ratio, r in sorted(res["results"].items()):

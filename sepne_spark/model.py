@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import logging
-import time
 from typing import Any
 
 import numpy as np
@@ -25,13 +24,21 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from sepne_spark import __version__
+from sepne_spark.jobs_common import UserError
 from sepne_spark.landmarks import STRATEGIES, select_landmarks
 from sepne_spark.partition import SETUPS, lp_partition, random_partition, requested_partition
+from sepne_spark.progress import stage
 from sepne_spark.proximity import METRICS, Proximity, landmark_blocks, landmark_summaries, transition
 from sepne_spark.set_stage import embed_sets, output_schema, set_records
 from sepne_spark.solver import LandmarkFactors, landmark_factors
 
 log = logging.getLogger(__name__)
+
+_MAX_EXAMPLES = 5  # missing ids quoted in a warning or an error
+
+
+class RequestedIdsError(UserError, ValueError):
+    """None of the ids asked for is a node of the graph (or no id was asked for)."""
 
 
 def _choice(name: str, allowed: tuple[str, ...]):
@@ -127,28 +134,32 @@ class SepNE(Estimator, _SepNEParams):
         return self._set(**self._input_kwargs)
 
     def _fit(self, dataset: Any) -> "SepNEModel":
+        s = self.settings()
+        if s["dim"] > s["landmarks"]:  # before any Spark work
+            raise ValueError(
+                f"dim={s['dim']} is more than landmarks={s['landmarks']}: the landmark embedding "
+                "has at most as many dimensions as there are landmarks"
+            )
         spark = _session_of(dataset)
         graph = _as_graph(dataset, self.getOrDefault("directed"), self.getOrDefault("duplicates"), self.getOrDefault("selfLoops"))
         graph.edges.persist()
         graph.vertices.persist()
-        s = self.settings()
+        n_nodes = graph.vertices.count()  # fills the cache that the landmark choice reads
+        if s["landmarks"] > n_nodes:
+            raise ValueError(f"landmarks={s['landmarks']} is more than the {n_nodes} nodes of the graph")
         timings: dict[str, float] = {}
-        t = time.time()
-        A = transition(graph.edges).persist()
-        prox = Proximity(A, graph.vertices, s["metric"])
-        ids = select_landmarks(spark, graph.vertices, graph.edges, s["landmarks"], s["landmarkStrategy"], s["seed"])
-        timings["landmarks"] = time.time() - t
-        t = time.time()
-        id_type = graph.vertices.schema["id"].dataType
-        lm = _landmark_df(spark, ids, id_type)
-        blocks = landmark_blocks(prox.rows(lm).persist(), prox.cols(lm).persist(), lm)
-        M00, S_A, S_B = landmark_summaries(blocks, lm, len(ids))
-        factors = landmark_factors(M00, s["dim"])
-        timings["summaries_svd"] = time.time() - t
-        log.info(
-            "fit: %d landmarks (%s), d=%d, M00/S_A/S_B and SVD in %.1f s",
-            len(ids), s["landmarkStrategy"], factors.Phi.shape[0], timings["summaries_svd"],
-        )
+        with stage(spark, "landmarks", f"{s['landmarks']} by {s['landmarkStrategy']}", timings) as st:
+            A = transition(graph.edges).persist()
+            prox = Proximity(A, graph.vertices, s["metric"])
+            ids = select_landmarks(spark, graph.vertices, graph.edges, s["landmarks"], s["landmarkStrategy"], s["seed"])
+            st.count(landmarks=len(ids))
+        with stage(spark, "summaries_svd", f"M00, S_A, S_B of {len(ids)} landmarks, {s['metric']}", timings) as st:
+            id_type = graph.vertices.schema["id"].dataType
+            lm = _landmark_df(spark, ids, id_type)
+            blocks = landmark_blocks(prox.rows(lm).persist(), prox.cols(lm).persist(), lm)
+            M00, S_A, S_B = landmark_summaries(blocks, lm, len(ids))
+            factors = landmark_factors(M00, s["dim"])
+            st.count(k=len(ids), d=int(factors.Phi.shape[0]))
         model = SepNEModel(ids, factors, S_A, S_B, id_type)
         self._copyValues(model)
         model._graph = graph
@@ -185,6 +196,8 @@ class SepNEModel(Model, _SepNEParams):
         self._blocks = None
         self._fit_input: Any = None
         self.timings: dict[str, float] = {}
+        #: what the last :meth:`embed` set up: ``setup`` (RP, LP, IO), ``sets``, ``nodes``
+        self.plan: dict[str, Any] = {}
 
     # -- embedding -------------------------------------------------------------------
     def landmark_embeddings(self, spark: SparkSession) -> DataFrame:
@@ -214,6 +227,16 @@ class SepNEModel(Model, _SepNEParams):
         ``graph`` is an edge-list DataFrame or a :class:`~sepne_spark.reading.Graph`; it
         may hold nodes and edges added after fitting. Landmarks, Phi, Psi, S_A and S_B
         are taken from the model as fitted.
+
+        Requested ids that are not nodes of ``graph`` are left out, with a warning that
+        gives their number and a few of them (see :func:`requested_ids`); requested
+        landmarks get their landmark rows.
+
+        Raises
+        ------
+        RequestedIdsError
+            A ``ValueError`` (and a ``UserError`` for the jobs) when ``ids`` is empty or
+            none of its ids is a node of ``graph``.
         """
         s = self.settings()
         if not isinstance(graph, _graph_type()):
@@ -225,24 +248,28 @@ class SepNEModel(Model, _SepNEParams):
         lm = _landmark_df(spark, self.landmark_ids, self.id_type)
         blocks = self._blocks if same else landmark_blocks(prox.rows(lm), prox.cols(lm), lm)
         non_lm = graph.vertices.select("id").join(lm.select("id"), "id", "left_anti")
-        if ids is not None:
-            wanted = ids.select(F.col("id").cast(self.id_type).alias("id")).distinct()
-            missing = wanted.join(graph.vertices, "id", "left_anti").limit(5).collect()
-            if missing:
-                raise ValueError(f"requested ids not in the graph, e.g. {[r['id'] for r in missing]}")
-            targets = wanted.join(lm.select("id"), "id", "left_anti")
-            assign = requested_partition(targets, s["setSize"], s["seed"]).localCheckpoint()
-            M_rows, M_cols = prox.rows(assign).localCheckpoint(), prox.cols(assign).localCheckpoint()
-            lm_out = self.landmark_embeddings(spark).join(wanted, "id", "left_semi")
-        else:
-            if s["partition"] == "LP":
-                assign = lp_partition(spark, graph.vertices, graph.edges, non_lm, s["setSize"], s["lpMaxIter"], s["seed"])
+        setup = "IO" if ids is not None else s["partition"]
+        with stage(spark, "partition", f"{setup}, about {s['setSize']} nodes per set", self.timings) as st:
+            if ids is not None:
+                wanted = requested_ids(ids, graph.vertices, self.id_type)
+                targets = wanted.join(lm.select("id"), "id", "left_anti")
+                assign = requested_partition(targets, s["setSize"], s["seed"]).localCheckpoint()
             else:
-                assign = random_partition(non_lm, s["setSize"], s["seed"])
-            assign = assign.localCheckpoint()
-            M = prox.rows(None).localCheckpoint()
-            M_rows = M_cols = M
-            lm_out = self.landmark_embeddings(spark)
+                if s["partition"] == "LP":
+                    assign = lp_partition(spark, graph.vertices, graph.edges, non_lm, s["setSize"], s["lpMaxIter"], s["seed"])
+                else:
+                    assign = random_partition(non_lm, s["setSize"], s["seed"])
+                assign = assign.localCheckpoint()
+            sizes = assign.agg(F.countDistinct("set_id").alias("sets"), F.count(F.lit(1)).alias("nodes")).first()
+            self.plan = {"setup": setup, "sets": int(sizes["sets"]), "nodes": int(sizes["nodes"])}
+            st.count(**{k: v for k, v in self.plan.items() if k != "setup"})
+        with stage(spark, "proximity_rows", f"rows of M for {self.plan['nodes']} nodes", self.timings):
+            if ids is not None:
+                M_rows, M_cols = prox.rows(assign).localCheckpoint(), prox.cols(assign).localCheckpoint()
+                lm_out = self.landmark_embeddings(spark).join(wanted, "id", "left_semi")
+            else:
+                M_rows = M_cols = prox.rows(None).localCheckpoint()
+                lm_out = self.landmark_embeddings(spark)
         records = set_records(assign, M_rows, M_cols, blocks)
         out = embed_sets(records, self.factors, self.S_A, self.S_B, s["lam"], s["eta"], s["iters"], self.id_type, s["dtype"])
         return out.unionByName(lm_out)
@@ -289,6 +316,54 @@ class SepNEModel(Model, _SepNEParams):
         model = cls([r["id"] for r in lms], factors, arr["S_A"], arr["S_B"], _parse_datatype_json_string(meta["id_type"]))
         model._set(**meta["params"])
         return model
+
+
+def requested_ids(ids: DataFrame, vertices: DataFrame, id_type: Any) -> DataFrame:
+    """The requested ids that are nodes of the graph: a DataFrame with column ``id``.
+
+    Parameters
+    ----------
+    ids : DataFrame
+        Column ``id`` of any type; values are converted to ``id_type``, and one that
+        does not convert (``"abc"`` for integer ids) is not in the graph.
+    vertices : DataFrame
+        Column ``id``: the nodes of the graph (:attr:`Graph.vertices`).
+    id_type : DataType
+        Type of the node ids.
+
+    Returns
+    -------
+    DataFrame
+        The distinct requested ids found in ``vertices``. Those not found are left out
+        with a warning giving their number and up to five of them, as written in
+        ``ids``. Only two counts and those examples reach the driver.
+
+    Raises
+    ------
+    RequestedIdsError
+        When ``ids`` is empty or none of its ids is in ``vertices``.
+    """
+    if "id" not in ids.columns:
+        raise ValueError(f"the requested ids need a column 'id'; got columns {ids.columns}")
+    asked = ids.select(F.col("id").alias("asked"), F.col("id").try_cast(id_type).alias("id")).distinct()
+    found = vertices.select("id", F.lit(True).alias("found"))
+    flagged = asked.join(found, "id", "left").localCheckpoint()
+    counts = flagged.agg(F.count(F.lit(1)).alias("asked"), F.count("found").alias("found")).first()
+    n_asked, n_found = int(counts["asked"]), int(counts["found"])
+    if n_asked == 0:
+        raise RequestedIdsError("no ids requested: the DataFrame of requested ids is empty")
+    if n_found < n_asked:
+        missing = flagged.where(F.col("found").isNull()).select("asked").limit(_MAX_EXAMPLES).collect()
+        examples = sorted((r["asked"] for r in missing), key=str)
+        if n_asked == 1:
+            raise RequestedIdsError(f"the requested id {examples[0]!r} is not a node of the graph")
+        if n_found == 0:
+            raise RequestedIdsError(f"none of the {n_asked} requested ids is a node of the graph, e.g. {examples}")
+        log.warning(
+            "%d of the %d requested ids are not nodes of the graph and get no embedding, e.g. %s",
+            n_asked - n_found, n_asked, examples,
+        )
+    return flagged.where(F.col("found")).select("id").distinct()
 
 
 def _graph_type():

@@ -5,12 +5,19 @@ complete; an existing output is replaced only after the new one is whole.
 """
 from __future__ import annotations
 
+import fnmatch
 import logging
+import os
+import posixpath
 import uuid
-from typing import Callable
+from typing import Callable, Sequence
 from urllib.parse import urlparse
 
+from sepne_spark.jobs_common import UserError
+
 log = logging.getLogger(__name__)
+
+_GLOB_CHARS = "*?[{"
 
 
 def _filesystem(path: str):
@@ -32,6 +39,88 @@ def exists(path: str) -> bool:
     return filesystem.get_file_info(inner).type != fs.FileType.NotFound
 
 
+def _location(path: str) -> tuple[str, str]:
+    """``(filesystem, absolute normalised path)`` of a local path or URI, for comparing paths.
+
+    Local paths (and ``file:`` URIs) are made absolute with symbolic links resolved;
+    for other URIs the filesystem is the scheme and authority (``s3a``/``s3n`` as ``s3``).
+    """
+    parsed = urlparse(path)
+    if parsed.scheme in ("", "file"):
+        local = parsed.path if parsed.scheme else path
+        return "file", os.path.realpath(os.path.expanduser(local))
+    scheme = {"s3a": "s3", "s3n": "s3"}.get(parsed.scheme, parsed.scheme)
+    return f"{scheme}://{parsed.netloc}", posixpath.normpath("/" + parsed.path.lstrip("/"))
+
+
+def _within(path: str, folder: str) -> bool:
+    """Whether normalised ``path`` is ``folder`` or lies under it."""
+    return path == folder or path.startswith(folder.rstrip("/") + "/")
+
+
+def _ancestors(path: str) -> list[str]:
+    """``path`` and every folder above it."""
+    out = [path]
+    while path not in ("/", ""):
+        path = posixpath.dirname(path)
+        out.append(path)
+    return out
+
+
+def check_output_path(
+    output: str, inputs: Sequence[str], overwrite: bool, what: str = "output path"
+) -> None:
+    """Refuse, before any work is done, an output that would damage an input or old data.
+
+    Only the paths are looked at (and whether ``output`` exists), so a job can call
+    this first thing.
+
+    Parameters
+    ----------
+    output : str
+        Where the job will write (local path or URI).
+    inputs : sequence of str
+        The paths the job reads (globs allowed).
+    overwrite : bool
+        Whether an existing ``output`` is to be replaced (``--overwrite``).
+    what : str, default "output path"
+        How ``output`` is named in a message (e.g. ``"--save-model path"``).
+
+    Raises
+    ------
+    UserError
+        When ``output`` is an input or lies inside one (writing would change the
+        input); when ``overwrite`` is set and an input lies inside ``output``
+        (replacing the output would delete the input); when ``output`` exists and
+        ``overwrite`` is not set. The message names the paths.
+    """
+    out_fs, out = _location(output)
+    for given in inputs:
+        in_fs, inp = _location(given)
+        if in_fs != out_fs:
+            continue
+        first_glob = min((inp.find(c) for c in _GLOB_CHARS if c in inp), default=-1)
+        if first_glob >= 0:
+            out_in_input = any(fnmatch.fnmatchcase(a, inp) for a in _ancestors(out))
+            input_in_out = _within(inp[:first_glob].rsplit("/", 1)[0] or "/", out)
+        else:
+            out_in_input = _within(out, inp)
+            input_in_out = _within(inp, out)
+        if out_in_input:
+            where = "is the input" if out == inp else "is inside the input"
+            raise UserError(
+                f"{what} {output} {where} {given}: writing there would change the input; "
+                "choose a location outside it"
+            )
+        if overwrite and input_in_out:
+            raise UserError(
+                f"the input {given} is inside the {what} {output}: overwriting it would delete the input; "
+                "choose another location"
+            )
+    if not overwrite and exists(output):
+        raise UserError(f"{what} {output} already holds data; pass --overwrite to replace it")
+
+
 def atomic_write(write: Callable[[str], None], path: str, overwrite: bool = False) -> None:
     """Call ``write(tmp)`` on a temporary sibling of ``path``, then move it into place.
 
@@ -41,12 +130,17 @@ def atomic_write(write: Callable[[str], None], path: str, overwrite: bool = Fals
     path: final location (local path or a URI that pyarrow.fs understands).
     overwrite: replace an existing output; otherwise an existing path is an error.
 
-    If ``write`` fails, the temporary path is removed and ``path`` is untouched.
+    If ``write`` fails, the temporary path is removed and ``path`` is untouched. A run
+    killed outright (``kill -9``, a lost driver) cannot clean up: the next write to the
+    same ``path`` removes the temporaries it left, and if it died in the instant between
+    its two moves (old output aside, new one not yet in place) puts the old output back.
+    Two runs writing the same ``path`` at the same time are not supported.
     """
     from pyarrow import fs
 
     path = path.rstrip("/")
     filesystem, inner = _filesystem(path)
+    _recover(filesystem, inner)
     final_exists = filesystem.get_file_info(inner).type != fs.FileType.NotFound
     if final_exists and not overwrite:
         raise FileExistsError(f"output path {path} exists; pass overwrite=True (--overwrite) to replace it")
@@ -77,6 +171,25 @@ def atomic_write(write: Callable[[str], None], path: str, overwrite: bool = Fals
     if final_exists:
         _remove(filesystem, old_inner)
     log.info("wrote %s", path)
+
+
+def _recover(filesystem, inner: str) -> None:
+    """Clean up after an earlier write to ``inner`` that was killed (see :func:`atomic_write`)."""
+    from pyarrow import fs
+
+    parent, _, name = inner.rpartition("/")
+    try:
+        siblings = filesystem.get_file_info(fs.FileSelector(parent or ".", allow_not_found=True))
+    except OSError:
+        return
+    tmp = [i for i in siblings if i.base_name.startswith(f".{name}.tmp-")]
+    old = sorted((i for i in siblings if i.base_name.startswith(f".{name}.old-")), key=lambda i: i.mtime or 0)
+    if old and filesystem.get_file_info(inner).type == fs.FileType.NotFound:
+        log.warning("%s is missing but an earlier run left the previous output aside: restoring it", inner)
+        filesystem.move(old.pop().path, inner)
+    for info in tmp + old:
+        log.warning("removing %s, left by an earlier run that did not finish", info.path)
+        _remove(filesystem, info.path)
 
 
 def _remove(filesystem, inner: str) -> None:

@@ -1,0 +1,403 @@
+"""Bad input of every kind: a clear error naming what is at fault, and no data lost.
+
+Bad lines of an edge list (field counts, weights that are not numbers, NaN, infinite or
+negative, empty or null ids, empty files, missing paths) are tested in
+``test_reading.py``; this file adds the cases around them: formats mixed in one
+directory, unreadable paths, empty Parquet input, requested ids that are not in the
+graph, parameters out of range, outputs that would overwrite data or the input, unsafe
+YAML and ids made of shell metacharacters.
+"""
+from __future__ import annotations
+
+import ast
+import importlib.util
+import logging
+import os
+import stat
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+import yaml
+from pyspark.sql import SparkSession
+from pyspark.sql import types as T
+
+from graphs import random_graph
+from sepne_spark import config
+from sepne_spark.jobs_common import UserError, run_job
+from sepne_spark.model import RequestedIdsError, SepNE, SepNEModel, requested_ids
+from sepne_spark.reading import InputError, read_edges
+
+ROOT = Path(__file__).resolve().parent.parent
+SMALL = dict(dim=4, landmarks=8, setSize=20, iters=3)
+SMALL_FLAGS = ["--dim", "4", "--landmarks", "8", "--set-size", "20", "--iters", "3"]
+
+#: Node ids that a shell, SQL or a format string would treat as code.
+WEIRD_IDS = [
+    "a;rm -rf x",
+    "$(touch y)",
+    "'\"",
+    "`touch z`",
+    "a|b && c > d",
+    "' OR 1=1 --",
+    "%s %n {0}",
+    "back\\slash",
+    "ünïcødé 节点 😀",
+    "-rf",
+]
+
+
+def _load_embed_job():
+    spec = importlib.util.spec_from_file_location("sepne_embed_job", ROOT / "jobs" / "embed.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+embed_job = _load_embed_job()
+
+
+def run_embed(argv: list[str]) -> int:
+    """Run the embed job as ``spark-submit`` does; the logging set-up is left as it was."""
+    logger = logging.getLogger("sepne_spark")
+    handlers, level = list(logger.handlers), logger.level
+    try:
+        return run_job(embed_job.main, "sepne-embed", argv, session_conf=embed_job.session_conf)
+    finally:
+        for handler in logger.handlers[:]:
+            if handler not in handlers:
+                logger.removeHandler(handler)
+        logger.setLevel(level)
+
+
+def write_tsv(path: Path, rows: list[tuple]) -> str:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(f"{s}\t{d}\t{w}\n" for s, d, w in rows), encoding="utf-8")
+    return str(path)
+
+
+def snapshot(folder: Path) -> dict[str, bytes]:
+    """Every file under ``folder`` by relative path, with its bytes."""
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture(scope="module")
+def weird(spark: SparkSession, tmp_path_factory) -> dict:
+    """A 30-node graph whose first ids are :data:`WEIRD_IDS`, as a TSV file and fitted.
+
+    Returns a dict with ``rows``, ``ids``, ``path`` (the TSV file), ``edges`` (read back
+    with :func:`read_edges`) and ``model`` (fitted on ``edges``).
+    """
+    g = random_graph(30, 90, seed=3)
+    rename = dict(zip(g.ids, WEIRD_IDS))
+    rows = [(rename.get(s, s), rename.get(d, d), w) for s, d, w in g.rows]
+    path = write_tsv(tmp_path_factory.mktemp("weird") / "edges.tsv", rows)
+    edges, bad = read_edges(spark, path)
+    assert bad == 0
+    model = SepNE(**SMALL).fit(edges)
+    return {"rows": rows, "ids": sorted(rename.get(i, i) for i in g.ids), "path": path, "edges": edges, "model": model}
+
+
+# ------------------------------------------------------------- 1. reading bad input
+
+
+def test_directory_mixing_parquet_and_text_names_both_files(spark, tmp_path):
+    folder = tmp_path / "mixed"
+    write_tsv(folder / "a.tsv", [("a", "b", 1.0)])
+    pq.write_table(pa.table({"src": ["x"], "dst": ["y"]}), str(folder / "b.parquet"))
+    for given in (str(folder), [str(folder / "a.tsv"), str(folder / "b.parquet")]):
+        with pytest.raises(InputError) as info:
+            read_edges(spark, given)
+        msg = str(info.value)
+        assert "mixes Parquet and text files" in msg and "a.tsv" in msg and "b.parquet" in msg
+
+
+def test_unreadable_or_missing_path(spark, tmp_path):
+    path = tmp_path / "locked.tsv"
+    if os.geteuid() == 0:  # root reads a chmod 000 file: test a path that does not exist
+        path = tmp_path / "no-such-dir" / "edges.tsv"
+    else:
+        write_tsv(path, [("a", "b", 1.0)])
+        path.chmod(0)
+    try:
+        with pytest.raises(InputError) as info:
+            read_edges(spark, str(path))
+    finally:
+        if path.exists():
+            path.chmod(stat.S_IRUSR | stat.S_IWUSR)
+    msg = str(info.value)
+    assert msg.startswith("cannot read ") and str(path) in msg
+
+
+@pytest.mark.parametrize("kind", ["parquet without rows", "empty directory"])
+def test_empty_parquet_or_directory(spark, tmp_path, kind):
+    if kind == "parquet without rows":
+        path = tmp_path / "empty.parquet"
+        schema = pa.schema([("src", pa.string()), ("dst", pa.string()), ("weight", pa.float64())])
+        pq.write_table(schema.empty_table(), str(path))
+    else:
+        path = tmp_path / "nothing"
+        path.mkdir()
+    with pytest.raises(InputError) as info:
+        read_edges(spark, str(path))
+    assert "no edges in" in str(info.value) and str(path) in str(info.value)
+
+
+# ---------------------------------------------------------- 2. ids not in the graph
+
+
+def test_missing_requested_ids_warn_and_the_rest_are_embedded(spark, weird, caplog):
+    model: SepNEModel = weird["model"]
+    landmark = model.landmark_ids[0]
+    others = [i for i in weird["ids"] if i not in model.landmark_ids][:2]
+    missing = [f"not-a-node-{i}" for i in range(7)]
+    ids = spark.createDataFrame([(i,) for i in [landmark, *others, *missing, others[0]]], "id string")
+    with caplog.at_level(logging.WARNING, logger="sepne_spark"):
+        rows = model.transform(ids).collect()
+    assert sorted(r["id"] for r in rows) == sorted([landmark, *others])
+    assert {r["id"]: r["is_landmark"] for r in rows}[landmark] is True
+    records = [r for r in caplog.records if "requested ids" in r.getMessage()]
+    assert len(records) == 1 and records[0].levelno == logging.WARNING
+    warnings = [records[0].getMessage()]
+    assert "7 of the 10 requested ids are not nodes of the graph" in warnings[0]
+    quoted = [m for m in missing if repr(m) in warnings[0]]
+    assert len(quoted) == 5  # up to five examples
+
+
+@pytest.mark.parametrize(
+    "asked, words",
+    [
+        (["x1", "x2", "x3"], "none of the 3 requested ids is a node of the graph, e.g. ["),
+        (["x1"], "the requested id 'x1' is not a node of the graph"),
+        ([], "no ids requested"),
+    ],
+)
+def test_no_requested_id_in_graph_is_an_error(spark, weird, asked, words):
+    ids = spark.createDataFrame([(i,) for i in asked], "id string")
+    with pytest.raises(ValueError) as info:
+        weird["model"].embed(ids, weird["model"]._graph)
+    assert isinstance(info.value, RequestedIdsError) and isinstance(info.value, UserError)
+    assert words in str(info.value)
+    for i in asked:
+        assert repr(i) in str(info.value)
+
+
+def test_requested_ids_that_do_not_convert_count_as_missing(spark, caplog):
+    vertices = spark.createDataFrame([(1,), (2,), (3,)], "id long")
+    ids = spark.createDataFrame([("1",), ("abc",), ("999",), ("1",)], "id string")
+    with caplog.at_level(logging.WARNING, logger="sepne_spark"):
+        found = requested_ids(ids, vertices, T.LongType()).collect()
+    assert [r["id"] for r in found] == [1]
+    msg = " ".join(r.getMessage() for r in caplog.records)
+    assert "2 of the 3 requested ids" in msg and "'abc'" in msg and "'999'" in msg
+
+
+def test_job_nodes_partly_missing_warns_and_writes_the_rest(spark, weird, tmp_path, caplog):
+    model_path = str(tmp_path / "model")
+    weird["model"].save(model_path)  # the job embeds with it: no second fit
+    landmark = weird["model"].landmark_ids[1]
+    asked = [landmark, "missing;id", "$(missing)", "no'\"de"]
+    nodes = tmp_path / "nodes.txt"
+    nodes.write_text("\n".join(asked) + "\n", encoding="utf-8")
+    out = tmp_path / "emb"
+    argv = ["--input", weird["path"], "--output", str(out), "--nodes", f"@{nodes}", "--model", model_path]
+    with caplog.at_level(logging.WARNING, logger="sepne_spark"):
+        assert embed_job.main(spark, argv + SMALL_FLAGS) == 0
+    got = [(r["id"], r["is_landmark"]) for r in spark.read.parquet(str(out)).collect()]
+    assert got == [(landmark, True)]  # only a landmark found: its landmark row
+    msg = " ".join(r.getMessage() for r in caplog.records if r.levelno == logging.WARNING)
+    assert "3 of the 4 requested ids" in msg and "'missing;id'" in msg and "'$(missing)'" in msg
+
+
+def test_job_nodes_none_in_graph_exits_2(spark, weird, tmp_path, capsys):
+    out = tmp_path / "emb"
+    argv = ["--input", weird["path"], "--output", str(out), "--nodes", "ghost1,ghost2", *SMALL_FLAGS]
+    with pytest.raises(UserError, match="none of the 2 requested ids is a node of the graph"):
+        embed_job.main(spark, argv)
+    assert run_embed(argv) == 2
+    assert "sepne-embed: error: none of the 2 requested ids" in capsys.readouterr().err
+    assert not out.exists()
+
+
+# ---------------------------------------------------------- 3. parameters out of range
+
+
+@pytest.mark.parametrize(
+    "params, words",
+    [
+        (dict(landmarks=50), "landmarks=50 is more than the 30 nodes of the graph"),
+        (dict(dim=16, landmarks=8), "dim=16 is more than landmarks=8"),
+        (dict(setSize=0), "setSize must be >= 1; got 0"),
+        (dict(lam=-0.5), "lam must be >= 0.0; got -0.5"),
+        (dict(eta=0.0), "eta must be > 0.0; got 0.0"),
+        (dict(eta=-1.0), "eta must be > 0.0; got -1.0"),
+    ],
+)
+def test_parameter_out_of_range_python_api(weird, params, words):
+    with pytest.raises(ValueError) as info:
+        SepNE(**{**SMALL, **params}).fit(weird["edges"])
+    assert words in str(info.value)
+
+
+def test_parameter_out_of_range_in_a_fit_param_map(weird):
+    est = SepNE(**SMALL)
+    with pytest.raises(ValueError, match="lam must be >= 0.0; got -2.0"):
+        est.fit(weird["edges"], {est.lam: -2.0})
+    with pytest.raises(ValueError, match="dim=9 is more than landmarks=8"):
+        est.fit(weird["edges"], {est.dim: 9})
+
+
+@pytest.mark.parametrize(
+    "flags, words",
+    [
+        (["--landmarks", "50"], "landmarks=50 is more than the 30 nodes of the graph"),
+        (["--dim", "16"], "dim 16 (from --dim) is larger than landmarks 8 (from --landmarks)"),
+        (["--set-size", "0"], "argument --set-size: must be an integer >= 1, got '0'"),
+        (["--lam", "-1"], "argument --lam: must be a number >= 0, got '-1'"),
+        (["--eta", "0"], "argument --eta: must be a number > 0, got '0'"),
+        (["--eta", "-0.1"], "argument --eta: must be a number > 0, got '-0.1'"),
+    ],
+)
+def test_parameter_out_of_range_job(spark, weird, tmp_path, capsys, flags, words):
+    out = tmp_path / "emb"
+    argv = ["--input", weird["path"], "--output", str(out), *SMALL_FLAGS, *flags]
+    # main() raises a UserError, or argparse exits with status 2 for a bad flag value
+    with pytest.raises((UserError, SystemExit)) as info:
+        embed_job.main(spark, argv)
+    err = capsys.readouterr().err
+    if isinstance(info.value, SystemExit):
+        assert info.value.code == 2 and words in err
+    else:
+        assert words in str(info.value)
+    assert run_embed(argv) == 2
+    assert words in capsys.readouterr().err
+    assert not out.exists()
+
+
+# ------------------------------------------------------------- 4. output paths
+
+
+def test_existing_output_is_kept_without_overwrite(spark, weird, tmp_path, capsys):
+    out = tmp_path / "emb"
+    (out / "dt=2020-01-01").mkdir(parents=True)
+    (out / "part-00000.parquet").write_bytes(b"PAR1 old embeddings PAR1")
+    (out / "_manifest.json").write_text('{"job": "embed", "old": true}')
+    (out / "dt=2020-01-01" / "part-0.parquet").write_bytes(os.urandom(64))
+    before = snapshot(out)
+    argv = ["--input", weird["path"], "--output", str(out), *SMALL_FLAGS]
+    with pytest.raises(UserError) as info:
+        embed_job.main(spark, argv)
+    assert f"output path {out} already holds data; pass --overwrite" in str(info.value)
+    assert run_embed(argv) == 2
+    assert "already holds data" in capsys.readouterr().err
+    assert snapshot(out) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["emb"]  # no temporary left behind
+
+
+@pytest.mark.parametrize(
+    "layout, words",
+    [
+        ("equal", "is the input"),
+        ("inside", "is inside the input"),
+        ("inside-slash", "is inside the input"),
+        ("file", "is the input"),
+        ("glob", "is inside the input"),
+        ("save-model", "--save-model path"),
+        ("overwrite-input-inside", "overwriting it would delete the input"),
+        ("run-date-input-inside", "overwriting it would delete the input"),
+    ],
+)
+def test_output_and_input_overlap_is_refused_before_any_spark_work(tmp_path, layout, words):
+    data = tmp_path / "data" / "edges"
+    write_tsv(data / "part-0.tsv", [("a", "b", 1.0), ("b", "c", 1.0)])
+    write_tsv(tmp_path / "data" / "dt=2024-05-01" / "e.tsv", [("a", "b", 1.0)])
+    flags = {
+        "equal": ["--input", str(data), "--output", str(data)],
+        "inside": ["--input", str(data), "--output", str(data / "emb")],
+        "inside-slash": ["--input", f"{data}/", "--output", f"{tmp_path}/data/./edges/emb/"],
+        "file": ["--input", str(data / "part-0.tsv"), "--output", str(data / "part-0.tsv")],
+        "glob": ["--input", f"{data}/*", "--output", str(data / "emb")],
+        "save-model": ["--input", str(data), "--output", str(tmp_path / "emb"), "--save-model", str(data / "m")],
+        "overwrite-input-inside": ["--input", str(data), "--output", str(tmp_path / "data"), "--overwrite"],
+        "run-date-input-inside": ["--input", str(tmp_path / "data" / "dt=2024-05-01" / "e.tsv"),
+                                  "--output", str(tmp_path / "data"), "--run-date", "2024-05-01"],
+    }[layout]
+    before = snapshot(tmp_path)
+    with pytest.raises(UserError) as info:
+        embed_job.main(None, flags + SMALL_FLAGS)  # no session: the check comes first
+    msg = str(info.value)
+    assert words in msg
+    given_in, given_out = flags[1], flags[flags.index("--save-model" if "--save-model" in flags else "--output") + 1]
+    assert given_in in msg and given_out.rstrip("/") in msg
+    assert snapshot(tmp_path) == before
+
+
+def test_bad_run_date_names_the_flag(tmp_path):
+    with pytest.raises(UserError, match="--run-date '2024-13-01' is not a date YYYY-MM-DD"):
+        embed_job.main(None, ["--input", "x.tsv", "--output", str(tmp_path / "o"), "--run-date", "2024-13-01"])
+
+
+# ------------------------------------------------------------------- 5. safety
+
+
+@pytest.mark.parametrize(
+    "tag",
+    ["!!python/object/apply:os.system", "!!python/object/new:os.system", "!!python/name:os.system"],
+)
+def test_yaml_profile_cannot_run_code(tmp_path, tag):
+    marker = tmp_path / "created"
+    profile = tmp_path / "evil.yaml"
+    profile.write_text(f'dim: 16\nlandmarks: {tag} ["touch {marker}"]\n', encoding="utf-8")
+    with pytest.raises(UserError) as info:
+        config.load_profile(str(profile))
+    msg = str(info.value)
+    assert str(profile) in msg and f"YAML tag {tag} at line 2" in msg and "not allowed" in msg
+    with pytest.raises(UserError, match="not allowed"):
+        embed_job.main(None, ["--profile", str(profile), "--output", str(tmp_path / "o")])
+    assert not marker.exists()
+    assert issubclass(config._ProfileLoader, yaml.SafeLoader)
+
+
+def _unsafe_uses(node: ast.AST) -> list[str]:
+    """What in one syntax node could run a shell, a subprocess or code built from data."""
+    banned_modules = {"subprocess", "pickle", "marshal", "shelve", "pty", "commands"}
+    banned_builtins = {"eval", "exec", "compile", "__import__"}
+    banned_os = {"system", "popen", "startfile", "spawnl", "spawnv", "spawnve", "execl", "execv", "execve", "execvp"}
+    if isinstance(node, ast.Import):
+        return [f"import {a.name}" for a in node.names if a.name.split(".")[0] in banned_modules]
+    if isinstance(node, ast.ImportFrom):
+        module = node.module or ""
+        return [f"from {module} import"] if module.split(".")[0] in banned_modules else []
+    if not isinstance(node, ast.Call):
+        return []
+    f = node.func
+    owner = f.value.id if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) else None
+    out = [f"{f.id}()"] if isinstance(f, ast.Name) and f.id in banned_builtins else []
+    if owner == "os" and f.attr in banned_os:
+        out.append(f"os.{f.attr}()")
+    out += ["shell=" for k in node.keywords if k.arg == "shell"]
+    if owner == "yaml" and f.attr in ("load", "load_all") and not any(k.arg == "Loader" for k in node.keywords):
+        out.append("yaml.load without a safe Loader")
+    return out
+
+
+def test_package_has_no_shell_or_code_execution():
+    """No module of the package or its jobs runs a shell, a subprocess or evaluated code."""
+    found = []
+    for path in sorted([*ROOT.joinpath("sepne_spark").rglob("*.py"), *ROOT.joinpath("jobs").glob("*.py")]):
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        for node in ast.walk(tree):
+            found += [f"{path.relative_to(ROOT)}:{node.lineno}: {use}" for use in _unsafe_uses(node)]
+    assert found == []
+
+
+def test_shell_metacharacter_ids_are_plain_data(spark, weird, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # a shell would create y or z here
+    read = sorted({r[0] for r in weird["edges"].select("src").union(weird["edges"].select("dst")).collect()})
+    assert set(WEIRD_IDS) <= set(read)
+    assert read == sorted({s for s, _, _ in weird["rows"]} | {d for _, d, _ in weird["rows"]})
+    got = [r["id"] for r in weird["model"].transform(weird["edges"]).select("id").collect()]
+    assert sorted(got) == weird["ids"]  # every node exactly once
+    assert len(got) == len(set(got)) == 30
+    assert sorted(p.name for p in tmp_path.iterdir()) == []

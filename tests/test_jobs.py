@@ -1,0 +1,87 @@
+"""Scheduled-run hygiene of the embed job, and the progress it reports."""
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from pathlib import Path
+
+import pytest
+
+from jobs import embed
+from sepne_spark.progress import DESCRIPTION_KEY, SolveProgress, stage
+
+SMALL = ["--gen-nodes", "200", "--landmarks", "12", "--dim", "4", "--iters", "2", "--set-size", "60"]
+
+
+def _digest(folder: Path) -> dict[str, str]:
+    return {
+        str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.rglob("*")) if p.is_file()
+    }
+
+
+def test_run_date_rerun_replaces_only_its_partition(spark, tmp_path, caplog):
+    out = tmp_path / "embeddings"
+    caplog.set_level(logging.INFO, logger="sepne_spark")
+    for day in ("2026-11-24", "2026-11-25"):
+        assert embed.main(spark, SMALL + ["--output", str(out), "--run-date", day]) == 0
+    before_24 = _digest(out / "dt=2026-11-24")
+    before_25 = _digest(out / "dt=2026-11-25")
+
+    # The same date again, with another seed: that partition is replaced, nothing else.
+    assert embed.main(spark, SMALL + ["--output", str(out), "--run-date", "2026-11-25", "--seed", "7"]) == 0
+    assert _digest(out / "dt=2026-11-24") == before_24
+    after_25 = _digest(out / "dt=2026-11-25")
+    assert after_25 != before_25
+    assert sorted(p.name for p in out.iterdir()) == ["dt=2026-11-24", "dt=2026-11-25"]  # no temporary left
+
+    manifest = json.loads((out / "dt=2026-11-25" / "_manifest.json").read_text())
+    assert manifest["settings"]["seed"] == 7
+    assert manifest["counts"]["output_rows"] == manifest["counts"]["input_nodes"] == 200
+    assert manifest["spark_version"] == spark.version and manifest["version"]
+    assert {"read", "fit", "landmarks", "summaries_svd", "partition", "proximity_rows", "solve_write"} <= set(
+        manifest["timings_s"]
+    )
+    assert manifest["sets"]["setup"] == "RP" and manifest["sets"]["sets"] >= 2
+    assert manifest["sets"]["nodes"] == 200 - 12
+
+    # Readers of OUTPUT see both dates as a partition column.
+    both = spark.read.parquet(str(out))
+    assert sorted(r["dt"].isoformat() for r in both.select("dt").distinct().collect()) == ["2026-11-24", "2026-11-25"]
+
+    # Each stage logged what it did, with counts and time.
+    done = [r.getMessage() for r in caplog.records if r.name == "sepne_spark.progress" and " done in " in r.getMessage()]
+    assert any(m.startswith("SepNE partition done in") and "sets " in m for m in done), done
+    assert any(m.startswith("SepNE solve_write done in") and "rows 200" in m for m in done), done
+
+
+def test_stage_sets_and_restores_description_and_tag(spark):
+    spark.conf.unset(DESCRIPTION_KEY)
+    timings: dict[str, float] = {}
+    with stage(spark, "solve", "12 sets, 340 nodes", timings) as st:
+        assert spark.conf.get(DESCRIPTION_KEY) == "SepNE solve: 12 sets, 340 nodes"
+        assert "sepne-solve" in spark.getTags()
+        st.count(sets=12)
+        spark.range(3).count()
+    assert spark.conf.get(DESCRIPTION_KEY, None) is None
+    assert "sepne-solve" not in spark.getTags()
+    assert timings["solve"] >= 0
+
+    spark.conf.set(DESCRIPTION_KEY, "nightly embeddings")
+    with pytest.raises(RuntimeError):
+        with stage(spark, "partition"):
+            raise RuntimeError("boom")
+    assert spark.conf.get(DESCRIPTION_KEY) == "nightly embeddings"  # a caller's description survives
+    spark.conf.unset(DESCRIPTION_KEY)
+
+
+def test_solve_progress_reports_first_set_then_throttles(capsys):
+    progress = SolveProgress(every=3600)
+    progress.finished(4, 120, 0.5)
+    progress.finished(5, 80, 0.25)
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 1 and "1 sets (120 nodes)" in lines[0] and "set 4" in lines[0]
+    progress.every = 0
+    progress.finished(6, 10, 0.1)
+    assert "3 sets (210 nodes)" in capsys.readouterr().err
