@@ -1,0 +1,45 @@
+"""Skew: a giant community, a hub, sets of very unequal size. Every set stays bounded.
+
+The per-set solve holds one set's rows: at most n_i node rows, nnz(M_ii) <= n_i^2
+entries of M_ii and 4 k n_i landmark entries (M_i0, M_0i and the two-hop sums), so a
+task's memory follows the set size, not a node's degree or a community's size.
+``benchmarks/skew.py`` runs the same checks with a million-edge hub.
+"""
+from __future__ import annotations
+
+import numpy as np
+from pyspark.sql import functions as F
+
+from sepne_spark.model import SepNE
+from sepne_spark.partition import pack_communities
+
+
+def test_giant_community_is_split_and_small_ones_packed(spark):
+    rows = [(f"g{i}", "giant") for i in range(1000)] + [(f"s{c}-{i}", f"small{c}") for c in range(50) for i in range(3)]
+    labels = spark.createDataFrame(rows, "id string, label string")
+    sets = pack_communities(labels, set_size=100, seed=1).toPandas()
+    assert sorted(sets["id"]) == sorted(r[0] for r in rows)  # every node once
+    sizes = sets.groupby("set_id").size()
+    assert sizes.max() <= 100 and sizes.min() >= 50  # the giant community became ten sets
+    giant_sets = sets[sets["id"].str.startswith("g")]["set_id"].nunique()
+    assert giant_sets == 10
+
+
+def test_hub_with_many_edges_and_unequal_sets_stay_bounded(spark):
+    leaves = 30_000
+    star = spark.range(leaves).select(F.lit("hub").alias("src"), F.concat(F.lit("n"), F.col("id").cast("string")).alias("dst"))
+    ring = spark.range(leaves).select(
+        F.concat(F.lit("n"), F.col("id").cast("string")).alias("src"),
+        F.concat(F.lit("n"), ((F.col("id") + 1) % leaves).cast("string")).alias("dst"),
+    )
+    edges = star.unionByName(ring)
+    model = SepNE(dim=8, landmarks=16, metric="I+A", lam=50.0, eta=1.0, iters=5, setSize=40, seed=2).fit(edges)
+    assert "hub" in model.landmark_ids
+    # IO: the hub (a landmark, with a row of 30,000 entries) and 45 nodes in sets of ~40.
+    wanted = spark.createDataFrame([("hub",)] + [(f"n{i * 611}",) for i in range(45)], "id string")
+    out = model.transform(wanted).toPandas()
+    assert len(out) == 46
+    assert np.isfinite(np.vstack(out["embedding"].to_numpy())).all()
+    assert out.loc[out["id"] == "hub", "is_landmark"].item()
+    sizes = out[~out["is_landmark"]].groupby("set_id").size()
+    assert sizes.sum() == (~out["is_landmark"]).sum() and sizes.max() <= 45
