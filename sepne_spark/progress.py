@@ -95,7 +95,8 @@ class SolveProgress:
 
     Prints to the worker's stderr (the executor log, or the console in local mode)
     the first finished set and then at most one line every ``every`` seconds, with the
-    sets and nodes this worker has finished so far.
+    sets and nodes the current task has finished so far (the solve function, and this
+    counter with it, is sent anew with every task).
     """
 
     def __init__(self, every: float = REPORT_EVERY_S) -> None:
