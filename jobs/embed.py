@@ -192,9 +192,10 @@ def main(spark, args: Sequence[str] | None = None) -> int:
     def write(tmp: str) -> None:
         with stage(spark, "solve_write", f"{plan['sets']} sets, {plan['nodes']} nodes, to {target}", timings) as st:
             out.write.parquet(tmp)
-            written = spark.read.parquet(tmp)
-            counts["output_rows"] = written.count()
-            counts["zero_embeddings"] = written.where(F.forall("embedding", lambda x: x == 0)).count()
+            zero = F.forall("embedding", lambda x: x == 0).cast("long")
+            written = spark.read.parquet(tmp).agg(F.count(F.lit(1)).alias("rows"), F.sum(zero).alias("zero")).first()
+            counts["output_rows"] = int(written["rows"])
+            counts["zero_embeddings"] = int(written["zero"] or 0)  # one pass over the output for both
             st.count(rows=counts["output_rows"])
         if counts["zero_embeddings"]:
             log.warning(
