@@ -27,7 +27,7 @@ from pyspark.sql.types import (
 
 from sepne_spark.progress import SolveProgress
 from sepne_spark.proximity import LandmarkBlocks, ordered_sum
-from sepne_spark.solver import LandmarkFactors, RepairedFactorisation, solve_set
+from sepne_spark.solver import LandmarkFactors, RepairedFactorisation, set_constants, solve_set
 
 NODE, M_II, R_A, R_B, M_I0, M_0I = 0, 1, 2, 3, 4, 5
 
@@ -104,8 +104,13 @@ def make_set_solver(
     iters: int,
     dtype: str = "float64",
 ):
-    """The pandas function run once per set by ``applyInPandas``."""
+    """The pandas function run once per set by ``applyInPandas``.
+
+    The set-independent k x k parts of the systems are computed here, once, and travel
+    with the function (O(k^2 + k d)) in place of S_A and S_B.
+    """
     k = factors.P.shape[0]
+    constants = set_constants(factors, S_A, S_B, lam, eta)
     progress = SolveProgress()
 
     def solve(pdf: pd.DataFrame) -> pd.DataFrame:
@@ -132,7 +137,8 @@ def make_set_solver(
         M_i0, M_0i = dense_kn(M_I0).T, dense_kn(M_0I)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", RepairedFactorisation)
-            W, C = solve_set(factors, S_A, S_B, M_ii, M_i0, M_0i, Rhat_A, Rhat_B, lam, eta, iters, dtype=dtype)
+            W, C = solve_set(factors, None, None, M_ii, M_i0, M_0i, Rhat_A, Rhat_B, lam, eta, iters,
+                             dtype=dtype, constants=constants)
         for w in caught:  # to the executor log, naming the set
             print(f"sepne solve WARNING: set {set_id} ({n} nodes): {w.message}", file=sys.stderr, flush=True)
         if not (np.isfinite(W).all() and np.isfinite(C).all()):

@@ -6,7 +6,7 @@ import pytest
 import scipy.sparse as sp
 
 from sepne_spark import dense
-from sepne_spark.solver import landmark_factors, solve_flops, solve_set
+from sepne_spark.solver import landmark_factors, set_constants, solve_flops, solve_set
 from tests.graphs import random_graph
 
 
@@ -38,12 +38,19 @@ def test_solver_equals_literal_equations(metric, directed):
     f = landmark_factors(M[np.ix_(L, L)], d)
     ref = dense.landmark_factors(M[np.ix_(L, L)], d)[0]
     sign = np.sign(np.sum(f.Phi * ref, axis=1))
+    b0 = blocks(M, L, sets[0])
+    shared = set_constants(f, b0["S_A"], b0["S_B"], lam, eta)
     for Vi in sets:
         b = blocks(M, L, Vi)
         for Mii in (b["M_ii"], sp.csr_matrix(b["M_ii"])):
             Ws, Cs = solve_set(f, b["S_A"], b["S_B"], Mii, b["M_i0"], b["M_0i"], b["Rhat_A"], b["Rhat_B"], lam, eta, iters)
             np.testing.assert_allclose(Ws.T * sign, W[Vi], rtol=0, atol=1e-10 * np.abs(W[Vi]).max())
             np.testing.assert_allclose(Cs.T * sign, C[Vi], rtol=0, atol=1e-10 * np.abs(C[Vi]).max())
+            # The set-independent parts computed once and shared give the same result.
+            Wc, Cc = solve_set(f, None, None, Mii, b["M_i0"], b["M_0i"], b["Rhat_A"], b["Rhat_B"], lam, eta, iters,
+                               constants=shared)
+            np.testing.assert_allclose(Wc, Ws, rtol=0, atol=1e-12 * np.abs(Ws).max())
+            np.testing.assert_allclose(Cc, Cs, rtol=0, atol=1e-12 * np.abs(Cs).max())
 
 
 def test_objective_decreases_and_float32_close():
@@ -57,9 +64,14 @@ def test_objective_decreases_and_float32_close():
     W64, C64 = solve_set(*args, 30)
     W32, C32 = solve_set(*args, 30, dtype=np.float32)
     assert np.abs(W32 - W64).max() <= 1e-4 * np.abs(W64).max()
-    # Zero iterations is the landmark-only solution, finite and of the right shape.
+    # Zero iterations is the landmark-only solution: A = (P P^T + eta I)^-1 P M_i0^T and
+    # the start B = (P^T P + eta I)^-1 P^T M_0i, as written.
     W0, C0 = solve_set(*args, 0)
-    assert W0.shape == (8, 70) and np.isfinite(W0).all() and np.isfinite(C0).all()
+    P, eye = f.P, np.eye(f.P.shape[0])
+    A_ref = np.linalg.solve(P @ P.T + 0.1 * eye, P @ b["M_i0"].T)
+    B_ref = np.linalg.solve(P.T @ P + 0.1 * eye, P.T @ b["M_0i"])
+    np.testing.assert_allclose(W0, f.Phi @ A_ref, rtol=0, atol=1e-10 * np.abs(f.Phi @ A_ref).max())
+    np.testing.assert_allclose(C0, f.Psi @ B_ref, rtol=0, atol=1e-10 * np.abs(f.Psi @ B_ref).max())
 
 
 def test_rejects_non_positive_eta_and_counts_flops():
