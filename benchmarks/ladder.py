@@ -43,7 +43,9 @@ Graphs are generated once into ``--workdir`` (Parquet, by
 
 ``IO`` runs fit on the whole graph and embed ``--io-nodes`` (10,000) requested nodes,
 a seeded sample of the graph's ids written one per line to a file passed as
-``--nodes @FILE``. A configuration ``PROFILE-kK`` (optionally ``-dD``) runs profile
+``--nodes @FILE``. ``IOM`` embeds the same nodes with a model fitted once beforehand:
+an untimed ``IO`` run saves it (``--save-model``) and the timed run loads it
+(``--model``), so it measures what a later request for those nodes costs. A configuration ``PROFILE-kK`` (optionally ``-dD``) runs profile
 ``PROFILE`` with ``--landmarks K`` (and ``--dim D``); ``social`` is I+A, d=128, lambda 50,
 eta 1, 5 rounds, 2000 nodes per set.
 
@@ -689,7 +691,7 @@ def scaling_ratios(records: Iterable[dict[str, Any]]) -> list[str]:
             ra, rb = by_size[a], by_size[b]
             line = (f"{model} {config} {part}: time({_n(b)}) / time({_n(a)}) = "
                     f"{rb['total_s'] / ra['total_s']:.2f} (nodes x{b / a:g})")
-            if part == "IO":
+            if part in ("IO", "IOM"):
                 ea = sum((ra.get("timings_s") or {}).get(s, 0.0) for s in EMBED_STAGES)
                 eb = sum((rb.get("timings_s") or {}).get(s, 0.0) for s in EMBED_STAGES)
                 if ea > 0:
@@ -719,7 +721,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--configs", nargs="+", type=parse_config,
                    default=["social-k200", "social-k1000"],
                    help="PROFILE[-kK][-dD]: embed.py --profile PROFILE [--landmarks K] [--dim D]")
-    p.add_argument("--partitions", nargs="+", choices=("RP", "LP", "IO"), default=["RP", "LP", "IO"])
+    p.add_argument("--partitions", nargs="+", choices=("RP", "LP", "IO", "IOM"), default=["RP", "LP", "IO"])
     p.add_argument("--io-nodes", type=int, default=10_000, help="requested nodes of IO runs")
     p.add_argument("--workdir", default="/tmp/sepne-bench", help="generated graphs and run outputs")
     p.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "ladder.json"),
@@ -749,13 +751,22 @@ def _record_run(spark: SparkSession, ns: argparse.Namespace, graph: GraphPaths, 
     output = os.path.join(os.path.abspath(ns.workdir), "runs", f"{graph.name}-{cfg.name}-{part}")
     argv = ["--input", graph.edges, "--output", output, "--overwrite", *cfg.flags(),
             "--seed", str(ns.seed)]
-    if part == "IO":
+    if part in ("IO", "IOM"):
         path, count = ensure_io_nodes(spark, graph, ns.io_nodes, ns.seed)
         argv += ["--partition", "IO", "--nodes", "@" + path]
         rec["io_nodes"] = count
-    else:
-        argv += ["--partition", part]
     spark.conf.set("spark.sql.shuffle.partitions", str(rec["shuffle_partitions"]))
+    if part == "IOM":
+        model_path = output + "-model"
+        fitted = run_embed(spark, argv + ["--save-model", model_path], output)  # untimed
+        if fitted["status"] != "ok":
+            rec.update(status=fitted["status"], error=fitted["error"], traceback=fitted["traceback"])
+            release(spark)
+            return rec
+        release(spark)
+        argv += ["--model", model_path]
+    if part not in ("IO", "IOM"):
+        argv += ["--partition", part]
     res = run_embed(spark, argv, output)
     rec.update({k: res[k] for k in ("status", "argv", "total_s", "memory")})
     if res["status"] != "ok":
@@ -784,6 +795,7 @@ def _record_run(spark: SparkSession, ns: argparse.Namespace, graph: GraphPaths, 
     rec["post_s"] = round(time.time() - t, 2)
     if not ns.keep_outputs:
         shutil.rmtree(output, ignore_errors=True)
+        shutil.rmtree(output + "-model", ignore_errors=True)
     release(spark)
     return rec
 

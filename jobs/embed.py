@@ -168,7 +168,8 @@ def main(spark, args: Sequence[str] | None = None) -> int:
 
     params = dict(
         dim=settings.dim, landmarks=settings.landmarks, landmarkStrategy=settings.landmark_strategy,
-        metric=settings.metric, partition=settings.partition, setSize=settings.set_size, lam=settings.lam,
+        metric=settings.metric, scaling=settings.scaling, partition=settings.partition, setSize=settings.set_size,
+        lam=settings.lam,
         eta=settings.eta, iters=settings.iters, seed=settings.seed, directed=settings.directed,
         duplicates=settings.duplicates, selfLoops=settings.self_loops, lpMaxIter=settings.lp_max_iter,
         dtype=settings.dtype,

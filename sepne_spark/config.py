@@ -123,6 +123,10 @@ def _setting(name: str, type_: type, default: Any, help: str, **kw: Any) -> Sett
 SETTINGS: tuple[Setting, ...] = (
     _setting("metric", str, "A+A2", "proximity matrix M: I+A is M = I + A, A+A2 is M = A + A*A, "
              "A the row-normalised transition matrix", choices=("I+A", "A+A2")),
+    _setting("scaling", str, "none", "element-wise scaling of M: none, or log, which replaces each "
+             "entry m of column v by log(max(vol * m / (2 * s_in(v)), 1)) with vol the total edge "
+             "weight and s_in(v) the weight into v (a shifted-PMI transform; M stays sparse)",
+             choices=("none", "log")),
     _setting("dim", int, 128, "embedding dimension d, at most --landmarks", minimum=1, metavar="D"),
     _setting("landmarks", int, 200, "number of landmarks k", minimum=1, metavar="K"),
     _setting("landmark_strategy", str, "DD", "how landmarks are chosen: DD highest degree, "
@@ -391,7 +395,7 @@ def _field(s: Setting) -> tuple[str, Any, Any]:
 
 #: All settings of one embedding run, resolved and validated. Frozen; built by
 #: :func:`resolve`, or directly (``EmbedSettings(dim=64)``, validated the same way).
-#: Fields, in schema order: metric, dim, landmarks, landmark_strategy, partition,
+#: Fields, in schema order: metric, scaling, dim, landmarks, landmark_strategy, partition,
 #: set_size, lam, eta, iters, seed, directed, input_format, duplicates, self_loops,
 #: bad_lines, lp_max_iter, dtype, context, spark.
 EmbedSettings = dataclasses.make_dataclass(

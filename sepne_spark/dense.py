@@ -13,6 +13,29 @@ from typing import Sequence
 import numpy as np
 
 
+def weight_matrix(
+    n: int,
+    src: np.ndarray,
+    dst: np.ndarray,
+    weight: np.ndarray | None = None,
+    directed: bool = True,
+) -> np.ndarray:
+    """Weighted adjacency W (n x n) of an edge list over nodes 0..n-1.
+
+    Parallel edges are summed; an undirected edge counts in both directions.
+    """
+    src = np.asarray(src, dtype=np.int64)
+    dst = np.asarray(dst, dtype=np.int64)
+    w = np.ones(len(src)) if weight is None else np.asarray(weight, dtype=np.float64)
+    W = np.zeros((n, n))
+    np.add.at(W, (src, dst), w)
+    if not directed:
+        Wt = np.zeros((n, n))
+        np.add.at(Wt, (dst, src), w)
+        W = W + Wt
+    return W
+
+
 def transition_matrix(
     n: int,
     src: np.ndarray,
@@ -25,15 +48,7 @@ def transition_matrix(
     Parallel edges are summed; an undirected edge counts in both directions; a node
     without out-edges has a zero row.
     """
-    src = np.asarray(src, dtype=np.int64)
-    dst = np.asarray(dst, dtype=np.int64)
-    w = np.ones(len(src)) if weight is None else np.asarray(weight, dtype=np.float64)
-    W = np.zeros((n, n))
-    np.add.at(W, (src, dst), w)
-    if not directed:
-        Wt = np.zeros((n, n))
-        np.add.at(Wt, (dst, src), w)
-        W = W + Wt
+    W = weight_matrix(n, src, dst, weight, directed)
     s = W.sum(axis=1)
     out = np.zeros_like(W)
     nz = s > 0
@@ -48,6 +63,20 @@ def proximity_from_transition(A: np.ndarray, metric: str) -> np.ndarray:
     if metric == "A+A2":
         return A + A @ A
     raise ValueError(f"unknown metric {metric!r}; expected 'I+A' or 'A+A2'")
+
+
+def log_scaled(M: np.ndarray, W: np.ndarray) -> np.ndarray:
+    """The ``log`` proximity scaling: log(max(vol * M[u, v] / (2 s_in(v)), 1)).
+
+    ``vol`` is the sum of all weights of W and ``s_in(v)`` the weight into v (column sum
+    of W); a column with s_in(v) = 0 becomes zero. Zeros of M stay zero.
+    """
+    vol = W.sum()
+    s_in = W.sum(axis=0)
+    out = np.zeros_like(M)
+    nz = s_in > 0
+    out[:, nz] = np.log(np.maximum(vol * M[:, nz] / (2.0 * s_in[nz]), 1.0))
+    return out
 
 
 def landmark_factors(M00: np.ndarray, d: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

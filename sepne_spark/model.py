@@ -28,7 +28,7 @@ from sepne_spark.jobs_common import UserError
 from sepne_spark.landmarks import STRATEGIES, select_landmarks
 from sepne_spark.partition import SETUPS, lp_partition, random_partition, requested_partition
 from sepne_spark.progress import stage
-from sepne_spark.proximity import METRICS, Proximity, landmark_blocks, landmark_summaries, transition
+from sepne_spark.proximity import METRICS, SCALINGS, Proximity, landmark_blocks, landmark_summaries, transition
 from sepne_spark.set_stage import embed_sets, output_schema, set_records
 from sepne_spark.solver import LandmarkFactors, landmark_factors
 
@@ -80,6 +80,10 @@ class _SepNEParams(Params):
         Params._dummy(), "landmarkStrategy", f"landmark choice: {', '.join(STRATEGIES)}", _choice("landmarkStrategy", STRATEGIES)
     )
     metric = Param(Params._dummy(), "metric", "proximity M: I+A or A+A2", _choice("metric", METRICS))
+    scaling = Param(
+        Params._dummy(), "scaling", "element-wise scaling of M: none, or log(max(vol m / (2 s_in), 1))",
+        _choice("scaling", SCALINGS),
+    )
     partition = Param(Params._dummy(), "partition", f"set setup: {', '.join(SETUPS)}", _choice("partition", SETUPS))
     setSize = Param(Params._dummy(), "setSize", "target nodes per set", _positive_int("setSize"))
     lam = Param(Params._dummy(), "lam", "weight lambda of the global terms (>= 0)", _float_at_least("lam", 0.0))
@@ -99,6 +103,7 @@ class _SepNEParams(Params):
             landmarks=200,
             landmarkStrategy="DD",
             metric="A+A2",
+            scaling="none",
             partition="RP",
             setSize=1000,
             lam=0.4,
@@ -150,10 +155,11 @@ class SepNE(Estimator, _SepNEParams):
         timings: dict[str, float] = {}
         with stage(spark, "landmarks", f"{s['landmarks']} by {s['landmarkStrategy']}", timings) as st:
             A = transition(graph.edges).persist()
-            prox = Proximity(A, graph.vertices, s["metric"])
+            prox = Proximity(A, graph.vertices, s["metric"], s["scaling"], graph.edges)
             ids = select_landmarks(spark, graph.vertices, graph.edges, s["landmarks"], s["landmarkStrategy"], s["seed"])
             st.count(landmarks=len(ids))
-        with stage(spark, "summaries_svd", f"M00, S_A, S_B of {len(ids)} landmarks, {s['metric']}", timings) as st:
+        what = s["metric"] + (f", {s['scaling']} scaling" if s["scaling"] != "none" else "")
+        with stage(spark, "summaries_svd", f"M00, S_A, S_B of {len(ids)} landmarks, {what}", timings) as st:
             id_type = graph.vertices.schema["id"].dataType
             lm = _landmark_df(spark, ids, id_type)
             blocks = landmark_blocks(prox.rows(lm).persist(), prox.cols(lm).persist(), lm)
@@ -244,7 +250,7 @@ class SepNEModel(Model, _SepNEParams):
         spark = graph.edges.sparkSession
         same = graph is self._graph and self._A is not None
         A = self._A if same else transition(graph.edges).persist()
-        prox = Proximity(A, graph.vertices, s["metric"])
+        prox = Proximity(A, graph.vertices, s["metric"], s["scaling"], graph.edges)
         lm = _landmark_df(spark, self.landmark_ids, self.id_type)
         blocks = self._blocks if same else landmark_blocks(prox.rows(lm), prox.cols(lm), lm)
         non_lm = graph.vertices.select("id").join(lm.select("id"), "id", "left_anti")

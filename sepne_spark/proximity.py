@@ -13,6 +13,8 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 METRICS = ("I+A", "A+A2")
+SCALINGS = ("none", "log")
+_VOLUME_BUCKETS = 1024  # partial sums of the total weight, added up on the driver
 
 
 def ordered_sum(col: Column | str) -> Column:
@@ -45,6 +47,21 @@ def _semi(df: DataFrame, nodes: DataFrame | None, col: str) -> DataFrame:
     return df.join(nodes.select(F.col("id").alias(col)).distinct(), col, "left_semi")
 
 
+def total_weight(edges: DataFrame) -> float:
+    """Sum of the positive edge weights, the same to the last bit on every run.
+
+    The weights are summed in order within 1,024 buckets of a hash of the source, and
+    the bucket sums in order on the driver (1,024 values).
+    """
+    pos = edges.where(F.col("weight") > 0)
+    parts = (
+        pos.groupBy(F.pmod(F.xxhash64("src"), F.lit(_VOLUME_BUCKETS)).alias("b"))
+        .agg(ordered_sum("weight").alias("w"))
+        .collect()
+    )
+    return float(sum(sorted(r["w"] for r in parts)))
+
+
 @dataclass
 class Proximity:
     """Builds entries of M = I + A or M = A + A·A from the transition entries.
@@ -54,15 +71,46 @@ class Proximity:
     A: transition entries ``(src, dst, a)``.
     vertices: every node ``(id)`` (the identity part of ``I+A`` covers them all).
     metric: ``"I+A"`` or ``"A+A2"``.
+    scaling: ``"none"`` or ``"log"``: every entry m of M at column v becomes
+        log(max(vol * m / (2 s_in(v)), 1)), with vol the total edge weight and s_in(v)
+        the weight into v (a shifted pointwise-mutual-information transform, as in
+        NetMF with a window of 2). Entries that become 0, and columns of nodes without
+        in-edges, are dropped, so M stays as sparse as before.
+    edges: the weighted edges ``(src, dst, weight)``; needed for ``"log"``.
     """
 
     A: DataFrame
     vertices: DataFrame
     metric: str
+    scaling: str = "none"
+    edges: DataFrame | None = None
 
     def __post_init__(self) -> None:
         if self.metric not in METRICS:
             raise ValueError(f"unknown metric {self.metric!r}; expected one of {METRICS}")
+        if self.scaling not in SCALINGS:
+            raise ValueError(f"unknown scaling {self.scaling!r}; expected one of {SCALINGS}")
+        if self.scaling == "log" and self.edges is None:
+            raise ValueError("scaling 'log' needs the edges (their total weight and in-weights)")
+        self._volume: float | None = None
+
+    def _scaled(self, entries: DataFrame) -> DataFrame:
+        """Apply the scaling to entries ``(src, dst, m)``."""
+        if self.scaling == "none":
+            return entries
+        if self._volume is None:
+            self._volume = total_weight(self.edges)
+        s_in = (
+            self.edges.where(F.col("weight") > 0)
+            .groupBy("dst")
+            .agg(ordered_sum("weight").alias("s_in"))
+        )
+        value = F.log(F.greatest(F.lit(self._volume / 2.0) * F.col("m") / F.col("s_in"), F.lit(1.0)))
+        return (
+            entries.join(s_in, "dst")
+            .select("src", "dst", value.alias("m"))
+            .where(F.col("m") > 0)
+        )
 
     def _identity(self, nodes: DataFrame | None) -> DataFrame:
         base = self.vertices if nodes is None else nodes
@@ -79,7 +127,7 @@ class Proximity:
                 F.col("x.src").alias("src"), F.col("y.dst").alias("dst"), (F.col("x.a") * F.col("y.a")).alias("m")
             )
             parts = Ar.select("src", "dst", F.col("a").alias("m")).unionByName(two)
-        return parts.groupBy("src", "dst").agg(ordered_sum("m").alias("m"))
+        return self._scaled(parts.groupBy("src", "dst").agg(ordered_sum("m").alias("m")))
 
     def cols(self, nodes: DataFrame | None = None) -> DataFrame:
         """Entries ``(src, dst, m)`` of the columns of M for ``nodes`` (all if None)."""
@@ -94,7 +142,7 @@ class Proximity:
                 F.col("x.src").alias("src"), F.col("y.dst").alias("dst"), (F.col("x.a") * F.col("y.a")).alias("m")
             )
             parts = Ac.select("src", "dst", F.col("a").alias("m")).unionByName(two)
-        return parts.groupBy("src", "dst").agg(ordered_sum("m").alias("m"))
+        return self._scaled(parts.groupBy("src", "dst").agg(ordered_sum("m").alias("m")))
 
 
 @dataclass

@@ -19,10 +19,13 @@ class SmallGraph:
     def index(self) -> dict:
         return {v: i for i, v in enumerate(self.ids)}
 
-    def proximity(self, metric: str, directed: bool, weighted: bool = True) -> np.ndarray:
+    def proximity(self, metric: str, directed: bool, weighted: bool = True, scaling: str = "none") -> np.ndarray:
         w = self.weight if weighted else np.ones(len(self.src))
         A = dense.transition_matrix(len(self.ids), self.src, self.dst, w, directed=directed)
-        return dense.proximity_from_transition(A, metric)
+        M = dense.proximity_from_transition(A, metric)
+        if scaling == "log":
+            M = dense.log_scaled(M, dense.weight_matrix(len(self.ids), self.src, self.dst, w, directed=directed))
+        return M
 
 
 def random_graph(n: int = 60, m: int = 220, seed: int = 0, string_ids: bool = True, communities: int = 3) -> SmallGraph:

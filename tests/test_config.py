@@ -44,7 +44,7 @@ def test_schema_fields_flags_and_defaults():
     names = [f.name for f in dataclasses.fields(EmbedSettings)]
     assert names == list(config.SETTING_NAMES)
     assert names == [
-        "metric", "dim", "landmarks", "landmark_strategy", "partition", "set_size", "lam",
+        "metric", "scaling", "dim", "landmarks", "landmark_strategy", "partition", "set_size", "lam",
         "eta", "iters", "seed", "directed", "input_format", "duplicates", "self_loops",
         "bad_lines", "lp_max_iter", "dtype", "context", "spark",
     ]
@@ -53,6 +53,7 @@ def test_schema_fields_flags_and_defaults():
         assert s.help
     d = EmbedSettings()
     assert (d.metric, d.dim, d.landmarks, d.landmark_strategy, d.partition) == ("A+A2", 128, 200, "DD", "RP")
+    assert d.scaling == "none"
     assert (d.set_size, d.lam, d.eta, d.iters, d.seed, d.directed) == (1000, 0.4, 0.1, 100, 0, False)
     assert (d.input_format, d.lp_max_iter, d.dtype, d.context, d.spark) == ("auto", 10, "float64", False, {})
     assert d.duplicates in ("sum", "max") and d.self_loops in ("drop", "keep") and d.bad_lines in ("fail", "skip")
@@ -92,7 +93,7 @@ def test_unknown_key_names_key_file_suggestion_and_valid_keys(tmp_path):
     msg = str(err.value)
     assert "'landmark'" in msg and str(path.resolve()) in msg
     assert "did you mean 'landmarks'?" in msg
-    assert "valid settings: metric, dim, landmarks" in msg and "set_size" in msg and "spark" in msg
+    assert "valid settings: metric, scaling, dim, landmarks" in msg and "set_size" in msg and "spark" in msg
     assert "\n" not in msg
 
 

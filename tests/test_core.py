@@ -38,9 +38,9 @@ def collect(df):
     return {r.id: r for r in pdf.itertuples()}
 
 
-def oracle_compare(g, out, model, metric, directed, weighted):
+def oracle_compare(g, out, model, metric, directed, weighted, scaling="none"):
     """Compare every embedded node with the dense oracle for the same landmarks and sets."""
-    M = g.proximity(metric, directed, weighted)
+    M = g.proximity(metric, directed, weighted, scaling)
     pos = g.index()
     L = [pos[i] for i in model.landmark_ids]
     sets: dict = {}
@@ -121,6 +121,24 @@ def test_matches_dense_oracle(spark, metric, directed, weighted, strategy, setup
         assert all(deg[pos[i]] > 0 for i in model.landmark_ids)
         again = est.fit(edges).landmark_ids
         assert again == model.landmark_ids  # seeded
+
+
+@pytest.mark.parametrize("metric,directed,setup", [("A+A2", False, "RP"), ("I+A", True, "IO")])
+def test_log_scaling_matches_dense_oracle(spark, metric, directed, setup):
+    g = random_graph(seed=11 + directed)
+    edges = edges_df(spark, g, True)
+    model = SepNE(dim=D, landmarks=K, landmarkStrategy="GDS", metric=metric, scaling="log", partition=setup,
+                  setSize=SET, lam=LAM, eta=ETA, iters=ITERS, directed=directed, seed=3).fit(edges)
+    if setup == "IO":
+        ids = spark.createDataFrame([(i,) for i in g.ids[::2]], "id string")
+        out = collect(model.transform(ids))
+    else:
+        out = collect(model.transform(edges))
+        assert sorted(out) == g.ids
+    oracle_compare(g, out, model, metric, directed, True, scaling="log")
+    # The scaling changes M (a test that passed without it would prove nothing).
+    plain = g.proximity(metric, directed, True)
+    assert not np.allclose(g.proximity(metric, directed, True, "log"), plain)
 
 
 def test_separability_io_equals_full_and_partition_count(spark):

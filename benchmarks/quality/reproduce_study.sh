@@ -17,4 +17,9 @@ $PY study.py '{}' '{"eta":0.01}' '{"eta":0.001}' '{"output":"C"}' '{"eta":0.3}' 
     "{$G,\"eta\":1.0}" "{$G,\"eta\":0.5,\"partition\":\"LP\",\"lam\":1.0}" \
     "{$G,\"eta\":0.5,\"partition\":\"LP\",\"lam\":0.2}" '{"strategy":"GDS","eta":0.5,"partition":"LP"}' \
     --note reproduce
+L='"transform":"logN","strategy":"GDS","partition":"LP"'
+$PY study.py "{$L,\"eta\":0.5}" "{$L,\"eta\":5.0}" "{$L,\"eta\":50.0}" "{$L,\"eta\":500.0}" \
+    "{$L,\"eta\":5000.0}" "{$L,\"eta\":200.0}" "{$L,\"eta\":1000.0}" "{$L,\"eta\":2000.0}" \
+    "{$L,\"eta\":500.0,\"k\":400}" "{$L,\"eta\":500.0,\"lam\":1.0}" "{$L,\"eta\":500.0,\"lam\":0.1}" \
+    "{$L,\"eta\":500.0,\"output\":\"avg\"}" --note reproduce-log
 $PY render_log.py
