@@ -249,10 +249,7 @@ class SepNEModel(Model, _SepNEParams):
             graph = _as_graph(graph, s["directed"], s["duplicates"], s["selfLoops"])
         spark = graph.edges.sparkSession
         same = graph is self._graph and self._A is not None
-        A = self._A if same else transition(graph.edges).persist()
-        prox = Proximity(A, graph.vertices, s["metric"], s["scaling"], graph.edges)
         lm = _landmark_df(spark, self.landmark_ids, self.id_type)
-        blocks = self._blocks if same else landmark_blocks(prox.rows(lm), prox.cols(lm), lm)
         non_lm = graph.vertices.select("id").join(lm.select("id"), "id", "left_anti")
         setup = "IO" if ids is not None else s["partition"]
         with stage(spark, "partition", f"{setup}, about {s['setSize']} nodes per set", self.timings) as st:
@@ -269,6 +266,15 @@ class SepNEModel(Model, _SepNEParams):
             sizes = assign.agg(F.countDistinct("set_id").alias("sets"), F.count(F.lit(1)).alias("nodes")).first()
             self.plan = {"setup": setup, "sets": int(sizes["sets"]), "nodes": int(sizes["nodes"])}
             st.count(**{k: v for k, v in self.plan.items() if k != "setup"})
+        if same:
+            A = self._A
+        elif ids is not None and s["metric"] == "I+A":
+            # Only the rows of A that these nodes read (see _rows_needed_for).
+            A = transition(_rows_needed_for(graph.edges, assign, lm)).persist()
+        else:
+            A = transition(graph.edges).persist()
+        prox = Proximity(A, graph.vertices, s["metric"], s["scaling"], graph.edges)
+        blocks = self._blocks if same else landmark_blocks(prox.rows(lm), prox.cols(lm), lm)
         with stage(spark, "proximity_rows", f"rows of M for {self.plan['nodes']} nodes", self.timings):
             if ids is not None:
                 M_rows, M_cols = prox.rows(assign).localCheckpoint(), prox.cols(assign).localCheckpoint()
@@ -370,6 +376,26 @@ def requested_ids(ids: DataFrame, vertices: DataFrame, id_type: Any) -> DataFram
             n_asked - n_found, n_asked, examples,
         )
     return flagged.where(F.col("found")).select("id").distinct()
+
+
+def _rows_needed_for(edges: DataFrame, ids: DataFrame, landmarks: DataFrame) -> DataFrame:
+    """The edges whose rows of A embedding ``ids`` with M = I + A reads: those leaving
+    a requested node, an in-neighbour of one, or a landmark.
+
+    Rows of M for a requested node u are its own row of A; its column needs the rows of
+    its in-neighbours (A[v, u] = w(v, u) / s(v)), which also give M[v, l] for the two-hop
+    sum Rhat_B; M[l, v] for M_0i and Rhat_A are rows of the landmarks. Every kept row is
+    complete (all edges of its source), so its out-weight s and its entries are exact,
+    and the work follows the requested nodes' neighbourhoods instead of the graph.
+    """
+    wanted = ids.select(F.col("id").alias("dst")).distinct()
+    sources = (
+        edges.join(wanted, "dst", "left_semi").select(F.col("src").alias("id"))
+        .unionByName(ids.select("id"))
+        .unionByName(landmarks.select("id"))
+        .distinct()
+    )
+    return edges.join(sources.withColumnRenamed("id", "src"), "src", "left_semi")
 
 
 def _graph_type():
