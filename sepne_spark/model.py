@@ -266,16 +266,16 @@ class SepNEModel(Model, _SepNEParams):
             sizes = assign.agg(F.countDistinct("set_id").alias("sets"), F.count(F.lit(1)).alias("nodes")).first()
             self.plan = {"setup": setup, "sets": int(sizes["sets"]), "nodes": int(sizes["nodes"])}
             st.count(**{k: v for k, v in self.plan.items() if k != "setup"})
-        if same:
-            A = self._A
-        elif ids is not None and s["metric"] == "I+A":
-            # Only the rows of A that these nodes read (see _rows_needed_for).
-            A = transition(_rows_needed_for(graph.edges, assign, lm)).persist()
-        else:
-            A = transition(graph.edges).persist()
-        prox = Proximity(A, graph.vertices, s["metric"], s["scaling"], graph.edges)
-        blocks = self._blocks if same else landmark_blocks(prox.rows(lm), prox.cols(lm), lm)
         with stage(spark, "proximity_rows", f"rows of M for {self.plan['nodes']} nodes", self.timings):
+            if same:
+                A = self._A
+            elif ids is not None and s["metric"] == "I+A":
+                # Only the rows of A that these nodes read (see _rows_needed_for).
+                A = transition(_rows_needed_for(graph.edges, assign, lm, self.plan["nodes"])).persist()
+            else:
+                A = transition(graph.edges).persist()
+            prox = Proximity(A, graph.vertices, s["metric"], s["scaling"], graph.edges)
+            blocks = self._blocks if same else landmark_blocks(prox.rows(lm), prox.cols(lm), lm)
             if ids is not None:
                 M_rows, M_cols = prox.rows(assign).localCheckpoint(), prox.cols(assign).localCheckpoint()
                 lm_out = self.landmark_embeddings(spark).join(wanted, "id", "left_semi")
@@ -378,7 +378,12 @@ def requested_ids(ids: DataFrame, vertices: DataFrame, id_type: Any) -> DataFram
     return flagged.where(F.col("found")).select("id").distinct()
 
 
-def _rows_needed_for(edges: DataFrame, ids: DataFrame, landmarks: DataFrame) -> DataFrame:
+#: Largest number of node ids a neighbourhood filter is broadcast with (a few MB); above
+#: it the filters are ordinary joins. A bound on the broadcast, not a function of n.
+BROADCAST_IDS_MAX = 1_000_000
+
+
+def _rows_needed_for(edges: DataFrame, ids: DataFrame, landmarks: DataFrame, n_ids: int) -> DataFrame:
     """The edges whose rows of A embedding ``ids`` with M = I + A reads: those leaving
     a requested node, an in-neighbour of one, or a landmark.
 
@@ -386,16 +391,24 @@ def _rows_needed_for(edges: DataFrame, ids: DataFrame, landmarks: DataFrame) -> 
     its in-neighbours (A[v, u] = w(v, u) / s(v)), which also give M[v, l] for the two-hop
     sum Rhat_B; M[l, v] for M_0i and Rhat_A are rows of the landmarks. Every kept row is
     complete (all edges of its source), so its out-weight s and its entries are exact,
-    and the work follows the requested nodes' neighbourhoods instead of the graph.
+    and the work follows the requested nodes' neighbourhoods instead of the graph: with
+    at most :data:`BROADCAST_IDS_MAX` ids each filter is a broadcast semi-join, one scan
+    of the edges without a shuffle.
     """
     wanted = ids.select(F.col("id").alias("dst")).distinct()
+    if n_ids <= BROADCAST_IDS_MAX:
+        wanted = F.broadcast(wanted)
     sources = (
         edges.join(wanted, "dst", "left_semi").select(F.col("src").alias("id"))
         .unionByName(ids.select("id"))
         .unionByName(landmarks.select("id"))
         .distinct()
+        .localCheckpoint()
     )
-    return edges.join(sources.withColumnRenamed("id", "src"), "src", "left_semi")
+    sources = sources.withColumnRenamed("id", "src")
+    if sources.count() <= BROADCAST_IDS_MAX:
+        sources = F.broadcast(sources)
+    return edges.join(sources, "src", "left_semi")
 
 
 def _graph_type():
