@@ -137,7 +137,7 @@ def make_set_solver(
         M_i0, M_0i = dense_kn(M_I0).T, dense_kn(M_0I)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", RepairedFactorisation)
-            W, C = solve_set(factors, None, None, M_ii, M_i0, M_0i, Rhat_A, Rhat_B, lam, eta, iters,
+            W, C = solve_set(constants.factors, None, None, M_ii, M_i0, M_0i, Rhat_A, Rhat_B, lam, eta, iters,
                              dtype=dtype, constants=constants)
         for w in caught:  # to the executor log, naming the set
             print(f"sepne solve WARNING: set {set_id} ({n} nodes): {w.message}", file=sys.stderr, flush=True)

@@ -184,6 +184,8 @@ def solve_set(
         raise ValueError(f"eta must be > 0, got {eta}")
     if constants is None:
         constants = set_constants(factors, S_A, S_B, lam, eta)
+    elif constants.factors is not factors or (constants.lam, constants.eta) != (float(lam), float(eta)):
+        raise ValueError("constants were computed for other landmark factors, lam or eta")
     Phi, Psi = factors.Phi, factors.Psi
     k = Phi.shape[1]
     n_i = M_i0.shape[0]

@@ -50,6 +50,9 @@ def test_solver_equals_literal_equations(metric, directed):
             Wc, Cc = solve_set(f, None, None, Mii, b["M_i0"], b["M_0i"], b["Rhat_A"], b["Rhat_B"], lam, eta, iters,
                                constants=shared)
             np.testing.assert_allclose(Wc, Ws, rtol=0, atol=1e-12 * np.abs(Ws).max())
+            with pytest.raises(ValueError, match="constants"):
+                solve_set(f, None, None, Mii, b["M_i0"], b["M_0i"], b["Rhat_A"], b["Rhat_B"], lam, 2 * eta, iters,
+                          constants=shared)
             np.testing.assert_allclose(Cc, Cs, rtol=0, atol=1e-12 * np.abs(Cs).max())
 
 
