@@ -47,16 +47,16 @@ def _semi(df: DataFrame, nodes: DataFrame | None, col: str) -> DataFrame:
     return df.join(nodes.select(F.col("id").alias(col)).distinct(), col, "left_semi")
 
 
-def total_weight(edges: DataFrame) -> float:
-    """Sum of the positive edge weights, the same to the last bit on every run.
+def total_weight(strengths: DataFrame, col: str = "s_in") -> float:
+    """Sum of the per-node weights ``col`` of ``(dst, col)``: the total edge weight when
+    they are the in-weights, the same to the last bit on every run.
 
-    The weights are summed in order within 1,024 buckets of a hash of the source, and
-    the bucket sums in order on the driver (1,024 values).
+    The weights are summed in order within 1,024 buckets of a hash of the node, and the
+    bucket sums in order on the driver (1,024 values).
     """
-    pos = edges.where(F.col("weight") > 0)
     parts = (
-        pos.groupBy(F.pmod(F.xxhash64("src"), F.lit(_VOLUME_BUCKETS)).alias("b"))
-        .agg(ordered_sum("weight").alias("w"))
+        strengths.groupBy(F.pmod(F.xxhash64("dst"), F.lit(_VOLUME_BUCKETS)).alias("b"))
+        .agg(ordered_sum(col).alias("w"))
         .collect()
     )
     return float(sum(sorted(r["w"] for r in parts)))
@@ -92,22 +92,28 @@ class Proximity:
             raise ValueError(f"unknown scaling {self.scaling!r}; expected one of {SCALINGS}")
         if self.scaling == "log" and self.edges is None:
             raise ValueError("scaling 'log' needs the edges (their total weight and in-weights)")
+        self._s_in: DataFrame | None = None
         self._volume: float | None = None
 
     def _scaled(self, entries: DataFrame) -> DataFrame:
-        """Apply the scaling to entries ``(src, dst, m)``."""
+        """Apply the scaling to entries ``(src, dst, m)``.
+
+        The in-weights are aggregated once per :class:`Proximity` (one pass over the
+        edges, cached) and the total weight is their sum.
+        """
         if self.scaling == "none":
             return entries
-        if self._volume is None:
-            self._volume = total_weight(self.edges)
-        s_in = (
-            self.edges.where(F.col("weight") > 0)
-            .groupBy("dst")
-            .agg(ordered_sum("weight").alias("s_in"))
-        )
+        if self._s_in is None:
+            self._s_in = (
+                self.edges.where(F.col("weight") > 0)
+                .groupBy("dst")
+                .agg(ordered_sum("weight").alias("s_in"))
+                .persist()
+            )
+            self._volume = total_weight(self._s_in)
         value = F.log(F.greatest(F.lit(self._volume / 2.0) * F.col("m") / F.col("s_in"), F.lit(1.0)))
         return (
-            entries.join(s_in, "dst")
+            entries.join(self._s_in, "dst")
             .select("src", "dst", value.alias("m"))
             .where(F.col("m") > 0)
         )
