@@ -119,9 +119,13 @@ def proximity(g: Graph, directed: bool, transform: str = "rw", metric: str = "A+
                on both sides: D_out^-1/2 W D_in^-1/2), M = A + A^2;
       ``logN`` M = log(max(n/2 * (A + A^2) D^-1 vol ..., 1)): a shifted PPMI-like transform of the
                rw matrix, log(max(vol/(2) * M_uv / d_v, 1)) (NetMF-style, window 2, b = 1).
+      ``logN:b`` the same with the shift of b negative samples: log(max(vol/(2 b) * M_uv / d_v, 1)).
     """
     W = adjacency(g, directed)
     n = g.n
+    shift = 1.0
+    if transform.startswith("logN:"):
+        transform, shift = "logN", float(transform.split(":", 1)[1])
     if transform in ("rw", "logN"):
         A = _rownorm(W)
     elif transform == "sym":
@@ -145,7 +149,7 @@ def proximity(g: Graph, directed: bool, transform: str = "rw", metric: str = "A+
         vol = float(W.sum())
         M = M.tocoo()
         dv = deg_in[M.col]
-        val = np.where(dv > 0, vol / 2.0 * M.data / np.where(dv > 0, dv, 1.0), 0.0)
+        val = np.where(dv > 0, vol / (2.0 * shift) * M.data / np.where(dv > 0, dv, 1.0), 0.0)
         val = np.log(np.maximum(val, 1.0))
         M = sp.csr_matrix((val, (M.row, M.col)), shape=(n, n))
         M.eliminate_zeros()

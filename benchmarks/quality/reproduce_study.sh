@@ -22,4 +22,8 @@ $PY study.py "{$L,\"eta\":0.5}" "{$L,\"eta\":5.0}" "{$L,\"eta\":50.0}" "{$L,\"et
     "{$L,\"eta\":5000.0}" "{$L,\"eta\":200.0}" "{$L,\"eta\":1000.0}" "{$L,\"eta\":2000.0}" \
     "{$L,\"eta\":500.0,\"k\":400}" "{$L,\"eta\":500.0,\"lam\":1.0}" "{$L,\"eta\":500.0,\"lam\":0.1}" \
     "{$L,\"eta\":500.0,\"output\":\"avg\"}" --note reproduce-log
+L="$L,\"eta\":1000.0"
+$PY study.py "{$L,\"iters\":200}" "{$L,\"transform\":\"logN:0.5\"}" "{$L,\"transform\":\"logN:2\"}" \
+    "{$L,\"transform\":\"logN:0.25\"}" "{$L,\"set_size\":1000}" "{$L,\"set_size\":250}" \
+    "{$L,\"output\":\"W+C\"}" "{$L}" --note reproduce-log-2
 $PY render_log.py
