@@ -154,17 +154,33 @@ def main(spark, args: Sequence[str] | None = None) -> int:
         graph = prepare_graph(edges.select("src", "dst", F.lit(1.0).alias("weight")), settings.directed)
         source = (f"generated SBM graph: {ns.gen_nodes} nodes, {ns.gen_communities} communities, "
                   f"average degree {ns.gen_avg_degree}, mixing {ns.gen_mixing}")
-    graph.edges.persist()
-    graph.vertices.persist()
-    n_edges = graph.edges.count()
-    n_nodes = graph.vertices.count()
+    model = None
+    if ns.model:
+        model = SepNEModel.load(ns.model)
+        log.info("loaded model %s (%d landmarks)", ns.model, len(model.landmark_ids))
+    requested = _requested(spark, ns.nodes) if ns.nodes else None
+    # With a saved model and requested nodes, M = I + A reads only their neighbourhood:
+    # the graph is never merged or counted as a whole (SepNEModel.embeds_locally).
+    local = model is not None and requested is not None and model.embeds_locally(graph, requested)
+    n_nodes = n_edges = None
+    if not local:
+        graph.edges.persist()
+        graph.vertices.persist()
+        n_edges = graph.edges.count()
+        n_nodes = graph.vertices.count()
     timings["read"] = time.time() - t0
-    log.info("read %s: %d nodes, %d directed edge rows (%.1f s)", source, n_nodes, n_edges, timings["read"])
-    if n_nodes < settings.landmarks and not ns.model:
+    if local:
+        log.info("read %s: validated; only the requested nodes' neighbourhood is used (%.1f s)", source, timings["read"])
+    else:
+        log.info("read %s: %d nodes, %d directed edge rows (%.1f s)", source, n_nodes, n_edges, timings["read"])
+    if model is None and n_nodes < settings.landmarks:
         raise UserError(f"landmarks={settings.landmarks} is more than the {n_nodes} nodes of the graph")
     # Before fitting: requested ids that are not nodes are reported (an error when none is).
-    id_type = graph.vertices.schema["id"].dataType
-    wanted = requested_ids(_requested(spark, ns.nodes), graph.vertices, id_type) if ns.nodes else None
+    # With a loaded model the embedding does that itself.
+    wanted = requested
+    if requested is not None and model is None:
+        id_type = graph.vertices.schema["id"].dataType
+        wanted = requested_ids(requested, graph.vertices, id_type)
 
     params = dict(
         dim=settings.dim, landmarks=settings.landmarks, landmarkStrategy=settings.landmark_strategy,
@@ -175,10 +191,7 @@ def main(spark, args: Sequence[str] | None = None) -> int:
         dtype=settings.dtype,
     )
     t = time.time()
-    if ns.model:
-        model = SepNEModel.load(ns.model)
-        log.info("loaded model %s (%d landmarks)", ns.model, len(model.landmark_ids))
-    else:
+    if model is None:
         model = SepNE(**params).fit(graph)
     timings["fit"] = time.time() - t
 
@@ -187,7 +200,11 @@ def main(spark, args: Sequence[str] | None = None) -> int:
     cols = ["id", "embedding", "is_landmark", "set_id"] + (["context"] if settings.context else [])
     out = out.select(*cols)
 
-    counts: dict[str, int] = {"input_nodes": n_nodes, "input_edge_rows": n_edges, "bad_lines": graph.bad_lines}
+    counts: dict[str, int] = {"bad_lines": graph.bad_lines}
+    if local:
+        counts["rows_of_A_read"] = int(model.plan["rows_read"])
+    else:
+        counts.update(input_nodes=n_nodes, input_edge_rows=n_edges)
     plan = dict(model.plan)
 
     def write(tmp: str) -> None:
@@ -218,7 +235,9 @@ def main(spark, args: Sequence[str] | None = None) -> int:
     if expected is not None and counts["output_rows"] != expected:
         raise RuntimeError(f"wrote {counts['output_rows']} rows for {expected} nodes")
     print(f"SepNE embedded {counts['output_rows']} nodes of {source}")
-    print(f"  {n_nodes} nodes, {n_edges} directed edge rows; k={settings.landmarks} ({settings.landmark_strategy}), "
+    size = (f"neighbourhood of the requested nodes: {counts['rows_of_A_read']} rows of A" if local
+            else f"{n_nodes} nodes, {n_edges} directed edge rows")
+    print(f"  {size}; k={settings.landmarks} ({settings.landmark_strategy}), "
           f"d={settings.dim}, metric {settings.metric}, partition {settings.partition}, set size {settings.set_size}")
     print("  time: " + ", ".join(f"{k} {v:.1f}s" for k, v in timings.items()))
     print(f"  output: {target}")

@@ -28,6 +28,7 @@ from sepne_spark.jobs_common import UserError
 from sepne_spark.landmarks import STRATEGIES, select_landmarks
 from sepne_spark.partition import SETUPS, lp_partition, random_partition, requested_partition
 from sepne_spark.progress import stage
+from sepne_spark.reading import incident_ends, rows_of
 from sepne_spark.proximity import METRICS, SCALINGS, Proximity, landmark_blocks, landmark_summaries, transition
 from sepne_spark.set_stage import embed_sets, output_schema, set_records
 from sepne_spark.solver import LandmarkFactors, landmark_factors
@@ -227,6 +228,24 @@ class SepNEModel(Model, _SepNEParams):
         graph = _as_graph(dataset, s["directed"], s["duplicates"], s["selfLoops"])
         return self.embed(None, graph)
 
+    def embeds_locally(self, graph: Any, ids: DataFrame | None = None) -> bool:
+        """Whether :meth:`embed` of requested ids reads only their neighbourhood.
+
+        True for M = I + A without scaling, a :class:`~sepne_spark.reading.Graph` that
+        keeps its input edges (``raw``: from :func:`~sepne_spark.reading.load_graph`,
+        :func:`~sepne_spark.reading.prepare_graph`, or an edge DataFrame), and at most
+        :data:`BROADCAST_IDS_MAX` requested ids (counted when ``ids`` is given). Then
+        the graph's edges are never merged or counted as a whole: the input is scanned
+        twice, keeping only the edges at the requested nodes, their in-neighbours and
+        the landmarks, so the time follows those neighbourhoods and a scan.
+        """
+        s = self.settings()
+        if s["metric"] != "I+A" or s["scaling"] != "none":
+            return False
+        if isinstance(graph, _graph_type()) and graph.raw is None:
+            return False
+        return ids is None or ids.count() <= BROADCAST_IDS_MAX
+
     def embed(self, ids: DataFrame | None, graph: Any) -> DataFrame:
         """Embed ``ids`` (a DataFrame with column ``id``; None: every node) of ``graph``.
 
@@ -250,14 +269,22 @@ class SepNEModel(Model, _SepNEParams):
         spark = graph.edges.sparkSession
         same = graph is self._graph and self._A is not None
         lm = _landmark_df(spark, self.landmark_ids, self.id_type)
-        non_lm = graph.vertices.select("id").join(lm.select("id"), "id", "left_anti")
+        local = ids is not None and not same and self.embeds_locally(graph, ids)
         setup = "IO" if ids is not None else s["partition"]
         with stage(spark, "partition", f"{setup}, about {s['setSize']} nodes per set", self.timings) as st:
-            if ids is not None:
+            if local:
+                # The requested nodes' edge ends, straight from the input: which ids are
+                # nodes, and their in-neighbours, without the graph's vertex list.
+                asked = ids.select(F.col("id").try_cast(self.id_type).alias("id")).where(F.col("id").isNotNull())
+                ends = incident_ends(graph, asked.distinct()).localCheckpoint()
+                wanted = requested_ids(ids, ends.select(F.col("k").alias("id")).distinct(), self.id_type)
+            elif ids is not None:
                 wanted = requested_ids(ids, graph.vertices, self.id_type)
+            if ids is not None:
                 targets = wanted.join(lm.select("id"), "id", "left_anti")
                 assign = requested_partition(targets, s["setSize"], s["seed"]).localCheckpoint()
             else:
+                non_lm = graph.vertices.select("id").join(lm.select("id"), "id", "left_anti")
                 if s["partition"] == "LP":
                     assign = lp_partition(spark, graph.vertices, graph.edges, non_lm, s["setSize"], s["lpMaxIter"], s["seed"])
                 else:
@@ -266,9 +293,22 @@ class SepNEModel(Model, _SepNEParams):
             sizes = assign.agg(F.countDistinct("set_id").alias("sets"), F.count(F.lit(1)).alias("nodes")).first()
             self.plan = {"setup": setup, "sets": int(sizes["sets"]), "nodes": int(sizes["nodes"])}
             st.count(**{k: v for k, v in self.plan.items() if k != "setup"})
-        with stage(spark, "proximity_rows", f"rows of M for {self.plan['nodes']} nodes", self.timings):
+        with stage(spark, "proximity_rows", f"rows of M for {self.plan['nodes']} nodes", self.timings) as st:
             if same:
                 A = self._A
+            elif local:
+                # Complete rows of A for the requested nodes, their in-neighbours and the
+                # landmarks (see _rows_needed_for), canonicalised from their input edges.
+                into = F.col("into") | F.lit(not graph.directed)
+                needed = (
+                    ends.where(into).select(F.col("o").alias("id"))
+                    .unionByName(wanted).unionByName(lm.select("id"))
+                    .distinct().localCheckpoint()
+                )
+                n_needed = needed.count()
+                self.plan["rows_read"] = n_needed
+                st.count(rows_of_A=n_needed)
+                A = transition(rows_of(graph, needed, broadcast=n_needed <= BROADCAST_IDS_MAX)).persist()
             elif ids is not None and s["metric"] == "I+A":
                 # Only the rows of A that these nodes read (see _rows_needed_for).
                 A = transition(_rows_needed_for(graph.edges, assign, lm, self.plan["nodes"])).persist()

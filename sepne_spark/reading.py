@@ -109,12 +109,21 @@ class Graph:
     bad_lines : int
         Number of bad input lines (or Parquet rows) that were skipped; 0 under the
         ``"fail"`` policy.
+    raw : DataFrame, optional
+        The edges as read (``src``, ``dst``, ``weight``), before canonicalisation: with
+        it, the rows of a few nodes can be canonicalised on their own (see
+        :func:`rows_of`) without merging the edges of the whole graph.
+    duplicates, self_loops : str
+        The policies that turned ``raw`` into ``edges``.
     """
 
     edges: DataFrame
     vertices: DataFrame
     directed: bool
     bad_lines: int = 0
+    raw: DataFrame | None = None
+    duplicates: str = "sum"
+    self_loops: str = "drop"
 
 
 # --------------------------------------------------------------------------- helpers
@@ -1004,7 +1013,66 @@ def prepare_graph(
         edges = merged.select(F.explode(both).alias("_e"), "weight").select("_e.src", "_e.dst", "weight")
     # Vertices straight from the input: one pass, one shuffle, self-loop-only nodes kept.
     vertices = raw_edges.select(F.explode(F.array(src, dst)).alias("id")).distinct()
-    return Graph(edges=edges, vertices=vertices, directed=directed, bad_lines=int(bad_lines))
+    raw = raw_edges.select(src.alias("src"), dst.alias("dst"), weight.alias("weight"))
+    return Graph(
+        edges=edges, vertices=vertices, directed=directed, bad_lines=int(bad_lines),
+        raw=raw, duplicates=duplicates, self_loops=self_loops,
+    )
+
+
+def incident_ends(graph: Graph, ids: DataFrame, broadcast: bool = True) -> DataFrame:
+    """The edge ends at ``ids``, read from the input as read (``graph.raw``).
+
+    Returns ``(k, o, into)``: one row per end of an input edge at a node ``k`` of
+    ``ids``, ``o`` the other end and ``into`` whether the edge points to ``k`` (a
+    self-loop gives two rows). One scan of the input and no shuffle when ``ids`` is
+    broadcast. The ``k`` found are exactly the ``ids`` that are nodes of the graph.
+    """
+    if graph.raw is None:
+        raise ValueError("this Graph holds no raw edges (build it with prepare_graph or load_graph)")
+    ends = F.array(
+        F.struct(F.col("src").alias("k"), F.col("dst").alias("o"), F.lit(False).alias("into")),
+        F.struct(F.col("dst").alias("k"), F.col("src").alias("o"), F.lit(True).alias("into")),
+    )
+    keys = ids.select(F.col("id").alias("k"))
+    return graph.raw.select(F.explode(ends).alias("_e")).select("_e.*").join(
+        F.broadcast(keys) if broadcast else keys, "k", "left_semi"
+    )
+
+
+def rows_of(graph: Graph, nodes: DataFrame, broadcast: bool = True) -> DataFrame:
+    """The canonical out-edges ``(src, dst, weight)`` of ``nodes``, each row complete.
+
+    Equal, row for row and bit for bit, to ``graph.edges`` restricted to ``src`` in
+    ``nodes``, but built from the input edges that touch ``nodes`` alone: one scan of
+    ``graph.raw`` (no shuffle when ``nodes`` is broadcast), then the duplicate merge and
+    symmetrisation of :func:`prepare_graph` on that part only. Without ``graph.raw``
+    it filters ``graph.edges``.
+    """
+    keys = nodes.select(F.col("id").alias("k")).distinct()
+    if broadcast:
+        keys = F.broadcast(keys)
+    as_src = keys.withColumnRenamed("k", "src")
+    if graph.raw is None:
+        return graph.edges.join(as_src, "src", "left_semi")
+    raw = graph.raw
+    if graph.directed:
+        part = raw.join(as_src, "src", "left_semi")
+    else:
+        # Every input edge with an end in ``nodes``, once: keyed by each of its ends in
+        # ``nodes``, an edge with both ends there is kept under its smaller end only.
+        keyed = raw.select(F.explode(F.array_distinct(F.array("src", "dst"))).alias("k"), "src", "dst", "weight")
+        other = F.when(F.col("k") == F.col("src"), F.col("dst")).otherwise(F.col("src"))
+        flag = keys.select(F.col("k").alias("_o"), F.lit(True).alias("_o_in"))
+        part = (
+            keyed.join(keys, "k", "left_semi")
+            .withColumn("_o", other)
+            .join(flag, "_o", "left")
+            .where((F.col("k") == F.least("src", "dst")) | F.col("_o_in").isNull())
+            .select("src", "dst", "weight")
+        )
+    local = prepare_graph(part, graph.directed, duplicates=graph.duplicates, self_loops=graph.self_loops)
+    return local.edges.join(as_src, "src", "left_semi")
 
 
 def load_graph(

@@ -8,6 +8,7 @@ from pyspark.sql import functions as F
 
 from sepne_spark import dense
 from sepne_spark.model import SepNE, SepNEModel
+from sepne_spark.reading import Graph, prepare_graph
 from sepne_spark.solver import solve_set
 from tests.graphs import random_graph
 
@@ -177,15 +178,16 @@ def test_separability_io_equals_full_and_partition_count(spark):
     )
 
 
-def test_model_save_load_and_growing_graph(spark, tmp_path):
+@pytest.mark.parametrize("directed", [True, False])
+def test_model_save_load_and_growing_graph(spark, tmp_path, directed):
     g = random_graph(n=50, m=180, seed=5, string_ids=False)
     edges = spark.createDataFrame(g.rows, "src long, dst long, weight double")
-    model = SepNE(dim=D, landmarks=K, metric="I+A", setSize=15, iters=ITERS, lam=LAM, eta=ETA, directed=True).fit(edges)
+    model = SepNE(dim=D, landmarks=K, metric="I+A", setSize=15, iters=ITERS, lam=LAM, eta=ETA, directed=directed).fit(edges)
     path = str(tmp_path / "model")
     model.save(path)
     loaded = SepNEModel.load(path)
     assert loaded.landmark_ids == model.landmark_ids
-    assert loaded.getOrDefault("metric") == "I+A" and loaded.getOrDefault("directed") is True
+    assert loaded.getOrDefault("metric") == "I+A" and loaded.getOrDefault("directed") is directed
     for a, b in [(loaded.factors.Phi, model.factors.Phi), (loaded.S_A, model.S_A), (loaded.S_B, model.S_B)]:
         np.testing.assert_array_equal(a, b)
     with pytest.raises(FileExistsError):
@@ -194,14 +196,24 @@ def test_model_save_load_and_growing_graph(spark, tmp_path):
     extra = [(9001, g.rows[0][0], 1.0), (g.rows[3][1], 9001, 2.0), (9002, 9001, 1.0), (g.rows[5][0], g.rows[7][1], 1.5)]
     grown = spark.createDataFrame(g.rows + extra, "src long, dst long, weight double")
     new_ids = spark.createDataFrame([(9001,), (9002,), (g.rows[5][0],)], "id long")
+    # Read locally: only the requested nodes' neighbourhood of the input is merged.
+    assert loaded.embeds_locally(grown, new_ids)
     got = collect(loaded.embed(new_ids, grown))
+    assert loaded.plan["rows_read"] < 52
+    # A Graph without its input edges takes the other path (rows filtered from the
+    # merged edge list): the same vectors.
+    merged = prepare_graph(grown, directed)
+    bare = Graph(edges=merged.edges, vertices=merged.vertices, directed=directed)
+    assert not loaded.embeds_locally(bare)
+    other = collect(loaded.embed(new_ids, bare))
+    assert "rows_read" not in loaded.plan and sorted(other) == sorted(got)
     # Expected: the solve on the grown graph's blocks with the model's own summaries.
     ids = sorted(set(g.ids) | {9001, 9002})
     pos = {v: i for i, v in enumerate(ids)}
     s = np.array([pos[a] for a, b, _ in g.rows + extra if a != b])
     t = np.array([pos[b] for a, b, _ in g.rows + extra if a != b])
     w = np.array([c for a, b, c in g.rows + extra if a != b])
-    M = dense.proximity_from_transition(dense.transition_matrix(len(ids), s, t, w, directed=True), "I+A")
+    M = dense.proximity_from_transition(dense.transition_matrix(len(ids), s, t, w, directed=directed), "I+A")
     L = [pos[i] for i in model.landmark_ids]
     nl = [i for i in range(len(ids)) if i not in set(L)]
     Vi = sorted(pos[i] for i in got)
@@ -210,5 +222,6 @@ def test_model_save_load_and_growing_graph(spark, tmp_path):
     W, C = solve_set(loaded.factors, loaded.S_A, loaded.S_B, M[np.ix_(Vi, Vi)], M[np.ix_(Vi, L)],
                      M[np.ix_(L, Vi)], Rhat_A, Rhat_B, LAM, ETA, ITERS)
     for j, i in enumerate(Vi):
-        np.testing.assert_allclose(got[ids[i]].embedding, W[:, j], rtol=0, atol=1e-9 * np.abs(W).max())
-        np.testing.assert_allclose(got[ids[i]].context, C[:, j], rtol=0, atol=1e-9 * np.abs(C).max())
+        for res in (got, other):
+            np.testing.assert_allclose(res[ids[i]].embedding, W[:, j], rtol=0, atol=1e-9 * np.abs(W).max())
+            np.testing.assert_allclose(res[ids[i]].context, C[:, j], rtol=0, atol=1e-9 * np.abs(C).max())

@@ -85,3 +85,41 @@ def test_solve_progress_reports_first_set_then_throttles(capsys):
     progress.every = 0
     progress.finished(6, 10, 0.1)
     assert "3 sets (210 nodes)" in capsys.readouterr().err
+
+
+def test_saved_model_io_reads_only_the_neighbourhood(spark, tmp_path):
+    """--model with --nodes and M = I + A: the input is never merged as a whole, and the
+    vectors equal those of the path that merges it."""
+    import numpy as np
+
+    from sepne_spark.model import SepNEModel
+    from sepne_spark.reading import Graph, load_graph
+    from tests.graphs import random_graph
+
+    g = random_graph(n=80, m=320, seed=4)
+    edges = tmp_path / "edges.tsv"
+    edges.write_text("".join(f"{s}\t{d}\t{w}\n" for s, d, w in g.rows), encoding="utf-8")
+    flags = ["--input", str(edges), "--metric", "I+A", "--landmarks", "10", "--dim", "4", "--iters", "3",
+             "--set-size", "15"]
+    model_path = tmp_path / "model"
+    assert embed.main(spark, flags + ["--output", str(tmp_path / "all"), "--save-model", str(model_path)]) == 0
+    asked = g.ids[::7] + ["not-a-node"]
+    (tmp_path / "nodes.txt").write_text("\n".join(asked) + "\n", encoding="utf-8")
+    out = tmp_path / "some"
+    assert embed.main(spark, flags + ["--output", str(out), "--model", str(model_path),
+                                      "--nodes", f"@{tmp_path / 'nodes.txt'}"]) == 0
+    manifest = json.loads((out / "_manifest.json").read_text())
+    counts = manifest["counts"]
+    assert "input_nodes" not in counts and 0 < counts["rows_of_A_read"] < len(g.ids)
+    assert counts["output_rows"] == len(asked) - 1 and manifest["sets"]["setup"] == "IO"
+    got = {r["id"]: r["embedding"] for r in spark.read.parquet(str(out)).collect()}
+
+    model = SepNEModel.load(str(model_path))
+    merged = load_graph(spark, str(edges), directed=False)
+    bare = Graph(edges=merged.edges, vertices=merged.vertices, directed=False)
+    ids = spark.createDataFrame([(i,) for i in asked], "id string")
+    ref = {r["id"]: r["embedding"] for r in model.embed(ids, bare).collect()}
+    assert sorted(got) == sorted(ref)
+    scale = max(np.abs(v).max() for v in ref.values())
+    for node, vec in ref.items():
+        np.testing.assert_allclose(got[node], vec, rtol=0, atol=1e-9 * scale)

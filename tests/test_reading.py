@@ -16,7 +16,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from sepne_spark.jobs_common import UserError
-from sepne_spark.reading import Graph, InputError, load_graph, prepare_graph, read_edges
+from sepne_spark.reading import Graph, InputError, incident_ends, load_graph, prepare_graph, read_edges, rows_of
 
 
 def write(tmp_path: Path, name: str, text: str, newline: str = "\n") -> str:
@@ -344,6 +344,36 @@ def test_prepare_graph_keeps_self_loops_once(spark):
     graph = prepare_graph(edges_df(spark, RAW), False, self_loops="keep")
     expected = [("a", "b", 7.0), ("b", "a", 7.0), ("c", "d", 1.0), ("d", "c", 1.0), ("e", "e", 3.0), ("c", "c", 1.0)]
     assert_edges(graph.edges, edges_df(spark, expected))
+
+
+# Repeated pairs in both orientations, self-loops, edges between two chosen nodes and
+# edges with one chosen end: every case of the per-node canonicalisation.
+RAW_LOCAL = RAW + [("b", "c", 0.5), ("d", "b", 1.5), ("c", "b", 2.5), ("f", "a", 1.0), ("b", "b", 2.0)]
+
+
+@pytest.mark.parametrize("directed", [False, True])
+@pytest.mark.parametrize("duplicates, self_loops", [("sum", "drop"), ("max", "keep")])
+@pytest.mark.parametrize("nodes", [["a", "b", "zz"], ["b", "c", "e", "f"]])
+def test_rows_of_equals_the_canonical_rows(spark, directed, duplicates, self_loops, nodes):
+    graph = prepare_graph(edges_df(spark, RAW_LOCAL), directed, duplicates=duplicates, self_loops=self_loops)
+    ids = local_df(spark, [(v,) for v in nodes], "id string")
+    expected = graph.edges.join(ids.withColumnRenamed("id", "src"), "src", "left_semi")
+    expected = sorted_df(expected)
+    assert_edges(rows_of(graph, ids, broadcast=len(nodes) == 3), expected)
+    # Without the input edges the rows come from the canonical edges: the same.
+    bare = Graph(edges=graph.edges, vertices=graph.vertices, directed=directed)
+    assert_edges(rows_of(bare, ids), expected)
+
+
+def test_incident_ends_find_nodes_and_in_neighbours(spark):
+    graph = prepare_graph(edges_df(spark, RAW_LOCAL), True)
+    ids = local_df(spark, [(v,) for v in ["a", "e", "zz"]], "id string")
+    got = sorted(tuple(r) for r in incident_ends(graph, ids).collect())
+    assert got == sorted([
+        ("a", "b", False), ("a", "b", True), ("a", "b", False), ("a", "f", True), ("e", "e", False), ("e", "e", True),
+    ])  # zz is not a node; e's only edge is a self-loop, and it is still a node
+    with pytest.raises(ValueError, match="raw edges"):
+        incident_ends(Graph(edges=graph.edges, vertices=graph.vertices, directed=True), ids)
 
 
 def test_prepare_graph_integer_ids_without_weight(spark):
