@@ -1025,51 +1025,46 @@ def incident_ends(graph: Graph, ids: DataFrame, broadcast: bool = True) -> DataF
 
     Returns ``(k, o, into)``: one row per end of an input edge at a node ``k`` of
     ``ids``, ``o`` the other end and ``into`` whether the edge points to ``k`` (a
-    self-loop gives two rows). One scan of the input and no shuffle when ``ids`` is
-    broadcast. The ``k`` found are exactly the ``ids`` that are nodes of the graph.
+    self-loop gives two rows). Two semi-joins of the input, on ``src`` and on ``dst``,
+    without a shuffle when ``ids`` is broadcast. The ``k`` found are exactly the
+    ``ids`` that are nodes of the graph.
     """
     if graph.raw is None:
         raise ValueError("this Graph holds no raw edges (build it with prepare_graph or load_graph)")
-    ends = F.array(
-        F.struct(F.col("src").alias("k"), F.col("dst").alias("o"), F.lit(False).alias("into")),
-        F.struct(F.col("dst").alias("k"), F.col("src").alias("o"), F.lit(True).alias("into")),
+    out = graph.raw.join(_key_column(ids, "src", broadcast), "src", "left_semi").select(
+        F.col("src").alias("k"), F.col("dst").alias("o"), F.lit(False).alias("into")
     )
-    keys = ids.select(F.col("id").alias("k"))
-    return graph.raw.select(F.explode(ends).alias("_e")).select("_e.*").join(
-        F.broadcast(keys) if broadcast else keys, "k", "left_semi"
+    into = graph.raw.join(_key_column(ids, "dst", broadcast), "dst", "left_semi").select(
+        F.col("dst").alias("k"), F.col("src").alias("o"), F.lit(True).alias("into")
     )
+    return out.unionByName(into)
+
+
+def _key_column(ids: DataFrame, name: str, broadcast: bool) -> DataFrame:
+    """The distinct ``id`` of ``ids`` as one column ``name``, broadcast if asked."""
+    keys = ids.select(F.col("id").alias(name)).distinct()
+    return F.broadcast(keys) if broadcast else keys
 
 
 def rows_of(graph: Graph, nodes: DataFrame, broadcast: bool = True) -> DataFrame:
     """The canonical out-edges ``(src, dst, weight)`` of ``nodes``, each row complete.
 
     Equal, row for row and bit for bit, to ``graph.edges`` restricted to ``src`` in
-    ``nodes``, but built from the input edges that touch ``nodes`` alone: one scan of
-    ``graph.raw`` (no shuffle when ``nodes`` is broadcast), then the duplicate merge and
-    symmetrisation of :func:`prepare_graph` on that part only. Without ``graph.raw``
-    it filters ``graph.edges``.
+    ``nodes``, but built from the input edges that touch ``nodes`` alone: semi-joins
+    of ``graph.raw`` (no shuffle when ``nodes`` is broadcast), then the duplicate merge
+    and symmetrisation of :func:`prepare_graph` on that part only. Without
+    ``graph.raw`` it filters ``graph.edges``.
     """
-    keys = nodes.select(F.col("id").alias("k")).distinct()
-    if broadcast:
-        keys = F.broadcast(keys)
-    as_src = keys.withColumnRenamed("k", "src")
+    as_src = _key_column(nodes, "src", broadcast)
     if graph.raw is None:
         return graph.edges.join(as_src, "src", "left_semi")
     raw = graph.raw
-    if graph.directed:
-        part = raw.join(as_src, "src", "left_semi")
-    else:
-        # Every input edge with an end in ``nodes``, once: keyed by each of its ends in
-        # ``nodes``, an edge with both ends there is kept under its smaller end only.
-        keyed = raw.select(F.explode(F.array_distinct(F.array("src", "dst"))).alias("k"), "src", "dst", "weight")
-        other = F.when(F.col("k") == F.col("src"), F.col("dst")).otherwise(F.col("src"))
-        flag = keys.select(F.col("k").alias("_o"), F.lit(True).alias("_o_in"))
-        part = (
-            keyed.join(keys, "k", "left_semi")
-            .withColumn("_o", other)
-            .join(flag, "_o", "left")
-            .where((F.col("k") == F.least("src", "dst")) | F.col("_o_in").isNull())
-            .select("src", "dst", "weight")
+    part = raw.join(as_src, "src", "left_semi")
+    if not graph.directed:
+        # Every input edge with an end in ``nodes``, once: those whose src is there, and
+        # those whose dst alone is.
+        part = part.unionByName(
+            raw.join(_key_column(nodes, "dst", broadcast), "dst", "left_semi").join(as_src, "src", "left_anti")
         )
     local = prepare_graph(part, graph.directed, duplicates=graph.duplicates, self_loops=graph.self_loops)
     return local.edges.join(as_src, "src", "left_semi")
