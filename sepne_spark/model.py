@@ -235,9 +235,10 @@ class SepNEModel(Model, _SepNEParams):
         keeps its input edges (``raw``: from :func:`~sepne_spark.reading.load_graph`,
         :func:`~sepne_spark.reading.prepare_graph`, or an edge DataFrame), and at most
         :data:`BROADCAST_IDS_MAX` requested ids (counted when ``ids`` is given). Then
-        the graph's edges are never merged or counted as a whole: the input is scanned
-        twice, keeping only the edges at the requested nodes, their in-neighbours and
-        the landmarks, so the time follows those neighbourhoods and a scan.
+        the graph's edges are never merged or counted as a whole: broadcast semi-joins
+        of the input (on ``src`` and on ``dst``, no shuffle) keep only the edges at the
+        requested nodes, their in-neighbours and the landmarks, so the time follows
+        those neighbourhoods and a few scans of the input.
         """
         s = self.settings()
         if s["metric"] != "I+A" or s["scaling"] != "none":
