@@ -277,7 +277,7 @@ class SepNEModel(Model, _SepNEParams):
                 # The requested nodes' edge ends, straight from the input: which ids are
                 # nodes, and their in-neighbours, without the graph's vertex list.
                 asked = ids.select(F.col("id").try_cast(self.id_type).alias("id")).where(F.col("id").isNotNull())
-                ends = incident_ends(graph, asked.distinct()).localCheckpoint()
+                ends = incident_ends(graph, asked).localCheckpoint()
                 wanted = requested_ids(ids, ends.select(F.col("k").alias("id")).distinct(), self.id_type)
             elif ids is not None:
                 wanted = requested_ids(ids, graph.vertices, self.id_type)
@@ -297,22 +297,22 @@ class SepNEModel(Model, _SepNEParams):
         with stage(spark, "proximity_rows", f"rows of M for {self.plan['nodes']} nodes", self.timings) as st:
             if same:
                 A = self._A
-            elif local:
+            elif ids is not None and s["metric"] == "I+A":
                 # Complete rows of A for the requested nodes, their in-neighbours and the
-                # landmarks (see _rows_needed_for), canonicalised from their input edges.
-                into = F.col("into") | F.lit(not graph.directed)
-                needed = (
-                    ends.where(into).select(F.col("o").alias("id"))
-                    .unionByName(wanted).unionByName(lm.select("id"))
-                    .distinct().localCheckpoint()
-                )
+                # landmarks only (see _needed_rows); from the input edges when local.
+                if local:
+                    in_nbrs = ends.where(F.col("into") | F.lit(not graph.directed)).select(F.col("o").alias("id"))
+                else:
+                    to_wanted = wanted.select(F.col("id").alias("dst"))
+                    if self.plan["nodes"] <= BROADCAST_IDS_MAX:
+                        to_wanted = F.broadcast(to_wanted)
+                    in_nbrs = graph.edges.join(to_wanted, "dst", "left_semi").select(F.col("src").alias("id"))
+                needed = _needed_rows(in_nbrs, wanted, lm)
                 n_needed = needed.count()
-                self.plan["rows_read"] = n_needed
+                from_input = graph.raw is not None  # rows_of merges only these rows' input edges
+                self.plan.update(rows_read=n_needed, rows_from="input edges" if from_input else "merged edges")
                 st.count(rows_of_A=n_needed)
                 A = transition(rows_of(graph, needed, broadcast=n_needed <= BROADCAST_IDS_MAX)).persist()
-            elif ids is not None and s["metric"] == "I+A":
-                # Only the rows of A that these nodes read (see _rows_needed_for).
-                A = transition(_rows_needed_for(graph.edges, assign, lm, self.plan["nodes"])).persist()
             else:
                 A = transition(graph.edges).persist()
             prox = Proximity(A, graph.vertices, s["metric"], s["scaling"], graph.edges)
@@ -424,32 +424,24 @@ def requested_ids(ids: DataFrame, vertices: DataFrame, id_type: Any) -> DataFram
 BROADCAST_IDS_MAX = 1_000_000
 
 
-def _rows_needed_for(edges: DataFrame, ids: DataFrame, landmarks: DataFrame, n_ids: int) -> DataFrame:
-    """The edges whose rows of A embedding ``ids`` with M = I + A reads: those leaving
-    a requested node, an in-neighbour of one, or a landmark.
+def _needed_rows(in_neighbours: DataFrame, ids: DataFrame, landmarks: DataFrame) -> DataFrame:
+    """The nodes whose rows of A embedding ``ids`` with M = I + A reads (column ``id``):
+    the requested nodes, their in-neighbours and the landmarks. Checkpointed.
 
     Rows of M for a requested node u are its own row of A; its column needs the rows of
     its in-neighbours (A[v, u] = w(v, u) / s(v)), which also give M[v, l] for the two-hop
-    sum Rhat_B; M[l, v] for M_0i and Rhat_A are rows of the landmarks. Every kept row is
-    complete (all edges of its source), so its out-weight s and its entries are exact,
-    and the work follows the requested nodes' neighbourhoods instead of the graph: with
-    at most :data:`BROADCAST_IDS_MAX` ids each filter is a broadcast semi-join, one scan
-    of the edges without a shuffle.
+    sum Rhat_B; M[l, v] for M_0i and Rhat_A are rows of the landmarks. Every row kept
+    (:func:`~sepne_spark.reading.rows_of`) is complete, so its out-weight s and its
+    entries are exact, and the work follows the requested nodes' neighbourhoods instead
+    of the graph.
     """
-    wanted = ids.select(F.col("id").alias("dst")).distinct()
-    if n_ids <= BROADCAST_IDS_MAX:
-        wanted = F.broadcast(wanted)
-    sources = (
-        edges.join(wanted, "dst", "left_semi").select(F.col("src").alias("id"))
+    return (
+        in_neighbours.select("id")
         .unionByName(ids.select("id"))
         .unionByName(landmarks.select("id"))
         .distinct()
         .localCheckpoint()
     )
-    sources = sources.withColumnRenamed("id", "src")
-    if sources.count() <= BROADCAST_IDS_MAX:
-        sources = F.broadcast(sources)
-    return edges.join(sources, "src", "left_semi")
 
 
 def _graph_type():

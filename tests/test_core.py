@@ -199,14 +199,14 @@ def test_model_save_load_and_growing_graph(spark, tmp_path, directed):
     # Read locally: only the requested nodes' neighbourhood of the input is merged.
     assert loaded.embeds_locally(grown, new_ids)
     got = collect(loaded.embed(new_ids, grown))
-    assert loaded.plan["rows_read"] < 52
+    assert loaded.plan["rows_read"] < 52 and loaded.plan["rows_from"] == "input edges"
     # A Graph without its input edges takes the other path (rows filtered from the
     # merged edge list): the same vectors.
     merged = prepare_graph(grown, directed)
     bare = Graph(edges=merged.edges, vertices=merged.vertices, directed=directed)
     assert not loaded.embeds_locally(bare)
     other = collect(loaded.embed(new_ids, bare))
-    assert "rows_read" not in loaded.plan and sorted(other) == sorted(got)
+    assert loaded.plan["rows_from"] == "merged edges" and sorted(other) == sorted(got)
     # Expected: the solve on the grown graph's blocks with the model's own summaries.
     ids = sorted(set(g.ids) | {9001, 9002})
     pos = {v: i for i, v in enumerate(ids)}
