@@ -132,6 +132,7 @@ def main(spark, args: Sequence[str] | None = None) -> int:
 
     from sepne_spark.model import SepNE, SepNEModel, requested_ids
     from sepne_spark.progress import stage
+    from sepne_spark.proximity import metric_text
     from sepne_spark.reading import load_graph, prepare_graph
 
     timings: dict[str, float] = {}
@@ -184,7 +185,7 @@ def main(spark, args: Sequence[str] | None = None) -> int:
 
     params = dict(
         dim=settings.dim, landmarks=settings.landmarks, landmarkStrategy=settings.landmark_strategy,
-        metric=settings.metric, scaling=settings.scaling, partition=settings.partition, setSize=settings.set_size,
+        metric=settings.metric, window=settings.window, scaling=settings.scaling, partition=settings.partition, setSize=settings.set_size,
         lam=settings.lam,
         eta=settings.eta, iters=settings.iters, seed=settings.seed, directed=settings.directed,
         duplicates=settings.duplicates, selfLoops=settings.self_loops, lpMaxIter=settings.lp_max_iter,
@@ -219,7 +220,8 @@ def main(spark, args: Sequence[str] | None = None) -> int:
             log.warning(
                 "%d of %d nodes got an all-zero embedding: neither they nor the other nodes of their set "
                 "reach a landmark through M (%s); add landmarks (GDS covers more of the graph) or drop "
-                "those components", counts["zero_embeddings"], counts["output_rows"], settings.metric,
+                "those components", counts["zero_embeddings"], counts["output_rows"],
+                metric_text(settings.metric, settings.window),
             )
         write_manifest(tmp, {
             "job": "embed", "version": __version__, "spark_version": spark.version,
@@ -238,7 +240,7 @@ def main(spark, args: Sequence[str] | None = None) -> int:
     size = (f"neighbourhood of the requested nodes: {counts['rows_of_A_read']} rows of A" if local
             else f"{n_nodes} nodes, {n_edges} directed edge rows")
     print(f"  {size}; k={settings.landmarks} ({settings.landmark_strategy}), "
-          f"d={settings.dim}, metric {settings.metric}, partition {settings.partition}, set size {settings.set_size}")
+          f"d={settings.dim}, metric {metric_text(settings.metric, settings.window)}, partition {settings.partition}, set size {settings.set_size}")
     print("  time: " + ", ".join(f"{k} {v:.1f}s" for k, v in timings.items()))
     print(f"  output: {target}")
     if labels is not None:

@@ -123,9 +123,14 @@ def _setting(name: str, type_: type, default: Any, help: str, **kw: Any) -> Sett
 SETTINGS: tuple[Setting, ...] = (
     _setting("metric", str, "A+A2", "proximity matrix M: I+A is M = I + A, A+A2 is M = A + A*A, "
              "A the row-normalised transition matrix", choices=("I+A", "A+A2")),
+    _setting("window", int, 2, "powers of A in metric A+A2: M = A + A*A + ... + A^T for a window "
+             "of T; 2 is the paper's A + A*A. Each extra power is one more join and M grows "
+             "roughly by the average degree per power, so keep it small on large graphs",
+             minimum=2, maximum=10, metavar="T"),
     _setting("scaling", str, "none", "element-wise scaling of M: none, or log, which replaces each "
-             "entry m of column v by log(max(vol * m / (2 * s_in(v)), 1)) with vol the total edge "
-             "weight and s_in(v) the weight into v (a shifted-PMI transform; M stays sparse)",
+             "entry m of column v by log(max(vol * m / (T * s_in(v)), 1)) with vol the total edge "
+             "weight, s_in(v) the weight into v and T the window (a shifted-PMI transform; M stays "
+             "sparse)",
              choices=("none", "log")),
     _setting("dim", int, 128, "embedding dimension d, at most --landmarks", minimum=1, metavar="D"),
     _setting("landmarks", int, 200, "number of landmarks k", minimum=1, metavar="K"),
@@ -345,6 +350,11 @@ def _check_combination(values: Mapping[str, Any], sources: Mapping[str, str] | N
     def where(name: str) -> str:
         return f" ({sources[name]})" if sources and name in sources else ""
 
+    if values["metric"] == "I+A" and values["window"] != 2:
+        raise UserError(
+            f"window {values['window']}{where('window')} applies to metric A+A2 only "
+            f"(M = A + ... + A^window); metric I+A{where('metric')} has no window"
+        )
     if values["dim"] > values["landmarks"]:
         raise UserError(
             f"dim {values['dim']}{where('dim')} is larger than landmarks {values['landmarks']}"
@@ -395,7 +405,7 @@ def _field(s: Setting) -> tuple[str, Any, Any]:
 
 #: All settings of one embedding run, resolved and validated. Frozen; built by
 #: :func:`resolve`, or directly (``EmbedSettings(dim=64)``, validated the same way).
-#: Fields, in schema order: metric, scaling, dim, landmarks, landmark_strategy, partition,
+#: Fields, in schema order: metric, window, scaling, dim, landmarks, landmark_strategy, partition,
 #: set_size, lam, eta, iters, seed, directed, input_format, duplicates, self_loops,
 #: bad_lines, lp_max_iter, dtype, context, spark.
 EmbedSettings = dataclasses.make_dataclass(

@@ -56,17 +56,21 @@ def transition_matrix(
     return out
 
 
-def proximity_from_transition(A: np.ndarray, metric: str) -> np.ndarray:
-    """M = I + A (``"I+A"``) or M = A + A·A (``"A+A2"``)."""
+def proximity_from_transition(A: np.ndarray, metric: str, window: int = 2) -> np.ndarray:
+    """M = I + A (``"I+A"``) or M = A + A·A + ... + A^window (``"A+A2"``)."""
     if metric == "I+A":
         return np.eye(A.shape[0]) + A
     if metric == "A+A2":
-        return A + A @ A
+        M, power = A.copy(), A
+        for _ in range(window - 1):
+            power = power @ A
+            M = M + power
+        return M
     raise ValueError(f"unknown metric {metric!r}; expected 'I+A' or 'A+A2'")
 
 
-def log_scaled(M: np.ndarray, W: np.ndarray) -> np.ndarray:
-    """The ``log`` proximity scaling: log(max(vol * M[u, v] / (2 s_in(v)), 1)).
+def log_scaled(M: np.ndarray, W: np.ndarray, window: int = 2) -> np.ndarray:
+    """The ``log`` proximity scaling: log(max(vol * M[u, v] / (T s_in(v)), 1)), T the window.
 
     ``vol`` is the sum of all weights of W and ``s_in(v)`` the weight into v (column sum
     of W); a column with s_in(v) = 0 becomes zero. Zeros of M stay zero.
@@ -75,7 +79,7 @@ def log_scaled(M: np.ndarray, W: np.ndarray) -> np.ndarray:
     s_in = W.sum(axis=0)
     out = np.zeros_like(M)
     nz = s_in > 0
-    out[:, nz] = np.log(np.maximum(vol * M[:, nz] / (2.0 * s_in[nz]), 1.0))
+    out[:, nz] = np.log(np.maximum(vol * M[:, nz] / (float(window) * s_in[nz]), 1.0))
     return out
 
 

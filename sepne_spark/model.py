@@ -29,7 +29,16 @@ from sepne_spark.landmarks import STRATEGIES, select_landmarks
 from sepne_spark.partition import SETUPS, lp_partition, random_partition, requested_partition
 from sepne_spark.progress import stage
 from sepne_spark.reading import incident_ends, rows_of
-from sepne_spark.proximity import METRICS, SCALINGS, Proximity, landmark_blocks, landmark_summaries, transition
+from sepne_spark.proximity import (
+    METRICS,
+    SCALINGS,
+    Proximity,
+    check_window,
+    landmark_blocks,
+    landmark_summaries,
+    metric_text,
+    transition,
+)
 from sepne_spark.set_stage import embed_sets, output_schema, set_records
 from sepne_spark.solver import LandmarkFactors, landmark_factors
 
@@ -81,8 +90,13 @@ class _SepNEParams(Params):
         Params._dummy(), "landmarkStrategy", f"landmark choice: {', '.join(STRATEGIES)}", _choice("landmarkStrategy", STRATEGIES)
     )
     metric = Param(Params._dummy(), "metric", "proximity M: I+A or A+A2", _choice("metric", METRICS))
+    window = Param(
+        Params._dummy(), "window",
+        "powers of A in M for metric A+A2: M = A + A^2 + ... + A^window (2 to 10; 2 is the paper's A + A^2)",
+        _positive_int("window", 2),
+    )
     scaling = Param(
-        Params._dummy(), "scaling", "element-wise scaling of M: none, or log(max(vol m / (2 s_in), 1))",
+        Params._dummy(), "scaling", "element-wise scaling of M: none, or log(max(vol m / (window s_in), 1))",
         _choice("scaling", SCALINGS),
     )
     partition = Param(Params._dummy(), "partition", f"set setup: {', '.join(SETUPS)}", _choice("partition", SETUPS))
@@ -104,6 +118,7 @@ class _SepNEParams(Params):
             landmarks=200,
             landmarkStrategy="DD",
             metric="A+A2",
+            window=2,
             scaling="none",
             partition="RP",
             setSize=1000,
@@ -141,7 +156,8 @@ class SepNE(Estimator, _SepNEParams):
 
     def _fit(self, dataset: Any) -> "SepNEModel":
         s = self.settings()
-        if s["dim"] > s["landmarks"]:  # before any Spark work
+        check_window(s["metric"], s["window"])  # before any Spark work
+        if s["dim"] > s["landmarks"]:
             raise ValueError(
                 f"dim={s['dim']} is more than landmarks={s['landmarks']}: the landmark embedding "
                 "has at most as many dimensions as there are landmarks"
@@ -156,10 +172,10 @@ class SepNE(Estimator, _SepNEParams):
         timings: dict[str, float] = {}
         with stage(spark, "landmarks", f"{s['landmarks']} by {s['landmarkStrategy']}", timings) as st:
             A = transition(graph.edges).persist()
-            prox = Proximity(A, graph.vertices, s["metric"], s["scaling"], graph.edges)
+            prox = Proximity(A, graph.vertices, s["metric"], s["scaling"], graph.edges, s["window"])
             ids = select_landmarks(spark, graph.vertices, graph.edges, s["landmarks"], s["landmarkStrategy"], s["seed"])
             st.count(landmarks=len(ids))
-        what = s["metric"] + (f", {s['scaling']} scaling" if s["scaling"] != "none" else "")
+        what = metric_text(s["metric"], s["window"]) + (f", {s['scaling']} scaling" if s["scaling"] != "none" else "")
         with stage(spark, "summaries_svd", f"M00, S_A, S_B of {len(ids)} landmarks, {what}", timings) as st:
             id_type = graph.vertices.schema["id"].dataType
             lm = _landmark_df(spark, ids, id_type)
@@ -315,7 +331,7 @@ class SepNEModel(Model, _SepNEParams):
                 A = transition(rows_of(graph, needed, broadcast=n_needed <= BROADCAST_IDS_MAX)).persist()
             else:
                 A = transition(graph.edges).persist()
-            prox = Proximity(A, graph.vertices, s["metric"], s["scaling"], graph.edges)
+            prox = Proximity(A, graph.vertices, s["metric"], s["scaling"], graph.edges, s["window"])
             blocks = self._blocks if same else landmark_blocks(prox.rows(lm), prox.cols(lm), lm)
             if ids is not None:
                 M_rows, M_cols = prox.rows(assign).localCheckpoint(), prox.cols(assign).localCheckpoint()

@@ -15,6 +15,30 @@ from pyspark.sql import functions as F
 METRICS = ("I+A", "A+A2")
 SCALINGS = ("none", "log")
 _VOLUME_BUCKETS = 1024  # partial sums of the total weight, added up on the driver
+MAX_WINDOW = 10
+_FIXED_POINT_SCALE = 2.0**58  # walk sums of windows above 2 are in multiples of 2^-58
+
+
+def check_window(metric: str, window: int) -> None:
+    """Raise ``ValueError`` unless ``window`` fits ``metric``.
+
+    The window T is the number of powers of A in ``A+A2`` (M = A + ... + A^T, 2 to
+    :data:`MAX_WINDOW`); ``I+A`` has none, so its window must stay 2 (the default).
+    """
+    if isinstance(window, bool) or not isinstance(window, (int, np.integer)):
+        raise ValueError(f"window must be an integer; got {window!r}")
+    if metric == "I+A" and window != 2:
+        raise ValueError(f"window={window} applies to metric A+A2 only (M = A + ... + A^window); "
+                         "metric I+A has no window")
+    if not 2 <= window <= MAX_WINDOW:
+        raise ValueError(f"window must be between 2 and {MAX_WINDOW}; got {window}")
+
+
+def metric_text(metric: str, window: int = 2) -> str:
+    """``metric`` as written in logs and manifests: ``A+A2+A3`` for A+A2 with window 3."""
+    if metric == "A+A2" and window > 2:
+        return "+".join(["A"] + [f"A{r}" for r in range(2, window + 1)])
+    return metric
 
 
 def ordered_sum(col: Column | str) -> Column:
@@ -69,7 +93,7 @@ def total_weight(strengths: DataFrame, col: str = "s_in") -> float:
 
 @dataclass
 class Proximity:
-    """Builds entries of M = I + A or M = A + A·A from the transition entries.
+    """Builds entries of M = I + A or M = A + A·A (+ ... + A^window) from the transition entries.
 
     Parameters
     ----------
@@ -77,11 +101,14 @@ class Proximity:
     vertices: every node ``(id)`` (the identity part of ``I+A`` covers them all).
     metric: ``"I+A"`` or ``"A+A2"``.
     scaling: ``"none"`` or ``"log"``: every entry m of M at column v becomes
-        log(max(vol * m / (2 s_in(v)), 1)), with vol the total edge weight and s_in(v)
-        the weight into v (a shifted pointwise-mutual-information transform, as in
-        NetMF with a window of 2). Entries that become 0, and columns of nodes without
-        in-edges, are dropped, so M stays as sparse as before.
+        log(max(vol * m / (T s_in(v)), 1)), with vol the total edge weight, s_in(v)
+        the weight into v and T the window (a shifted pointwise-mutual-information
+        transform, as in NetMF with a window of T). Entries that become 0, and columns of
+        nodes without in-edges, are dropped, so M stays sparse.
     edges: the weighted edges ``(src, dst, weight)``; needed for ``"log"``.
+    window: T, the number of powers of A in ``"A+A2"``: M = A + A^2 + ... + A^T (the
+        default 2 is the paper's A + A^2). Each power is one more join; the entries
+        grow roughly as the average degree to the power T, so keep T small on large graphs.
     """
 
     A: DataFrame
@@ -89,10 +116,12 @@ class Proximity:
     metric: str
     scaling: str = "none"
     edges: DataFrame | None = None
+    window: int = 2
 
     def __post_init__(self) -> None:
         if self.metric not in METRICS:
             raise ValueError(f"unknown metric {self.metric!r}; expected one of {METRICS}")
+        check_window(self.metric, self.window)
         if self.scaling not in SCALINGS:
             raise ValueError(f"unknown scaling {self.scaling!r}; expected one of {SCALINGS}")
         if self.scaling == "log" and self.edges is None:
@@ -116,7 +145,7 @@ class Proximity:
                 .persist()
             )
             self._volume = total_weight(self._s_in)
-        value = F.log(F.greatest(F.lit(self._volume / 2.0) * F.col("m") / F.col("s_in"), F.lit(1.0)))
+        value = F.log(F.greatest(F.lit(self._volume / float(self.window)) * F.col("m") / F.col("s_in"), F.lit(1.0)))
         return (
             entries.join(self._s_in, "dst")
             .select("src", "dst", value.alias("m"))
@@ -127,17 +156,63 @@ class Proximity:
         base = self.vertices if nodes is None else nodes
         return base.select(F.col("id").alias("src"), F.col("id").alias("dst"), F.lit(1.0).alias("m"))
 
+    def _walks(self, start: DataFrame, forward: bool) -> DataFrame:
+        """Summed entries ``(src, dst, m)`` of A + A^2 + ... + A^window from ``start``.
+
+        ``forward``: ``start`` holds rows of A and each step multiplies by A on the
+        right (rows of the powers); otherwise ``start`` holds columns of A and each step
+        multiplies by A on the left (columns of the powers).
+
+        With the window of 2 each entry is an :func:`ordered_sum` of its walks. Longer
+        windows have far more walks per entry (a path count of about n d^T for average
+        degree d), too many to sort, so each power's entries are added up before the
+        next join, and in fixed point: every term is rounded to a multiple of
+        2^-58 (about 3.5e-18) and the terms are summed as 64-bit
+        integers. Integer addition does not depend on order, so the entries are still
+        the same bits on every run, and it aggregates partially before the shuffle.
+        Entries of powers of the row-normalised A are at most 1 and of M at most the
+        window, so the integers cannot overflow.
+        """
+        first = start.select("src", "dst", F.col("a").alias("m"))
+
+        def step(cur: DataFrame) -> DataFrame:
+            if forward:
+                x, y = cur.alias("x"), self.A.alias("y")
+                value = F.col("x.m") * F.col("y.a")
+            else:
+                x, y = self.A.alias("x"), cur.alias("y")
+                value = F.col("x.a") * F.col("y.m")
+            return x.join(y, F.col("x.dst") == F.col("y.src")).select(
+                F.col("x.src").alias("src"), F.col("y.dst").alias("dst"), value.alias("m")
+            )
+
+        if self.window == 2:
+            parts = first.unionByName(step(first))
+            return parts.groupBy("src", "dst").agg(ordered_sum("m").alias("m"))
+
+        def fixed(df: DataFrame) -> DataFrame:
+            q = F.rint(F.col("m") * F.lit(_FIXED_POINT_SCALE)).cast("long")
+            return df.select("src", "dst", q.alias("q")).groupBy("src", "dst").agg(F.sum("q").alias("q"))
+
+        def to_double(df: DataFrame) -> DataFrame:
+            return df.select("src", "dst", (F.col("q") / F.lit(_FIXED_POINT_SCALE)).alias("m"))
+
+        terms = [fixed(first)]
+        cur = to_double(terms[0])
+        for _ in range(2, self.window + 1):
+            terms.append(fixed(step(cur)))
+            cur = to_double(terms[-1])
+        parts = terms[0]
+        for t in terms[1:]:
+            parts = parts.unionByName(t)
+        return to_double(parts.groupBy("src", "dst").agg(F.sum("q").alias("q")))
+
     def rows(self, nodes: DataFrame | None = None) -> DataFrame:
         """Entries ``(src, dst, m)`` of the rows of M for ``nodes`` (all rows if None)."""
         Ar = _semi(self.A, nodes, "src")
-        if self.metric == "I+A":
-            parts = Ar.select("src", "dst", F.col("a").alias("m")).unionByName(self._identity(nodes))
-        else:
-            x, y = Ar.alias("x"), self.A.alias("y")
-            two = x.join(y, F.col("x.dst") == F.col("y.src")).select(
-                F.col("x.src").alias("src"), F.col("y.dst").alias("dst"), (F.col("x.a") * F.col("y.a")).alias("m")
-            )
-            parts = Ar.select("src", "dst", F.col("a").alias("m")).unionByName(two)
+        if self.metric != "I+A":
+            return self._scaled(self._walks(Ar, forward=True))
+        parts = Ar.select("src", "dst", F.col("a").alias("m")).unionByName(self._identity(nodes))
         return self._scaled(parts.groupBy("src", "dst").agg(ordered_sum("m").alias("m")))
 
     def cols(self, nodes: DataFrame | None = None) -> DataFrame:
@@ -145,14 +220,9 @@ class Proximity:
         if nodes is None:
             return self.rows(None)
         Ac = _semi(self.A, nodes, "dst")
-        if self.metric == "I+A":
-            parts = Ac.select("src", "dst", F.col("a").alias("m")).unionByName(self._identity(nodes))
-        else:
-            x, y = self.A.alias("x"), Ac.alias("y")
-            two = x.join(y, F.col("x.dst") == F.col("y.src")).select(
-                F.col("x.src").alias("src"), F.col("y.dst").alias("dst"), (F.col("x.a") * F.col("y.a")).alias("m")
-            )
-            parts = Ac.select("src", "dst", F.col("a").alias("m")).unionByName(two)
+        if self.metric != "I+A":
+            return self._scaled(self._walks(Ac, forward=False))
+        parts = Ac.select("src", "dst", F.col("a").alias("m")).unionByName(self._identity(nodes))
         return self._scaled(parts.groupBy("src", "dst").agg(ordered_sum("m").alias("m")))
 
 

@@ -19,12 +19,15 @@ class SmallGraph:
     def index(self) -> dict:
         return {v: i for i, v in enumerate(self.ids)}
 
-    def proximity(self, metric: str, directed: bool, weighted: bool = True, scaling: str = "none") -> np.ndarray:
+    def proximity(
+        self, metric: str, directed: bool, weighted: bool = True, scaling: str = "none", window: int = 2
+    ) -> np.ndarray:
         w = self.weight if weighted else np.ones(len(self.src))
         A = dense.transition_matrix(len(self.ids), self.src, self.dst, w, directed=directed)
-        M = dense.proximity_from_transition(A, metric)
+        M = dense.proximity_from_transition(A, metric, window)
         if scaling == "log":
-            M = dense.log_scaled(M, dense.weight_matrix(len(self.ids), self.src, self.dst, w, directed=directed))
+            W = dense.weight_matrix(len(self.ids), self.src, self.dst, w, directed=directed)
+            M = dense.log_scaled(M, W, window)
         return M
 
 

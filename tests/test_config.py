@@ -44,7 +44,7 @@ def test_schema_fields_flags_and_defaults():
     names = [f.name for f in dataclasses.fields(EmbedSettings)]
     assert names == list(config.SETTING_NAMES)
     assert names == [
-        "metric", "scaling", "dim", "landmarks", "landmark_strategy", "partition", "set_size", "lam",
+        "metric", "window", "scaling", "dim", "landmarks", "landmark_strategy", "partition", "set_size", "lam",
         "eta", "iters", "seed", "directed", "input_format", "duplicates", "self_loops",
         "bad_lines", "lp_max_iter", "dtype", "context", "spark",
     ]
@@ -53,7 +53,7 @@ def test_schema_fields_flags_and_defaults():
         assert s.help
     d = EmbedSettings()
     assert (d.metric, d.dim, d.landmarks, d.landmark_strategy, d.partition) == ("A+A2", 128, 200, "DD", "RP")
-    assert d.scaling == "none"
+    assert d.scaling == "none" and d.window == 2
     assert (d.set_size, d.lam, d.eta, d.iters, d.seed, d.directed) == (1000, 0.4, 0.1, 100, 0, False)
     assert (d.input_format, d.lp_max_iter, d.dtype, d.context, d.spark) == ("auto", 10, "float64", False, {})
     assert d.duplicates in ("sum", "max") and d.self_loops in ("drop", "keep") and d.bad_lines in ("fail", "skip")
@@ -93,7 +93,7 @@ def test_unknown_key_names_key_file_suggestion_and_valid_keys(tmp_path):
     msg = str(err.value)
     assert "'landmark'" in msg and str(path.resolve()) in msg
     assert "did you mean 'landmarks'?" in msg
-    assert "valid settings: metric, scaling, dim, landmarks" in msg and "set_size" in msg and "spark" in msg
+    assert "valid settings: metric, window, scaling, dim, landmarks" in msg and "set_size" in msg and "spark" in msg
     assert "\n" not in msg
 
 
@@ -271,6 +271,9 @@ def test_shipped_profile_values():
     doc = resolve({}, load_profile("document"))
     assert (doc.metric, doc.landmarks, doc.lam, doc.eta, doc.iters, doc.dim) == ("A+A2", 200, 0.4, 0.1, 100, 128)
     assert (doc.partition, doc.set_size, doc.directed, doc.landmark_strategy) == ("RP", 500, False, "DD")
+    quality = resolve({}, load_profile("document-quality"))
+    assert (quality.metric, quality.window, quality.scaling, quality.eta) == ("A+A2", 5, "log", 1000.0)
+    assert (quality.landmark_strategy, quality.partition, quality.landmarks) == ("GDS", "LP", 200)
     social = resolve({}, load_profile("social"))
     assert (social.metric, social.landmarks, social.lam, social.eta, social.iters) == ("I+A", 1000, 50.0, 1.0, 5)
     assert (social.dim, social.partition, social.set_size) == (128, "RP", 2000)
@@ -350,6 +353,15 @@ def test_bad_value_passed_to_resolve_names_the_flag():
 def test_dim_larger_than_landmarks_names_both_sources():
     with pytest.raises(UserError, match=r"dim 256 \(from --dim\) is larger than landmarks 200 \(from the profile\)"):
         settings_from(["--dim", "256"], {"landmarks": 200})
+
+
+def test_window_belongs_to_a_plus_a2_only():
+    assert settings_from(["--window", "4"], {}).window == 4
+    with pytest.raises(UserError, match=r"window 3 \(from --window\) applies to metric A\+A2 only.*"
+                                        r"metric I\+A \(from the profile\) has no window"):
+        settings_from(["--window", "3"], {"metric": "I+A"})
+    with pytest.raises(UserError, match=r"argument --window: must be an integer from 2 to 10, got 11"):
+        resolve({"window": 11}, {})
 
 
 def test_help_lists_every_setting_with_default_and_allowed_values():

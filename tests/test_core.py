@@ -39,9 +39,9 @@ def collect(df):
     return {r.id: r for r in pdf.itertuples()}
 
 
-def oracle_compare(g, out, model, metric, directed, weighted, scaling="none"):
+def oracle_compare(g, out, model, metric, directed, weighted, scaling="none", window=2):
     """Compare every embedded node with the dense oracle for the same landmarks and sets."""
-    M = g.proximity(metric, directed, weighted, scaling)
+    M = g.proximity(metric, directed, weighted, scaling, window)
     pos = g.index()
     L = [pos[i] for i in model.landmark_ids]
     sets: dict = {}
@@ -124,22 +124,34 @@ def test_matches_dense_oracle(spark, metric, directed, weighted, strategy, setup
         assert again == model.landmark_ids  # seeded
 
 
-@pytest.mark.parametrize("metric,directed,setup", [("A+A2", False, "RP"), ("I+A", True, "IO")])
-def test_log_scaling_matches_dense_oracle(spark, metric, directed, setup):
+@pytest.mark.parametrize("metric,directed,setup,window", [
+    ("A+A2", False, "RP", 2), ("I+A", True, "IO", 2), ("A+A2", True, "IO", 3),
+])
+def test_log_scaling_matches_dense_oracle(spark, metric, directed, setup, window):
+    """The log scaling, and with it M = A + A^2 + A^3 (rows and, through IO of a directed
+    graph, columns of the powers), against the dense oracle."""
     g = random_graph(seed=11 + directed)
     edges = edges_df(spark, g, True)
     model = SepNE(dim=D, landmarks=K, landmarkStrategy="GDS", metric=metric, scaling="log", partition=setup,
-                  setSize=SET, lam=LAM, eta=ETA, iters=ITERS, directed=directed, seed=3).fit(edges)
+                  setSize=SET, lam=LAM, eta=ETA, iters=ITERS, directed=directed, seed=3, window=window).fit(edges)
     if setup == "IO":
         ids = spark.createDataFrame([(i,) for i in g.ids[::2]], "id string")
         out = collect(model.transform(ids))
     else:
         out = collect(model.transform(edges))
         assert sorted(out) == g.ids
-    oracle_compare(g, out, model, metric, directed, True, scaling="log")
-    # The scaling changes M (a test that passed without it would prove nothing).
+    oracle_compare(g, out, model, metric, directed, True, scaling="log", window=window)
+    # The scaling and the window change M (a test that passed without them would prove nothing).
     plain = g.proximity(metric, directed, True)
-    assert not np.allclose(g.proximity(metric, directed, True, "log"), plain)
+    assert not np.allclose(g.proximity(metric, directed, True, "log", window), plain)
+    if window > 2:
+        assert not np.allclose(g.proximity(metric, directed, True, "log", window), g.proximity(metric, directed, True, "log"))
+
+
+def test_window_needs_a_plus_a2(spark):
+    edges = spark.createDataFrame([("a", "b", 1.0)], "src string, dst string, weight double")
+    with pytest.raises(ValueError, match="window=3 applies to metric A\\+A2 only"):
+        SepNE(metric="I+A", window=3).fit(edges)
 
 
 def test_separability_io_equals_full_and_partition_count(spark):

@@ -120,6 +120,9 @@ def proximity(g: Graph, directed: bool, transform: str = "rw", metric: str = "A+
       ``logN`` M = log(max(n/2 * (A + A^2) D^-1 vol ..., 1)): a shifted PPMI-like transform of the
                rw matrix, log(max(vol/(2) * M_uv / d_v, 1)) (NetMF-style, window 2, b = 1).
       ``logN:b`` the same with the shift of b negative samples: log(max(vol/(2 b) * M_uv / d_v, 1)).
+
+    metric: ``A+A2``, ``I+A``, or ``winT`` (A + A^2 + ... + A^T; with ``logN`` the constant
+    is vol/(T b), the NetMF window-T matrix).
     """
     W = adjacency(g, directed)
     n = g.n
@@ -137,8 +140,15 @@ def proximity(g: Graph, directed: bool, transform: str = "rw", metric: str = "A+
     else:
         raise ValueError(transform)
     A = sp.csr_matrix(A)
+    window = 2
     if metric == "A+A2":
         M = A + A @ A
+    elif metric.startswith("win"):  # winT: A + A^2 + ... + A^T
+        window = int(metric[3:])
+        M, P = A.copy(), A
+        for _ in range(window - 1):
+            P = P @ A
+            M = M + P
     elif metric == "I+A":
         M = sp.identity(n, format="csr") + A
     else:
@@ -149,7 +159,7 @@ def proximity(g: Graph, directed: bool, transform: str = "rw", metric: str = "A+
         vol = float(W.sum())
         M = M.tocoo()
         dv = deg_in[M.col]
-        val = np.where(dv > 0, vol / (2.0 * shift) * M.data / np.where(dv > 0, dv, 1.0), 0.0)
+        val = np.where(dv > 0, vol / (window * shift) * M.data / np.where(dv > 0, dv, 1.0), 0.0)
         val = np.log(np.maximum(val, 1.0))
         M = sp.csr_matrix((val, (M.row, M.col)), shape=(n, n))
         M.eliminate_zeros()

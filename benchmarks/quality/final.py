@@ -8,8 +8,9 @@ Rows, each as micro-F1 mean of 10 random splits at 10% and 90% training
   100 rounds, random sets of 500, embedding W), undirected and directed;
 * SepNE with the chosen defaults (:data:`CHOSEN`, selected on validation scores only,
   see ``study.py`` and ``VALIDATION_LOG.md``), undirected (the documented default) and
-  directed, and the previously chosen defaults (:data:`PREVIOUS`, symmetric
-  normalisation without the log scaling) for comparison;
+  directed, and the previously chosen defaults (:data:`PREVIOUS_LOG`, the log scaling
+  of A + A^2; :data:`PREVIOUS`, symmetric normalisation without the log scaling) for
+  comparison;
 * full SVD of the same M (d = 128, :func:`sepne_spark.baselines.svd_embedding`) and
   Nystrom with the same landmarks (:func:`sepne_spark.baselines.nystrom_embedding`),
   both with the chosen defaults' M and output rule, and with the plain embedding W.
@@ -45,8 +46,11 @@ from common import (
 )
 
 #: The defaults chosen on validation scores (best validation mean in VALIDATION_LOG.md):
-#: the log scaling of the row-normalised A + A^2 (``scaling: log`` in the Spark job).
-CHOSEN = Config(strategy="GDS", partition="LP", eta=1000.0, transform="logN")
+#: the log scaling of the row-normalised A + A^2 + ... + A^5 (``scaling: log``,
+#: ``window: 5`` in the Spark job).
+CHOSEN = Config(strategy="GDS", partition="LP", eta=1000.0, transform="logN", metric="win5")
+#: The defaults chosen before longer windows were tried (log scaling of A + A^2).
+PREVIOUS_LOG = replace(CHOSEN, metric="A+A2")
 #: The defaults chosen before the log scaling was tried (symmetric normalisation).
 PREVIOUS = Config(strategy="GDS", partition="LP", eta=0.5, transform="sym")
 #: The previous defaults with the paper's row-normalised M.
@@ -96,6 +100,9 @@ def main() -> None:
         "full SVD of the same M (W)": None,
         "SepNE as written, directed": replace(AS_WRITTEN, directed=True),
         "SepNE chosen defaults, directed": replace(CHOSEN, directed=True),
+        "SepNE previous defaults (log, window 2), undirected": PREVIOUS_LOG,
+        "Nystrom, previous landmarks and M (W)": None,
+        "full SVD of the previous M (W)": None,
         "SepNE previous defaults (sym), undirected": PREVIOUS,
         "SepNE previous defaults, row-normalised M, undirected": PREVIOUS_RW,
         "Nystrom, as-written landmarks and M (W)": None,
@@ -133,6 +140,10 @@ def main() -> None:
                 X = combine(W, C, cfg.output)
             elif label.startswith("Nystrom, same"):
                 X = nystrom(g, CHOSEN, getM(CHOSEN))[0]
+            elif label.startswith("Nystrom, previous"):
+                X = nystrom(g, PREVIOUS_LOG, getM(PREVIOUS_LOG))[0]
+            elif label == "full SVD of the previous M (W)":
+                X = svd_full(getM(PREVIOUS_LOG), CHOSEN.d)[0]
             elif label.startswith("Nystrom, as-written"):
                 X = nystrom(g, AS_WRITTEN, getM(AS_WRITTEN))[0]
             elif label == "full SVD of the same M (W)":
