@@ -10,7 +10,7 @@ run: setup
 	$(PY) jobs/embed.py --output out/embeddings --overwrite $(ARGS)
 
 test: setup
-	$(PY) -m pytest -q tests $(ARGS)
+	$(PY) -m pytest -q --durations=15 tests $(ARGS)
 	@$(MAKE) --no-print-directory test-airflow
 
 # The example Airflow DAG, in its own virtualenv (.venv-airflow) with a pinned Airflow.

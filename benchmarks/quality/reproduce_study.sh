@@ -26,4 +26,10 @@ L="$L,\"eta\":1000.0"
 $PY study.py "{$L,\"iters\":200}" "{$L,\"transform\":\"logN:0.5\"}" "{$L,\"transform\":\"logN:2\"}" \
     "{$L,\"transform\":\"logN:0.25\"}" "{$L,\"set_size\":1000}" "{$L,\"set_size\":250}" \
     "{$L,\"output\":\"W+C\"}" "{$L}" --note reproduce-log-2
+$PY study.py "{$L,\"metric\":\"win3\"}" "{$L,\"metric\":\"win3\",\"eta\":2000.0}" "{$L,\"metric\":\"win2\"}" \
+    "{$L,\"metric\":\"win3\",\"eta\":500.0}" "{$L,\"metric\":\"win5\"}" "{$L,\"metric\":\"win4\"}" \
+    "{$L,\"metric\":\"win7\"}" "{$L,\"metric\":\"win5\",\"eta\":2000.0}" "{$L,\"metric\":\"win10\"}" \
+    "{$L,\"metric\":\"win5\",\"k\":400}" "{$L,\"metric\":\"win5\",\"k\":400,\"eta\":3000.0}" \
+    "{$L,\"metric\":\"win5\",\"eta\":700.0}" "{$L,\"metric\":\"win4\",\"eta\":700.0}" \
+    "{$L,\"metric\":\"win5\",\"lam\":1.0}" "{$L,\"metric\":\"win5\",\"output\":\"W+C\"}" --note reproduce-window
 $PY render_log.py
