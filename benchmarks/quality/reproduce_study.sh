@@ -32,4 +32,7 @@ $PY study.py "{$L,\"metric\":\"win3\"}" "{$L,\"metric\":\"win3\",\"eta\":2000.0}
     "{$L,\"metric\":\"win5\",\"k\":400}" "{$L,\"metric\":\"win5\",\"k\":400,\"eta\":3000.0}" \
     "{$L,\"metric\":\"win5\",\"eta\":700.0}" "{$L,\"metric\":\"win4\",\"eta\":700.0}" \
     "{$L,\"metric\":\"win5\",\"lam\":1.0}" "{$L,\"metric\":\"win5\",\"output\":\"W+C\"}" --note reproduce-window
+W="$L,\"metric\":\"win5\""
+$PY study.py "{$W,\"strategy\":\"DD\"}" "{$W,\"set_size\":1000}" "{$W,\"lam\":0.1}" "{$W,\"strategy\":\"DP\"}" \
+    "{$W,\"k\":300,\"eta\":1500.0}" "{$W,\"partition\":\"RP\"}" --note reproduce-window-5
 $PY render_log.py
