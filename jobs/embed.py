@@ -196,6 +196,8 @@ def main(spark, args: Sequence[str] | None = None) -> int:
         model = SepNE(**params).fit(graph)
     timings["fit"] = time.time() - t
 
+    used = model.settings()  # a loaded model's own parameters, not the command line's
+    what = metric_text(used["metric"], used["window"])
     out = model.embed(wanted, graph)  # partition and rows of M now; the solve runs in the write
     timings.update(model.timings)  # landmarks, summaries_svd, partition, proximity_rows
     cols = ["id", "embedding", "is_landmark", "set_id"] + (["context"] if settings.context else [])
@@ -220,8 +222,7 @@ def main(spark, args: Sequence[str] | None = None) -> int:
             log.warning(
                 "%d of %d nodes got an all-zero embedding: neither they nor the other nodes of their set "
                 "reach a landmark through M (%s); add landmarks (GDS covers more of the graph) or drop "
-                "those components", counts["zero_embeddings"], counts["output_rows"],
-                metric_text(settings.metric, settings.window),
+                "those components", counts["zero_embeddings"], counts["output_rows"], what,
             )
         write_manifest(tmp, {
             "job": "embed", "version": __version__, "spark_version": spark.version,
@@ -239,8 +240,8 @@ def main(spark, args: Sequence[str] | None = None) -> int:
     print(f"SepNE embedded {counts['output_rows']} nodes of {source}")
     size = (f"neighbourhood of the requested nodes: {counts['rows_of_A_read']} rows of A" if local
             else f"{n_nodes} nodes, {n_edges} directed edge rows")
-    print(f"  {size}; k={settings.landmarks} ({settings.landmark_strategy}), "
-          f"d={settings.dim}, metric {metric_text(settings.metric, settings.window)}, partition {settings.partition}, set size {settings.set_size}")
+    print(f"  {size}; k={len(model.landmark_ids)} ({used['landmarkStrategy']}), "
+          f"d={model.factors.Phi.shape[0]}, metric {what}, partition {plan['setup']}, set size {used['setSize']}")
     print("  time: " + ", ".join(f"{k} {v:.1f}s" for k, v in timings.items()))
     print(f"  output: {target}")
     if labels is not None:

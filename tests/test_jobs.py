@@ -87,7 +87,7 @@ def test_solve_progress_reports_first_set_then_throttles(capsys):
     assert "3 sets (210 nodes)" in capsys.readouterr().err
 
 
-def test_saved_model_io_reads_only_the_neighbourhood(spark, tmp_path):
+def test_saved_model_io_reads_only_the_neighbourhood(spark, tmp_path, capsys):
     """--model with --nodes and M = I + A: the input is never merged as a whole, and the
     vectors equal those of the path that merges it."""
     import numpy as np
@@ -106,8 +106,12 @@ def test_saved_model_io_reads_only_the_neighbourhood(spark, tmp_path):
     asked = g.ids[::7] + ["not-a-node"]
     (tmp_path / "nodes.txt").write_text("\n".join(asked) + "\n", encoding="utf-8")
     out = tmp_path / "some"
+    capsys.readouterr()
+    # Flags that disagree with the saved model do not change it, and the summary says
+    # what was used: the model's k, d and metric.
     assert embed.main(spark, flags + ["--output", str(out), "--model", str(model_path),
-                                      "--nodes", f"@{tmp_path / 'nodes.txt'}"]) == 0
+                                      "--nodes", f"@{tmp_path / 'nodes.txt'}", "--landmarks", "20", "--dim", "8"]) == 0
+    assert "k=10 (DD), d=4, metric I+A, partition IO" in capsys.readouterr().out
     manifest = json.loads((out / "_manifest.json").read_text())
     counts = manifest["counts"]
     assert "input_nodes" not in counts and 0 < counts["rows_of_A_read"] < len(g.ids)
