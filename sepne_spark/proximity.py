@@ -25,8 +25,6 @@ def check_window(metric: str, window: int) -> None:
     The window T is the number of powers of A in ``A+A2`` (M = A + ... + A^T, 2 to
     :data:`MAX_WINDOW`); ``I+A`` has none, so its window must stay 2 (the default).
     """
-    if isinstance(window, bool) or not isinstance(window, (int, np.integer)):
-        raise ValueError(f"window must be an integer; got {window!r}")
     if metric == "I+A" and window != 2:
         raise ValueError(f"window={window} applies to metric A+A2 only (M = A + ... + A^window); "
                          "metric I+A has no window")
@@ -192,20 +190,23 @@ class Proximity:
 
         def fixed(df: DataFrame) -> DataFrame:
             q = F.rint(F.col("m") * F.lit(_FIXED_POINT_SCALE)).cast("long")
-            return df.select("src", "dst", q.alias("q")).groupBy("src", "dst").agg(F.sum("q").alias("q"))
+            return df.select("src", "dst", q.alias("q"))
+
+        def summed(df: DataFrame) -> DataFrame:
+            return df.groupBy("src", "dst").agg(F.sum("q").alias("q"))
 
         def to_double(df: DataFrame) -> DataFrame:
             return df.select("src", "dst", (F.col("q") / F.lit(_FIXED_POINT_SCALE)).alias("m"))
 
-        terms = [fixed(first)]
-        cur = to_double(terms[0])
+        # The first power is added up with the others at the end: no sum of its own.
+        terms, cur = [fixed(first)], first
         for _ in range(2, self.window + 1):
-            terms.append(fixed(step(cur)))
+            terms.append(summed(fixed(step(cur))))
             cur = to_double(terms[-1])
         parts = terms[0]
         for t in terms[1:]:
             parts = parts.unionByName(t)
-        return to_double(parts.groupBy("src", "dst").agg(F.sum("q").alias("q")))
+        return to_double(summed(parts))
 
     def rows(self, nodes: DataFrame | None = None) -> DataFrame:
         """Entries ``(src, dst, m)`` of the rows of M for ``nodes`` (all rows if None)."""
