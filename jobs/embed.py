@@ -14,7 +14,7 @@ inside the output directory.
 from __future__ import annotations
 
 import argparse
-import json
+import dataclasses
 import logging
 import os
 import sys
@@ -64,7 +64,9 @@ def build_parser() -> argparse.ArgumentParser:
     io.add_argument("--nodes", default=None,
                     help="embed only these ids (IO): a comma-separated list or @FILE with one id per line")
     io.add_argument("--save-model", default=None, metavar="PATH", help="also save the fitted model here")
-    io.add_argument("--model", default=None, metavar="PATH", help="embed with a saved model instead of fitting")
+    io.add_argument("--model", default=None, metavar="PATH",
+                    help="embed with a saved model instead of fitting; its parameters (k, d, metric, "
+                    "direction, ...) are used, whatever the profile and the flags say")
     gen = p.add_argument_group("generated default graph (when --input is not given)")
     gen.add_argument("--gen-nodes", type=int, default=3000, help="nodes of the generated SBM graph")
     gen.add_argument("--gen-communities", type=int, default=6, help="planted communities")
@@ -107,6 +109,18 @@ def _output_target(ns: argparse.Namespace) -> str:
     return target
 
 
+def _with_model_params(settings: config.EmbedSettings, params: dict) -> config.EmbedSettings:
+    """``settings`` with a loaded model's parameters in place of the resolved ones.
+
+    Where the command line or the profile asked for another value, a warning names it:
+    the model's value is the one used.
+    """
+    changed = {name: params[p] for p, name in config.MODEL_PARAMS.items() if getattr(settings, name) != params[p]}
+    for name, value in changed.items():
+        log.warning("--model: %s is the model's %r, not %r", name, value, getattr(settings, name))
+    return dataclasses.replace(settings, **changed)
+
+
 def session_conf(argv: Sequence[str]) -> dict[str, str]:
     """Spark settings of the chosen profile (and ``--spark``), for a session we build."""
     args, _ = build_parser().parse_known_args(list(argv))
@@ -138,6 +152,13 @@ def main(spark, args: Sequence[str] | None = None) -> int:
     timings: dict[str, float] = {}
     t0 = time.time()
     labels = None
+    model = None
+    if ns.model:
+        # A saved model brings its own parameters: the graph is read its way, and the
+        # manifest records them (not the command line's or the profile's).
+        model = SepNEModel.load(ns.model)
+        log.info("loaded model %s (%d landmarks)", ns.model, len(model.landmark_ids))
+        settings = _with_model_params(settings, model.settings())
     if ns.input:
         header = {"auto": None, "yes": True, "no": False, None: None}[ns.header]
         graph = load_graph(
@@ -155,10 +176,6 @@ def main(spark, args: Sequence[str] | None = None) -> int:
         graph = prepare_graph(edges.select("src", "dst", F.lit(1.0).alias("weight")), settings.directed)
         source = (f"generated SBM graph: {ns.gen_nodes} nodes, {ns.gen_communities} communities, "
                   f"average degree {ns.gen_avg_degree}, mixing {ns.gen_mixing}")
-    model = None
-    if ns.model:
-        model = SepNEModel.load(ns.model)
-        log.info("loaded model %s (%d landmarks)", ns.model, len(model.landmark_ids))
     requested = _requested(spark, ns.nodes) if ns.nodes else None
     # With a saved model and requested nodes, M = I + A reads only their neighbourhood:
     # the graph is never merged or counted as a whole (SepNEModel.embeds_locally).
@@ -183,17 +200,9 @@ def main(spark, args: Sequence[str] | None = None) -> int:
         id_type = graph.vertices.schema["id"].dataType
         wanted = requested_ids(requested, graph.vertices, id_type)
 
-    params = dict(
-        dim=settings.dim, landmarks=settings.landmarks, landmarkStrategy=settings.landmark_strategy,
-        metric=settings.metric, window=settings.window, scaling=settings.scaling, partition=settings.partition, setSize=settings.set_size,
-        lam=settings.lam,
-        eta=settings.eta, iters=settings.iters, seed=settings.seed, directed=settings.directed,
-        duplicates=settings.duplicates, selfLoops=settings.self_loops, lpMaxIter=settings.lp_max_iter,
-        dtype=settings.dtype,
-    )
     t = time.time()
     if model is None:
-        model = SepNE(**params).fit(graph)
+        model = SepNE(**config.model_params(settings)).fit(graph)
     timings["fit"] = time.time() - t
 
     used = model.settings()  # a loaded model's own parameters, not the command line's

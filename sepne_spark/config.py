@@ -423,6 +423,21 @@ EmbedSettings = dataclasses.make_dataclass(
 )
 
 
+#: SepNE parameter (:class:`sepne_spark.model.SepNE`) -> setting, for every setting a
+#: fitted model holds.
+MODEL_PARAMS = {
+    "dim": "dim", "landmarks": "landmarks", "landmarkStrategy": "landmark_strategy", "metric": "metric",
+    "window": "window", "scaling": "scaling", "partition": "partition", "setSize": "set_size", "lam": "lam",
+    "eta": "eta", "iters": "iters", "seed": "seed", "directed": "directed", "duplicates": "duplicates",
+    "selfLoops": "self_loops", "lpMaxIter": "lp_max_iter", "dtype": "dtype",
+}
+
+
+def model_params(settings: Any) -> dict[str, Any]:
+    """The :class:`sepne_spark.model.SepNE` parameters of resolved ``settings``."""
+    return {param: getattr(settings, name) for param, name in MODEL_PARAMS.items()}
+
+
 # ---------------------------------------------------------------------------
 # Profiles
 # ---------------------------------------------------------------------------

@@ -163,7 +163,8 @@ class SepNE(Estimator, _SepNEParams):
                 "has at most as many dimensions as there are landmarks"
             )
         spark = _session_of(dataset)
-        graph = _as_graph(dataset, self.getOrDefault("directed"), self.getOrDefault("duplicates"), self.getOrDefault("selfLoops"))
+        graph = _as_graph(dataset, s["directed"], s["duplicates"], s["selfLoops"])
+        check_graph_reading(graph, s)  # a Graph read otherwise would be saved under the wrong settings
         graph.edges.persist()
         graph.vertices.persist()
         n_nodes = graph.vertices.count()  # fills the cache that the landmark choice reads
@@ -283,6 +284,8 @@ class SepNEModel(Model, _SepNEParams):
         s = self.settings()
         if not isinstance(graph, _graph_type()):
             graph = _as_graph(graph, s["directed"], s["duplicates"], s["selfLoops"])
+        else:
+            check_graph_reading(graph, s)
         spark = graph.edges.sparkSession
         same = graph is self._graph and self._A is not None
         lm = _landmark_df(spark, self.landmark_ids, self.id_type)
@@ -464,6 +467,21 @@ def _graph_type():
     from sepne_spark.reading import Graph
 
     return Graph
+
+
+def check_graph_reading(graph: Any, params: dict[str, Any]) -> None:
+    """Raise ``ValueError`` unless ``graph`` was read the way the model's parameters say.
+
+    A :class:`~sepne_spark.reading.Graph` carries its own reading (direction, duplicate
+    and self-loop policy); embedding it with a model fitted on another reading would mix
+    two proximity matrices without any error.
+    """
+    wanted = {"directed": params["directed"], "duplicates": params["duplicates"], "self_loops": params["selfLoops"]}
+    got = {"directed": graph.directed, "duplicates": graph.duplicates, "self_loops": graph.self_loops}
+    diff = [f"{k}={got[k]!r} (the model has {wanted[k]!r})" for k in wanted if got[k] != wanted[k]]
+    if diff:
+        raise ValueError("the graph was read with " + ", ".join(diff)
+                         + ": read it with the model's settings, or pass the edge list DataFrame")
 
 
 def _as_graph(dataset: Any, directed: bool, duplicates: str, self_loops: str):

@@ -107,12 +107,14 @@ def test_saved_model_io_reads_only_the_neighbourhood(spark, tmp_path, capsys):
     (tmp_path / "nodes.txt").write_text("\n".join(asked) + "\n", encoding="utf-8")
     out = tmp_path / "some"
     capsys.readouterr()
-    # Flags that disagree with the saved model do not change it, and the summary says
-    # what was used: the model's k, d and metric.
-    assert embed.main(spark, flags + ["--output", str(out), "--model", str(model_path),
+    # Flags that disagree with the saved model do not change it: the graph is read the
+    # model's way (undirected), and the summary and the manifest say what was used.
+    assert embed.main(spark, flags + ["--output", str(out), "--model", str(model_path), "--directed",
                                       "--nodes", f"@{tmp_path / 'nodes.txt'}", "--landmarks", "20", "--dim", "8"]) == 0
     assert "k=10 (DD), d=4, metric I+A, partition IO" in capsys.readouterr().out
     manifest = json.loads((out / "_manifest.json").read_text())
+    used = manifest["settings"]
+    assert (used["landmarks"], used["dim"], used["directed"], used["metric"]) == (10, 4, False, "I+A")
     counts = manifest["counts"]
     assert "input_nodes" not in counts and 0 < counts["rows_of_A_read"] < len(g.ids)
     assert counts["output_rows"] == len(asked) - 1 and manifest["sets"]["setup"] == "IO"
@@ -124,6 +126,8 @@ def test_saved_model_io_reads_only_the_neighbourhood(spark, tmp_path, capsys):
     ids = spark.createDataFrame([(i,) for i in asked], "id string")
     ref = {r["id"]: r["embedding"] for r in model.embed(ids, bare).collect()}
     assert sorted(got) == sorted(ref)
+    with pytest.raises(ValueError, match=r"directed=True \(the model has False\)"):
+        model.embed(ids, load_graph(spark, str(edges), directed=True))
     scale = max(np.abs(v).max() for v in ref.values())
     for node, vec in ref.items():
         np.testing.assert_allclose(got[node], vec, rtol=0, atol=1e-9 * scale)
