@@ -6,12 +6,14 @@ Tasks (a subcommand, or ``--task NAME``)::
     spark-submit jobs/evaluate.py classify --embeddings out/emb.parquet \\
         --labels /data/cora/labels.tsv --ratios 0.1,0.9 --splits 10 --json cora.json
 
-    # R^2 of W C^T against the proximity matrix M of the graph
+    # R^2 of W C^T against the proximity matrix M of the graph (M as in the
+    # embeddings' _manifest.json; --metric, --window, --scaling, ... override it)
     python jobs/evaluate.py reconstruct --edges /data/cora/edges.tsv \\
-        --embeddings out/emb.parquet --metric A+A2
+        --embeddings out/emb
 
     # AUC of held-out edges against sampled non-edges, embedding with SepNE
-    python jobs/evaluate.py linkpred --edges /data/cora/edges.tsv --fraction 0.1
+    python jobs/evaluate.py linkpred --edges /data/cora/edges.tsv --fraction 0.1 \\
+        --profile document-quality
 
 Embeddings are Parquet with columns ``id``, ``embedding`` (array or ML vector) and
 optionally ``context``. Ids are matched to the labels and edge files as strings.
@@ -36,7 +38,6 @@ if __package__ in (None, ""):  # run as a script: make the package importable
 
 import numpy as np
 import pandas as pd
-import scipy.sparse as sp
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
@@ -112,9 +113,22 @@ def build_parser() -> argparse.ArgumentParser:
                    help="edge list src,dst[,weight] (tab, comma or space separated)")
     r.add_argument("--embeddings", required=True, metavar="PARQUET",
                    help="embeddings: columns id, embedding [, context]")
-    r.add_argument("--directed", action="store_true", help="treat edges as directed (default: undirected)")
-    r.add_argument("--metric", choices=("A+A2", "I+A"), default="A+A2",
-                   help="proximity matrix M (default: %(default)s)")
+    m = r.add_argument_group(
+        "proximity matrix M",
+        "Each defaults to the value in the embeddings' _manifest.json (written by the embed job), "
+        "else to the embed job's built-in default.")
+    way = m.add_mutually_exclusive_group()
+    way.add_argument("--directed", dest="directed", action="store_const", const=True, default=None,
+                     help="treat edges as directed")
+    way.add_argument("--undirected", dest="directed", action="store_const", const=False,
+                     help="treat edges as undirected (built-in default)")
+    m.add_argument("--metric", choices=("A+A2", "I+A"), default=None, help="M = A + A^2 (built-in default) or I + A")
+    m.add_argument("--window", type=int, default=None, metavar="T",
+                   help="metric A+A2 with a window of T: M = A + ... + A^T (built-in default: 2)")
+    m.add_argument("--scaling", choices=("none", "log"), default=None, help="element-wise scaling of M")
+    m.add_argument("--duplicates", choices=("sum", "max"), default=None, help="merge repeated edges")
+    m.add_argument("--self-loops", dest="self_loops", choices=("drop", "keep"), default=None,
+                   help="edges from a node to itself")
     r.add_argument("--method", choices=("auto", "exact", "sampled"), default="auto",
                    help="auto: exact with a dense M up to --dense-max-nodes nodes, sampled above; "
                    "exact: exact (sparse M above the limit); sampled: always sampled "
@@ -132,15 +146,14 @@ def build_parser() -> argparse.ArgumentParser:
                         "many sampled non-edges.")
     lp.add_argument("--edges", required=True, metavar="FILE",
                     help="edge list src,dst[,weight] (tab, comma or space separated)")
-    lp.add_argument("--directed", action="store_true", help="treat edges as directed (default: undirected)")
     lp.add_argument("--fraction", type=float, default=0.1, help="fraction of edges held out (default: %(default)s)")
-    lp.add_argument("--seed", type=int, default=0, help="seed of the split, negatives and model (default: %(default)s)")
-    lp.add_argument("--dim", type=int, default=128, help="embedding dimension (default: %(default)s)")
-    lp.add_argument("--landmarks", type=int, default=200, help="number of landmarks k (default: %(default)s)")
-    lp.add_argument("--metric", choices=("A+A2", "I+A"), default="A+A2", help="proximity (default: %(default)s)")
-    lp.add_argument("--lam", type=float, default=0.4, help="global-term weight lambda (default: %(default)s)")
-    lp.add_argument("--eta", type=float, default=0.1, help="regulariser eta (default: %(default)s)")
-    lp.add_argument("--iters", type=int, default=100, help="alternating rounds (default: %(default)s)")
+    lp.add_argument("--profile", default=None,
+                    help="YAML profile of the embedding settings, as for the embed job (a name in conf/ "
+                    "or a path; default: the default profile); the flags below override it. --seed "
+                    "also seeds the held-out edges and the sampled non-edges")
+    from sepne_spark import config
+
+    config.add_arguments(lp)
     lp.add_argument("--json", metavar="OUT.json", help="also write the results as JSON")
     return p
 
@@ -336,21 +349,44 @@ def run_classify(spark: SparkSession, ns: argparse.Namespace) -> dict[str, Any]:
     return res
 
 
-def _proximity_sparse(
-    n: int, src: np.ndarray, dst: np.ndarray, w: np.ndarray, directed: bool, metric: str
-) -> sp.csr_matrix:
-    """Sparse M (CSR) with the same definition as :mod:`sepne_spark.dense`."""
-    Wm = sp.coo_matrix((w, (src, dst)), shape=(n, n)).tocsr()
+#: The settings that define M, as the embed job names them.
+MATRIX_SETTINGS = ("metric", "window", "scaling", "directed", "duplicates", "self_loops")
+
+
+def matrix_settings(ns: argparse.Namespace) -> tuple[dict[str, Any], str]:
+    """The settings of M: flags over the embeddings' manifest over the built-in defaults.
+
+    Returns the settings and where they came from, in words.
+    """
+    from sepne_spark import config
+    from sepne_spark.writing import read_manifest
+
+    manifest = read_manifest(ns.embeddings) or {}
+    saved = {k: v for k, v in (manifest.get("settings") or {}).items() if k in MATRIX_SETTINGS}
+    flags = {k: getattr(ns, k) for k in MATRIX_SETTINGS if getattr(ns, k) is not None}
+    settings = config.resolve(flags, saved)
+    source = "the embeddings' manifest" if saved else "the built-in defaults"
+    if flags:
+        source += " and " + ", ".join("--" + k.replace("_", "-") for k in flags)
+    return {k: getattr(settings, k) for k in MATRIX_SETTINGS}, source
+
+
+def merged_edges(edges: pd.DataFrame, directed: bool, duplicates: str, self_loops: str) -> pd.DataFrame:
+    """The edge list the embed job builds from its input (:func:`sepne_spark.reading.prepare_graph`):
+    repeated edges merged (an undirected edge u-v and v-u are the same edge), self-loops
+    dropped or kept once, and both directions of every undirected edge."""
+    e = edges[["src", "dst", "weight"]]
     if not directed:
-        Wm = Wm + Wm.T
-    s = np.asarray(Wm.sum(axis=1)).ravel()
-    inv = np.zeros(n)
-    inv[s > 0] = 1.0 / s[s > 0]
-    A = sp.diags(inv) @ Wm
-    M = sp.identity(n, format="csr") + A if metric == "I+A" else A + A @ A
-    M = sp.csr_matrix(M)
-    M.eliminate_zeros()
-    return M
+        swap = e["src"] > e["dst"]
+        e = pd.DataFrame({"src": e["src"].where(~swap, e["dst"]), "dst": e["dst"].where(~swap, e["src"]),
+                          "weight": e["weight"]})
+    if self_loops == "drop":
+        e = e[e["src"] != e["dst"]]
+    e = e.groupby(["src", "dst"], sort=False)["weight"].agg(duplicates).reset_index()
+    if not directed:
+        back = e[e["src"] != e["dst"]].rename(columns={"src": "dst", "dst": "src"})
+        e = pd.concat([e, back[["src", "dst", "weight"]]], ignore_index=True)
+    return e
 
 
 def run_reconstruct(spark: SparkSession, ns: argparse.Namespace) -> dict[str, Any]:
@@ -358,13 +394,21 @@ def run_reconstruct(spark: SparkSession, ns: argparse.Namespace) -> dict[str, An
     from sepne_spark import dense
     from sepne_spark.evaluation import reconstruction_r2, reconstruction_r2_sampled
 
-    edges = read_edge_list(ns.edges)
-    nodes = np.array(sorted(set(edges["src"]) | set(edges["dst"])), dtype=object)
+    from sepne_spark.proximity import metric_text
+
+    settings, source = matrix_settings(ns)
+    raw = read_edge_list(ns.edges)
+    nodes = np.array(sorted(set(raw["src"]) | set(raw["dst"])), dtype=object)  # self-loop-only nodes too
     index = {k: i for i, k in enumerate(nodes)}
     n = len(nodes)
+    edges = merged_edges(raw, settings["directed"], settings["duplicates"], settings["self_loops"])
     src = edges["src"].map(index).to_numpy(np.int64)
     dst = edges["dst"].map(index).to_numpy(np.int64)
     w = edges["weight"].to_numpy(np.float64)
+    what = metric_text(settings["metric"], settings["window"]) + (
+        ", log scaling" if settings["scaling"] == "log" else "")
+    print(f"M = {what}, {'directed' if settings['directed'] else 'undirected'} "
+          f"(duplicates {settings['duplicates']}, self-loops {settings['self_loops']}; from {source})")
 
     emb = read_embeddings(spark, ns.embeddings, need_context=False)
     keys = spark.createDataFrame(pd.DataFrame({"key": list(nodes)}))
@@ -394,11 +438,13 @@ def run_reconstruct(spark: SparkSession, ns: argparse.Namespace) -> dict[str, An
         method = "exact" if n <= ns.dense_max_nodes else "sampled"
     t0 = time.time()
     if method == "exact" and n <= ns.dense_max_nodes:
-        A = dense.transition_matrix(n, src, dst, w, directed=ns.directed)
-        M = dense.proximity_from_transition(A, ns.metric)
+        A = dense.transition_matrix(n, src, dst, w, directed=True)  # both directions already there
+        M = dense.proximity_from_transition(A, settings["metric"], settings["window"])
+        if settings["scaling"] == "log":
+            M = dense.log_scaled(M, dense.weight_matrix(n, src, dst, w, directed=True), settings["window"])
         res = reconstruction_r2(M, W, Cm)
     else:
-        M = _proximity_sparse(n, src, dst, w, ns.directed, ns.metric)
+        M = dense.sparse_proximity(n, src, dst, w, settings["metric"], settings["window"], settings["scaling"])
         if method == "exact":
             res = reconstruction_r2(M, W, Cm)
         else:
@@ -409,8 +455,8 @@ def run_reconstruct(spark: SparkSession, ns: argparse.Namespace) -> dict[str, An
         "task": "reconstruct",
         "edges": ns.edges,
         "embeddings": ns.embeddings,
-        "metric": ns.metric,
-        "directed": bool(ns.directed),
+        **settings,
+        "settings_from": source,
         "n_nodes": int(n),
         "n_missing_embedding": n_missing,
         "seconds": round(time.time() - t0, 3),
@@ -418,7 +464,7 @@ def run_reconstruct(spark: SparkSession, ns: argparse.Namespace) -> dict[str, An
     kind = "exact" if res["exact"] else (
         f"sampled: all {res['sample_nonzero']} non-zero entries and {res['sample_zero']} zero entries, "
         f"stderr of r2_all {res['r2_all_stderr']:.2g}")
-    print(f"reconstruction of M = {ns.metric} ({n} nodes, {res['n_nonzero']} non-zero entries; {kind})")
+    print(f"reconstruction of M ({n} nodes, {res['n_nonzero']} non-zero entries; {kind})")
     print(f"  R^2 over all entries      : {res['r2_all']:.6f}")
     print(f"  R^2 over non-zero entries : {res['r2_nonzero']:.6f}")
     return res
@@ -437,20 +483,24 @@ def _edges_frame(spark: SparkSession, edges: pd.DataFrame) -> DataFrame:
 
 def run_linkpred(spark: SparkSession, ns: argparse.Namespace) -> dict[str, Any]:
     """The ``linkpred`` task: :func:`sepne_spark.evaluation.link_prediction` with SepNE."""
+    from sepne_spark import config
     from sepne_spark.evaluation import link_prediction
 
+    settings = config.resolve(ns, config.load_profile(ns.profile))
+    if settings.partition == "IO":
+        raise UserError("partition IO embeds only requested nodes; link prediction needs every node")
     edges = _edges_frame(spark, read_edge_list(ns.edges))
 
     def fit_embed(train: DataFrame) -> DataFrame:
         from sepne_spark.model import SepNE
 
-        model = SepNE(dim=ns.dim, landmarks=ns.landmarks, metric=ns.metric, lam=ns.lam, eta=ns.eta,
-                      iters=ns.iters, seed=ns.seed, directed=ns.directed).fit(train)
+        model = SepNE(**config.model_params(settings)).fit(train)
         return model.transform(train)
 
-    res = link_prediction(spark, edges, fit_embed, fraction=ns.fraction, seed=ns.seed, directed=ns.directed)
-    res.update({"task": "linkpred", "edges": ns.edges, "dim": ns.dim, "landmarks": ns.landmarks,
-                "metric": ns.metric, "lam": ns.lam, "eta": ns.eta, "iters": ns.iters})
+    res = link_prediction(spark, edges, fit_embed, fraction=ns.fraction, seed=settings.seed,
+                          directed=settings.directed)
+    res.update({"task": "linkpred", "edges": ns.edges, "profile": ns.profile,
+                "settings": {k: v for k, v in settings.as_dict().items() if k != "spark"}})
     print(f"link prediction: {res['n_test_edges']} held-out edges vs {res['n_negative']} non-edges, "
           f"{res['n_train_edges']} training edges")
     ec = res["auc_embedding_context"]
@@ -460,6 +510,16 @@ def run_linkpred(spark: SparkSession, ns: argparse.Namespace) -> dict[str, Any]:
         print(f"  left out for lack of an embedding: {res['n_test_missing']} held-out, "
               f"{res['n_negative_missing']} negative pairs")
     return res
+
+
+def session_conf(argv: Sequence[str]) -> dict[str, str]:
+    """Spark settings of ``linkpred``'s profile (and ``--spark``), for a session we build."""
+    from sepne_spark import config
+
+    ns, _ = build_parser().parse_known_args(_task_alias(list(argv)))
+    if getattr(ns, "task", None) != "linkpred":
+        return {}
+    return dict(config.resolve(ns, config.load_profile(ns.profile)).spark)
 
 
 def main(spark: SparkSession | None, args: Sequence[str] | None = None) -> int:
@@ -476,4 +536,4 @@ def main(spark: SparkSession | None, args: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(run_job(main, "sepne-evaluate"))
+    raise SystemExit(run_job(main, "sepne-evaluate", session_conf=session_conf))

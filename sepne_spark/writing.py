@@ -209,3 +209,23 @@ def write_manifest(directory: str, manifest: dict) -> None:
     filesystem, inner = _filesystem(directory.rstrip("/"))
     with filesystem.open_output_stream(inner + "/_manifest.json") as out:
         out.write(json.dumps(manifest, indent=2, sort_keys=True, default=str).encode())
+
+
+def read_manifest(directory: str) -> dict | None:
+    """The ``_manifest.json`` inside ``directory`` (see :func:`write_manifest`), or None.
+
+    Raises :class:`~sepne_spark.jobs_common.UserError` naming the file when it is not JSON.
+    """
+    import json
+
+    from pyarrow import fs
+
+    filesystem, inner = _filesystem(directory.rstrip("/") + "/_manifest.json")
+    if filesystem.get_file_info(inner).type != fs.FileType.File:
+        return None
+    with filesystem.open_input_stream(inner) as fh:
+        text = fh.read().decode("utf-8", errors="replace")
+    try:
+        return json.loads(text)
+    except ValueError as exc:
+        raise UserError(f"{directory.rstrip('/')}/_manifest.json is not valid JSON: {exc}") from None

@@ -420,3 +420,84 @@ def test_job_reconstruct(spark, tmp_path, capsys):
     assert not est["exact"] and est["sample_zero"] == 5000
     assert abs(est["r2_all"] - exact["r2_all"]) < max(4 * est["r2_all_stderr"], 1e-3)
     assert "R^2 over all entries" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("metric, window, scaling", [("A+A2", 2, "none"), ("A+A2", 4, "log"), ("I+A", 2, "none")])
+def test_sparse_proximity_equals_the_dense_one(metric, window, scaling):
+    n = 30
+    src, dst = _random_graph(n, 70, seed=3)
+    w = np.random.default_rng(3).random(len(src)) + 0.5
+    s, t, ww = np.concatenate([src, dst]), np.concatenate([dst, src]), np.concatenate([w, w])
+    M = dense.proximity_from_transition(dense.transition_matrix(n, s, t, ww), metric, window)
+    if scaling == "log":
+        M = dense.log_scaled(M, dense.weight_matrix(n, s, t, ww), window)
+    got = dense.sparse_proximity(n, s, t, ww, metric, window, scaling)
+    np.testing.assert_allclose(got.toarray(), M, rtol=1e-12, atol=1e-12)
+    assert got.nnz == np.count_nonzero(M)
+
+
+@pytest.mark.parametrize("directed, duplicates, self_loops", [(False, "max", "keep"), (True, "sum", "drop")])
+def test_reconstruct_merges_edges_as_the_embed_job_does(spark, directed, duplicates, self_loops):
+    from sepne_spark.reading import prepare_graph
+
+    rows = [("a", "b", 1.0), ("b", "a", 2.0), ("a", "b", 0.5), ("c", "c", 3.0), ("c", "c", 1.0),
+            ("b", "c", 1.5), ("d", "a", 1.0)]
+    raw = pd.DataFrame(rows, columns=["src", "dst", "weight"])
+    got = _job().merged_edges(raw, directed, duplicates, self_loops)
+    graph = prepare_graph(spark.createDataFrame(rows, "src string, dst string, weight double"), directed,
+                          duplicates=duplicates, self_loops=self_loops)
+    want = sorted((r["src"], r["dst"], r["weight"]) for r in graph.edges.collect())
+    assert sorted(got.itertuples(index=False, name=None)) == want
+
+
+def test_job_reconstruct_takes_m_from_the_manifest(spark, tmp_path, capsys):
+    """The manifest next to the embeddings says which M they are of (here a window of 3
+    with the log scaling, as the embed job writes it); flags override it."""
+    from tests.graphs import random_graph
+
+    g = random_graph(n=40, m=150, seed=5)  # with self-loops (dropped) and repeated edges (summed)
+    edges = tmp_path / "edges.tsv"
+    edges.write_text("".join(f"{s}\t{d}\t{w}\n" for s, d, w in g.rows), encoding="utf-8")
+    W, C = svd_embedding(g.proximity("A+A2", directed=False, scaling="log", window=3), 6)
+    out = tmp_path / "emb"
+    out.mkdir()
+    pd.DataFrame({"id": g.ids, "embedding": [w.tolist() for w in W], "context": [c.tolist() for c in C]}
+                 ).to_parquet(out / "part-0.parquet")
+    settings = {"metric": "A+A2", "window": 3, "scaling": "log", "directed": False, "duplicates": "sum",
+                "self_loops": "drop", "landmarks": 12}
+    (out / "_manifest.json").write_text(json.dumps({"job": "embed", "settings": settings}))
+    job = _job()
+    res_json = tmp_path / "r.json"
+    r2 = []
+    for extra, (window, scaling) in (([], (3, "log")), (["--window", "2", "--scaling", "none"], (2, "none"))):
+        capsys.readouterr()
+        assert job.main(spark, ["reconstruct", "--edges", str(edges), "--embeddings", str(out),
+                                "--json", str(res_json)] + extra) == 0
+        res = json.loads(res_json.read_text())
+        exact = reconstruction_r2(g.proximity("A+A2", directed=False, scaling=scaling, window=window), W, C)
+        assert (res["window"], res["scaling"], res["self_loops"]) == (window, scaling, "drop")
+        assert res["r2_all"] == pytest.approx(exact["r2_all"], abs=1e-10)
+        assert res["r2_nonzero"] == pytest.approx(exact["r2_nonzero"], abs=1e-10)
+        assert "from the embeddings' manifest" in capsys.readouterr().out
+        r2.append(res["r2_all"])
+    assert r2[0] > r2[1]  # the vectors are the truncated SVD of the manifest's M, not of the other
+
+
+def test_job_linkpred_with_a_profile(spark, tmp_path):
+    n = 40
+    edges = tmp_path / "edges.tsv"
+    edges.write_text("".join(f"{a}\t{b}\n" for a, b in _two_communities(n // 2, p=0.5)), encoding="utf-8")
+    out = tmp_path / "lp.json"
+    args = ["linkpred", "--edges", str(edges), "--profile", "document-quality", "--landmarks", "8", "--dim", "4",
+            "--window", "2", "--scaling", "none", "--landmark-strategy", "DD", "--iters", "5", "--set-size", "10",
+            "--fraction", "0.2", "--json", str(out)]
+    assert _job().main(spark, args) == 0
+    res = json.loads(out.read_text())
+    used = res["settings"]
+    # the profile's settings, with the flags over them
+    assert (used["eta"], used["lam"]) == (1000.0, 0.4)
+    assert (used["landmarks"], used["dim"], used["window"], used["scaling"], used["landmark_strategy"]) == (
+        8, 4, 2, "none", "DD")
+    assert res["n_test_edges"] > 0 and res["auc_embedding_embedding"] > 0.6
+    with pytest.raises(UserError, match="partition IO"):
+        _job().main(spark, args[:-2] + ["--partition", "IO"])
