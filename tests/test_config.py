@@ -273,7 +273,7 @@ def test_shipped_profile_values():
     assert (doc.partition, doc.set_size, doc.directed, doc.landmark_strategy) == ("RP", 500, False, "DD")
     quality = resolve({}, load_profile("document-quality"))
     assert (quality.metric, quality.window, quality.scaling, quality.eta) == ("A+A2", 5, "log", 1000.0)
-    assert (quality.landmark_strategy, quality.partition, quality.landmarks) == ("GDS", "RP", 200)
+    assert (quality.landmark_strategy, quality.partition, quality.landmarks) == ("GDS", "RP", 250)
     social = resolve({}, load_profile("social"))
     assert (social.metric, social.landmarks, social.lam, social.eta, social.iters) == ("I+A", 1000, 50.0, 1.0, 5)
     assert (social.dim, social.partition, social.set_size) == (128, "RP", 2000)

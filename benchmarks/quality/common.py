@@ -99,7 +99,7 @@ def adjacency(g: Graph, directed: bool) -> sp.csr_matrix:
     n = g.n
     W = sp.coo_matrix((np.ones(len(g.src)), (g.src, g.dst)), shape=(n, n)).tocsr()
     if not directed:
-        W = W + W.T
+        W = W + W.T - sp.diags(W.diagonal())  # a kept self-loop appears once, as in the job
     W.sum_duplicates()
     return W.tocsr()
 
@@ -286,6 +286,8 @@ class Config:
     output: str = "W"  # W, C, W+C (sum), avg (mean of the L2-normalised W and C), concat (2d)
     seed: int = 0
     method: str = "sepne"  # sepne, svd (rank-d truncated SVD of M), nystrom (same landmarks)
+    self_loops: str = "drop"  # "keep": self-loops stay in the adjacency (once)
+    spow: float = 0.0  # output coordinate j scaled by s_j ** spow (s: singular values of M00)
 
     def tag(self) -> str:
         return ",".join(f"{k}={v}" for k, v in asdict(self).items())
@@ -337,6 +339,9 @@ def sepne(g: Graph, cfg: Config, M: sp.csr_matrix | None = None) -> tuple[np.nda
         )
         W[Vi] = Wi.T
         C[Vi] = Ci.T
+    if cfg.spow:
+        scale = F.singular_values[:d] ** cfg.spow
+        W, C = W * scale, C * scale
     return W, C
 
 

@@ -3,7 +3,10 @@ Markdown table, in the order the configurations were tried.
 
 Usage::
 
-    python benchmarks/quality/render_log.py [path/to/log.jsonl]
+    python benchmarks/quality/render_log.py [path/to/log.jsonl] [--first N]
+
+``--first N`` numbers the rows from N, to append a later log to a table already
+rendered (``VALIDATION_LOG.md`` rows 1-73 were rendered from an earlier log).
 """
 from __future__ import annotations
 
@@ -17,18 +20,25 @@ from study import LOG
 
 
 def main() -> None:
-    path = sys.argv[1] if len(sys.argv) > 1 else LOG
+    argv = sys.argv[1:]
+    first = 1
+    if "--first" in argv:
+        at = argv.index("--first")
+        first = int(argv[at + 1])
+        del argv[at:at + 2]
+    path = argv[0] if argv else LOG
     rows = [json.loads(line) for line in open(path) if line.strip()]
     names = list(rows[0]["val"]) if rows else []
     print("| # | round | change from the as-written settings | mean | "
           + " | ".join(f"{n} 10% | {n} 90%" for n in names) + " |")
     print("|---|---|---|---|" + "---|---|" * len(names))
-    for i, r in enumerate(rows, 1):
+    for i, r in enumerate(rows, first):
         cells = " | ".join(f"{r['val'][n][0]:.4f} | {r['val'][n][1]:.4f}" if n in r["val"] else " | "
                            for n in names)
         ref = asdict(AS_WRITTEN)
         change = ", ".join(f"{k}={v}" for k, v in r["config"].items() if ref.get(k) != v) or "(as written)"
-        print(f"| {i} | {r.get('note', '')} | {change} | {r['val_mean']:.4f} | {cells} |")
+        mean = f"{r['val_mean']:.4f}" if all(n in r["val"] for n in names) else "(not all graphs)"
+        print(f"| {i} | {r.get('note', '')} | {change} | {mean} | {cells} |")
 
 
 if __name__ == "__main__":

@@ -35,4 +35,19 @@ $PY study.py "{$L,\"metric\":\"win3\"}" "{$L,\"metric\":\"win3\",\"eta\":2000.0}
 W="$L,\"metric\":\"win5\""
 $PY study.py "{$W,\"strategy\":\"DD\"}" "{$W,\"set_size\":1000}" "{$W,\"lam\":0.1}" "{$W,\"strategy\":\"DP\"}" \
     "{$W,\"k\":300,\"eta\":1500.0}" "{$W,\"partition\":\"RP\"}" --note reproduce-window-5
+R="$W,\"partition\":\"RP\""
+$PY study.py "{$R,\"spow\":-0.5}" "{$R,\"spow\":0.5}" "{$R,\"spow\":-1.0}" "{$R,\"spow\":-1.0,\"eta\":100.0}" \
+    --note reproduce-sweep18
+$PY study.py "{$R,\"self_loops\":\"keep\",\"eta\":500.0}" "{$R,\"self_loops\":\"keep\"}" --datasets wiki \
+    --note reproduce-sweep18
+S="$R,\"method\":\"svd\""
+$PY study.py "{$S,\"directed\":true}" "{$S}" "{$S,\"directed\":true,\"output\":\"W+C\"}" \
+    "{$S,\"metric\":\"win2\"}" "{$S,\"metric\":\"win10\"}" "{$S,\"self_loops\":\"keep\"}" --datasets wiki \
+    --note reproduce-ref-svd
+$PY study.py "{$R,\"k\":300}" "{$R,\"spow\":-0.25}" "{$R,\"lam\":0.7}" "{$R,\"spow\":0.25}" "{$R,\"iters\":0}" \
+    "{$R,\"output\":\"avg\"}" "{$R,\"k\":250}" "{$R,\"metric\":\"win6\"}" "{$R,\"eta\":800.0}" \
+    "{$R,\"eta\":1300.0}" --note reproduce-sweep18
+$PY study.py "{$R,\"k\":250}" "{$R}" "{$R,\"k\":275}" "{$R,\"k\":225}" "{$R,\"k\":250,\"eta\":800.0}" \
+    "{$R,\"k\":300}" "{$R,\"k\":250,\"eta\":1300.0}" "{$R,\"partition\":\"LP\"}" "{$R,\"spow\":0.25}" \
+    "{$R,\"metric\":\"win6\"}" --outer 10 --note reproduce-sweep19-outer10
 $PY render_log.py

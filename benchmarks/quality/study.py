@@ -31,22 +31,27 @@ def main() -> None:
     ap.add_argument("--datasets", default=",".join(DATASETS))
     ap.add_argument("--base", default="{}")
     ap.add_argument("--note", default="")
+    ap.add_argument("--outer", type=int, default=5,
+                    help="outer splits of the validation score (default: %(default)s)")
     args = ap.parse_args()
     base = replace(AS_WRITTEN, **json.loads(args.base))
     names = args.datasets.split(",")
-    graphs = {nm: load_graph(nm) for nm in names}
+    graphs: dict = {}
     cache: dict = {}
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)
     for spec in args.configs:
         cfg = replace(base, **json.loads(spec))
-        row = {"config": asdict(cfg), "override": json.loads(spec), "note": args.note, "val": {}}
+        row = {"config": asdict(cfg), "override": json.loads(spec), "note": args.note, "outer": args.outer, "val": {}}
         t0 = time.time()
         for nm in names:
-            key = (nm, cfg.directed, cfg.transform, cfg.metric)
+            if (nm, cfg.self_loops) not in graphs:
+                graphs[nm, cfg.self_loops] = load_graph(nm, cfg.self_loops)
+            g = graphs[nm, cfg.self_loops]
+            key = (nm, cfg.self_loops, cfg.directed, cfg.transform, cfg.metric)
             if key not in cache:
-                cache[key] = proximity(graphs[nm], cfg.directed, cfg.transform, cfg.metric)
-            X = embed(graphs[nm], cfg, cache[key])
-            row["val"][nm] = validation_scores(graphs[nm], X)
+                cache[key] = proximity(g, cfg.directed, cfg.transform, cfg.metric)
+            X = embed(g, cfg, cache[key])
+            row["val"][nm] = validation_scores(g, X, n_outer=args.outer)
         vals = [v for pair in row["val"].values() for v in pair]
         row["val_mean"] = sum(vals) / len(vals)
         row["seconds"] = round(time.time() - t0, 1)
