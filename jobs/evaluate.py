@@ -17,15 +17,15 @@ Tasks (a subcommand, or ``--task NAME``)::
 
 Embeddings are Parquet with columns ``id``, ``embedding`` (array or ML vector) and
 optionally ``context``. Ids are matched to the labels and edge files as strings.
+Edge lists are read as the embed job reads ``--input`` (:func:`sepne_spark.reading.load_graph`).
 ``classify`` brings only the labelled nodes' vectors to the driver; ``reconstruct``
-reads the edge list with pandas and the embeddings of the graph's nodes into the driver
-(it is meant for graphs that fit there; above ``--dense-max-nodes`` it uses a sparse
-M and a sampled estimate instead of the dense n x n matrix).
+brings the merged edges and the embeddings of the graph's nodes into the driver and
+builds a sparse M there (it is meant for graphs that fit there; above
+``--dense-max-nodes`` nodes it estimates R^2 from a sample of M's zero entries).
 """
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import logging
 import os
@@ -47,9 +47,6 @@ log = logging.getLogger("sepne_spark.jobs.evaluate")
 
 TASKS = ("classify", "reconstruct", "linkpred")
 VECTORS = ("embedding", "context", "concat", "sum")
-_HEADER_WORDS = {"src", "dst", "source", "target", "from", "to", "u", "v", "node", "id", "node1", "node2",
-                 "label", "weight"}
-
 
 # ---------------------------------------------------------------------------
 # Command line
@@ -110,7 +107,8 @@ def build_parser() -> argparse.ArgumentParser:
                        description="R^2 = 1 - SS_res/SS_tot of W C^T against M over all entries "
                        "and over the non-zero entries of M.")
     r.add_argument("--edges", required=True, metavar="FILE",
-                   help="edge list src,dst[,weight] (tab, comma or space separated)")
+                   help="edge list src, dst[, weight]: a file or directory (tsv/csv/txt/parquet), read as "
+                   "the embed job reads --input")
     r.add_argument("--embeddings", required=True, metavar="PARQUET",
                    help="embeddings: columns id, embedding [, context]")
     m = r.add_argument_group(
@@ -130,11 +128,11 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--self-loops", dest="self_loops", choices=("drop", "keep"), default=None,
                    help="edges from a node to itself")
     r.add_argument("--method", choices=("auto", "exact", "sampled"), default="auto",
-                   help="auto: exact with a dense M up to --dense-max-nodes nodes, sampled above; "
-                   "exact: exact (sparse M above the limit); sampled: always sampled "
+                   help="auto: exact up to --dense-max-nodes nodes, sampled above; exact: over every "
+                   "entry of M; sampled: all non-zero entries and a sample of the zero ones "
                    "(default: %(default)s)")
     r.add_argument("--dense-max-nodes", type=int, default=20_000,
-                   help="largest graph for a dense M (default: %(default)s)")
+                   help="largest graph for the exact R^2 under --method auto (default: %(default)s)")
     r.add_argument("--zero-samples", type=int, default=1_000_000,
                    help="zero entries of M sampled by the sampled estimator (default: %(default)s)")
     r.add_argument("--seed", type=int, default=0, help="seed of the zero-entry sample (default: %(default)s)")
@@ -145,7 +143,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "and report the AUC of dot-product scores of held-out edges against as "
                         "many sampled non-edges.")
     lp.add_argument("--edges", required=True, metavar="FILE",
-                    help="edge list src,dst[,weight] (tab, comma or space separated)")
+                    help="edge list src, dst[, weight]: a file or directory (tsv/csv/txt/parquet), read as "
+                    "the embed job reads --input")
     lp.add_argument("--fraction", type=float, default=0.1, help="fraction of edges held out (default: %(default)s)")
     lp.add_argument("--profile", default=None,
                     help="YAML profile of the embedding settings, as for the embed job (a name in conf/ "
@@ -170,45 +169,6 @@ def parse_args(args: Sequence[str] | None) -> argparse.Namespace:
 # ---------------------------------------------------------------------------
 # Readers
 # ---------------------------------------------------------------------------
-
-
-def read_edge_list(path: str) -> pd.DataFrame:
-    """Read ``src, dst[, weight]`` from a delimited text file with pandas.
-
-    The delimiter (tab, comma, space, ...) is detected; a header line with column
-    names such as ``src dst`` is skipped; ``#`` starts a comment. Ids are kept as
-    strings, weights default to 1.
-
-    Returns
-    -------
-    pandas.DataFrame
-        Columns ``src`` (str), ``dst`` (str), ``weight`` (float64).
-    """
-    if not os.path.exists(path):
-        raise UserError(f"edge file not found: {path}")
-    try:
-        df = pd.read_csv(path, sep=None, engine="python", header=None, dtype=str, comment="#")
-    except (csv.Error, pd.errors.ParserError):
-        df = pd.read_csv(path, sep=r"[\t ,;]+", engine="python", header=None, dtype=str, comment="#")
-    except pd.errors.EmptyDataError:
-        raise UserError(f"edge file is empty: {path}") from None
-    if df.shape[1] < 2:
-        raise UserError(f"{path}: expected at least two columns (src, dst), found {df.shape[1]}")
-    if len(df) and {str(df.iat[0, 0]).strip().lower(), str(df.iat[0, 1]).strip().lower()} <= _HEADER_WORDS:
-        df = df.iloc[1:]
-    out = pd.DataFrame({"src": df.iloc[:, 0].str.strip(), "dst": df.iloc[:, 1].str.strip()})
-    if df.shape[1] >= 3:
-        w = pd.to_numeric(df.iloc[:, 2], errors="coerce")
-        if w.isna().any():
-            bad = int(w.isna().sum())
-            raise UserError(f"{path}: {bad} edge weights are not numbers")
-        out["weight"] = w.astype(np.float64).to_numpy()
-    else:
-        out["weight"] = 1.0
-    out = out.dropna(subset=["src", "dst"]).reset_index(drop=True)
-    if out.empty:
-        raise UserError(f"edge file has no edges: {path}")
-    return out
 
 
 def read_labels(path: str) -> dict[str, set[str]]:
@@ -349,12 +309,15 @@ def run_classify(spark: SparkSession, ns: argparse.Namespace) -> dict[str, Any]:
     return res
 
 
-#: The settings that define M, as the embed job names them.
+#: The settings that define M, as the embed job names them (each has a flag here).
 MATRIX_SETTINGS = ("metric", "window", "scaling", "directed", "duplicates", "self_loops")
+#: How the embed job read its input: taken from the manifest too, without flags.
+READ_SETTINGS = ("input_format", "bad_lines")
 
 
 def matrix_settings(ns: argparse.Namespace) -> tuple[dict[str, Any], str]:
-    """The settings of M: flags over the embeddings' manifest over the built-in defaults.
+    """The settings of M and of reading the edges: flags over the embeddings' manifest
+    over the built-in defaults.
 
     Returns the settings and where they came from, in words.
     """
@@ -362,46 +325,32 @@ def matrix_settings(ns: argparse.Namespace) -> tuple[dict[str, Any], str]:
     from sepne_spark.writing import read_manifest
 
     manifest = read_manifest(ns.embeddings) or {}
-    saved = {k: v for k, v in (manifest.get("settings") or {}).items() if k in MATRIX_SETTINGS}
+    wanted = MATRIX_SETTINGS + READ_SETTINGS
+    saved = {k: v for k, v in (manifest.get("settings") or {}).items() if k in wanted}
     flags = {k: getattr(ns, k) for k in MATRIX_SETTINGS if getattr(ns, k) is not None}
     settings = config.resolve(flags, saved)
     source = "the embeddings' manifest" if saved else "the built-in defaults"
     if flags:
         source += " and " + ", ".join("--" + k.replace("_", "-") for k in flags)
-    return {k: getattr(settings, k) for k in MATRIX_SETTINGS}, source
-
-
-def merged_edges(edges: pd.DataFrame, directed: bool, duplicates: str, self_loops: str) -> pd.DataFrame:
-    """The edge list the embed job builds from its input (:func:`sepne_spark.reading.prepare_graph`):
-    repeated edges merged (an undirected edge u-v and v-u are the same edge), self-loops
-    dropped or kept once, and both directions of every undirected edge."""
-    e = edges[["src", "dst", "weight"]]
-    if not directed:
-        swap = e["src"] > e["dst"]
-        e = pd.DataFrame({"src": e["src"].where(~swap, e["dst"]), "dst": e["dst"].where(~swap, e["src"]),
-                          "weight": e["weight"]})
-    if self_loops == "drop":
-        e = e[e["src"] != e["dst"]]
-    e = e.groupby(["src", "dst"], sort=False)["weight"].agg(duplicates).reset_index()
-    if not directed:
-        back = e[e["src"] != e["dst"]].rename(columns={"src": "dst", "dst": "src"})
-        e = pd.concat([e, back[["src", "dst", "weight"]]], ignore_index=True)
-    return e
+    return {k: getattr(settings, k) for k in wanted}, source
 
 
 def run_reconstruct(spark: SparkSession, ns: argparse.Namespace) -> dict[str, Any]:
     """The ``reconstruct`` task (driver-side; see the module docstring)."""
     from sepne_spark import dense
     from sepne_spark.evaluation import reconstruction_r2, reconstruction_r2_sampled
-
     from sepne_spark.proximity import metric_text
+    from sepne_spark.reading import load_graph
 
     settings, source = matrix_settings(ns)
-    raw = read_edge_list(ns.edges)
-    nodes = np.array(sorted(set(raw["src"]) | set(raw["dst"])), dtype=object)  # self-loop-only nodes too
+    # The embed job's own reading: the same validation, merging and self-loop policy.
+    graph = load_graph(spark, ns.edges, settings["input_format"], directed=settings["directed"],
+                       duplicates=settings["duplicates"], self_loops=settings["self_loops"],
+                       bad_lines=settings["bad_lines"])
+    nodes = sorted(str(r["id"]) for r in graph.vertices.collect())  # self-loop-only nodes too
     index = {k: i for i, k in enumerate(nodes)}
     n = len(nodes)
-    edges = merged_edges(raw, settings["directed"], settings["duplicates"], settings["self_loops"])
+    edges = graph.edges.select(F.col("src").cast("string"), F.col("dst").cast("string"), "weight").toPandas()
     src = edges["src"].map(index).to_numpy(np.int64)
     dst = edges["dst"].map(index).to_numpy(np.int64)
     w = edges["weight"].to_numpy(np.float64)
@@ -437,20 +386,13 @@ def run_reconstruct(spark: SparkSession, ns: argparse.Namespace) -> dict[str, An
     if method == "auto":
         method = "exact" if n <= ns.dense_max_nodes else "sampled"
     t0 = time.time()
-    if method == "exact" and n <= ns.dense_max_nodes:
-        A = dense.transition_matrix(n, src, dst, w, directed=True)  # both directions already there
-        M = dense.proximity_from_transition(A, settings["metric"], settings["window"])
-        if settings["scaling"] == "log":
-            M = dense.log_scaled(M, dense.weight_matrix(n, src, dst, w, directed=True), settings["window"])
+    M = dense.sparse_proximity(n, src, dst, w, settings["metric"], settings["window"], settings["scaling"])
+    if method == "exact":
         res = reconstruction_r2(M, W, Cm)
     else:
-        M = dense.sparse_proximity(n, src, dst, w, settings["metric"], settings["window"], settings["scaling"])
-        if method == "exact":
-            res = reconstruction_r2(M, W, Cm)
-        else:
-            coo = M.tocoo()
-            res = reconstruction_r2_sampled(coo.row, coo.col, coo.data, W, Cm,
-                                            n_zero_samples=ns.zero_samples, seed=ns.seed)
+        coo = M.tocoo()
+        res = reconstruction_r2_sampled(coo.row, coo.col, coo.data, W, Cm,
+                                        n_zero_samples=ns.zero_samples, seed=ns.seed)
     res.update({
         "task": "reconstruct",
         "edges": ns.edges,
@@ -470,26 +412,16 @@ def run_reconstruct(spark: SparkSession, ns: argparse.Namespace) -> dict[str, An
     return res
 
 
-def _edges_frame(spark: SparkSession, edges: pd.DataFrame) -> DataFrame:
-    """Spark DataFrame of a pandas edge list; integer-looking ids become longs."""
-    pdf = edges.copy()
-    integer_ids = bool(pdf["src"].str.fullmatch(r"-?\d{1,18}").all() and pdf["dst"].str.fullmatch(r"-?\d{1,18}").all())
-    id_type = "long" if integer_ids else "string"
-    if integer_ids:
-        pdf["src"] = pdf["src"].astype(np.int64)
-        pdf["dst"] = pdf["dst"].astype(np.int64)
-    return spark.createDataFrame(pdf[["src", "dst", "weight"]], f"src {id_type}, dst {id_type}, weight double")
-
-
 def run_linkpred(spark: SparkSession, ns: argparse.Namespace) -> dict[str, Any]:
     """The ``linkpred`` task: :func:`sepne_spark.evaluation.link_prediction` with SepNE."""
     from sepne_spark import config
     from sepne_spark.evaluation import link_prediction
+    from sepne_spark.reading import read_edges
 
     settings = config.resolve(ns, config.load_profile(ns.profile))
     if settings.partition == "IO":
         raise UserError("partition IO embeds only requested nodes; link prediction needs every node")
-    edges = _edges_frame(spark, read_edge_list(ns.edges))
+    edges, _ = read_edges(spark, ns.edges, settings.input_format, bad_lines=settings.bad_lines)
 
     def fit_embed(train: DataFrame) -> DataFrame:
         from sepne_spark.model import SepNE

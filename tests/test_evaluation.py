@@ -436,20 +436,6 @@ def test_sparse_proximity_equals_the_dense_one(metric, window, scaling):
     assert got.nnz == np.count_nonzero(M)
 
 
-@pytest.mark.parametrize("directed, duplicates, self_loops", [(False, "max", "keep"), (True, "sum", "drop")])
-def test_reconstruct_merges_edges_as_the_embed_job_does(spark, directed, duplicates, self_loops):
-    from sepne_spark.reading import prepare_graph
-
-    rows = [("a", "b", 1.0), ("b", "a", 2.0), ("a", "b", 0.5), ("c", "c", 3.0), ("c", "c", 1.0),
-            ("b", "c", 1.5), ("d", "a", 1.0)]
-    raw = pd.DataFrame(rows, columns=["src", "dst", "weight"])
-    got = _job().merged_edges(raw, directed, duplicates, self_loops)
-    graph = prepare_graph(spark.createDataFrame(rows, "src string, dst string, weight double"), directed,
-                          duplicates=duplicates, self_loops=self_loops)
-    want = sorted((r["src"], r["dst"], r["weight"]) for r in graph.edges.collect())
-    assert sorted(got.itertuples(index=False, name=None)) == want
-
-
 def test_job_reconstruct_takes_m_from_the_manifest(spark, tmp_path, capsys):
     """The manifest next to the embeddings says which M they are of (here a window of 3
     with the log scaling, as the embed job writes it); flags override it."""
