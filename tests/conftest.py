@@ -6,6 +6,8 @@ import sys
 
 import pytest
 
+from tests.spark_conf import TEST_CONF
+
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 
 
@@ -16,13 +18,7 @@ def spark():
     session = get_spark(
         "sepne-tests",
         master="local[2]",
-        conf={
-            "spark.sql.shuffle.partitions": "4",
-            "spark.default.parallelism": "4",
-            "spark.ui.enabled": "false",
-            "spark.sql.adaptive.enabled": "false",
-            "spark.driver.memory": "2g",
-        },
+        conf={**TEST_CONF, "spark.sql.adaptive.enabled": "false", "spark.driver.memory": "2g"},
     )
     yield session
     session.stop()

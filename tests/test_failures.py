@@ -23,6 +23,7 @@ import numpy as np
 
 from jobs import embed
 from tests.graphs import random_graph
+from tests.spark_conf import spark_flags
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -75,7 +76,7 @@ def test_killed_write_keeps_old_output_and_restart_reproduces_it(spark, tmp_path
 
     # A second run over the same output is killed (SIGKILL: driver and JVM) while writing.
     args = [sys.executable, str(ROOT / "jobs" / "embed.py"), "--input", str(five_files), "--output", str(out),
-            "--overwrite"] + params
+            "--overwrite"] + params + spark_flags()
     env = dict(os.environ, SEPNE_SPARK_MASTER="local[1]", PYTHONPATH=str(ROOT))
     job = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
     deadline = time.time() + 600

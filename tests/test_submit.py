@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.spark_conf import spark_flags
+
 ROOT = Path(__file__).resolve().parent.parent
 SPARK_SUBMIT = Path(sys.executable).with_name("spark-submit")
 
@@ -37,8 +39,7 @@ def _submit(workdir: Path, wheel: Path, *args: str) -> subprocess.CompletedProce
     env["PYSPARK_DRIVER_PYTHON"] = sys.executable
     env["SEPNE_SPARK_JARS"] = str(workdir / "no-jars")  # the cluster supplies JARs by --packages
     cmd = [
-        str(SPARK_SUBMIT), "--master", "local[2]",
-        "--conf", "spark.ui.enabled=false", "--conf", "spark.sql.shuffle.partitions=4",
+        str(SPARK_SUBMIT), "--master", "local[2]", *spark_flags("--conf"),
         "--py-files", str(wheel), "embed.py", *args,
     ]
     return subprocess.run(cmd, cwd=workdir, env=env, capture_output=True, text=True, timeout=900)
