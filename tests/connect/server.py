@@ -11,14 +11,14 @@ os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 
 from pyspark.sql import SparkSession  # noqa: E402
 
-from tests.spark_conf import TEST_CONF  # noqa: E402
+from tests.spark_conf import SUBPROCESS_CONF  # noqa: E402
 
 port = sys.argv[1]
 spark = (
     SparkSession.builder.master("local[2]")
     .config("spark.plugins", "org.apache.spark.sql.connect.SparkConnectPlugin")
     .config("spark.connect.grpc.binding.port", port)
-    .config(map=TEST_CONF)
+    .config(map=SUBPROCESS_CONF)
     .getOrCreate()
 )
 print("READY", flush=True)

@@ -20,10 +20,10 @@ from pyspark.sql import SparkSession  # noqa: E402
 
 import sepne_spark.set_stage as set_stage  # noqa: E402
 from sepne_spark.model import SepNE  # noqa: E402
-from tests.spark_conf import TEST_CONF  # noqa: E402
+from tests.spark_conf import SUBPROCESS_CONF  # noqa: E402
 
 marker, rows = sys.argv[1], json.loads(sys.argv[2])
-spark = SparkSession.builder.master("local[2,4]").config(map=TEST_CONF).getOrCreate()
+spark = SparkSession.builder.master("local[2,4]").config(map=SUBPROCESS_CONF).getOrCreate()
 edges = spark.createDataFrame(rows, "src string, dst string, weight double")
 model = SepNE(dim=4, landmarks=8, setSize=12, iters=5, metric="A+A2").fit(edges)
 
