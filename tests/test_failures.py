@@ -4,9 +4,10 @@
   same as a clean run's.
 * A job killed while writing leaves the previous output intact and readable; a
   restarted job with the same arguments completes and gives the same embeddings as
-  the first run, bit for bit, although it runs with one core (``local[1]``) where the
-  first ran with two, and reads the same edges split over five files where the first
-  read one (every sum is taken in a fixed order: see ``proximity.ordered_sum``).
+  the first run, bit for bit, although it runs with one core (``local[1]``) and three
+  shuffle partitions where the first ran with two of each, and reads the same edges
+  split over five files where the first read one (every sum is taken in a fixed order:
+  see ``proximity.ordered_sum``).
 """
 from __future__ import annotations
 
@@ -76,7 +77,7 @@ def test_killed_write_keeps_old_output_and_restart_reproduces_it(spark, tmp_path
 
     # A second run over the same output is killed (SIGKILL: driver and JVM) while writing.
     args = [sys.executable, str(ROOT / "jobs" / "embed.py"), "--input", str(five_files), "--output", str(out),
-            "--overwrite"] + params + spark_flags()
+            "--overwrite"] + params + spark_flags() + ["--spark", "spark.sql.shuffle.partitions=3"]
     env = dict(os.environ, SEPNE_SPARK_MASTER="local[1]", PYTHONPATH=str(ROOT))
     job = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
     deadline = time.time() + 600
