@@ -10,8 +10,8 @@ rendered (``VALIDATION_LOG.md`` rows 1-73 were rendered from an earlier log).
 """
 from __future__ import annotations
 
+import argparse
 import json
-import sys
 
 from dataclasses import asdict
 
@@ -20,13 +20,11 @@ from study import LOG
 
 
 def main() -> None:
-    argv = sys.argv[1:]
-    first = 1
-    if "--first" in argv:
-        at = argv.index("--first")
-        first = int(argv[at + 1])
-        del argv[at:at + 2]
-    path = argv[0] if argv else LOG
+    ap = argparse.ArgumentParser(description="Render the validation log as a Markdown table.")
+    ap.add_argument("log", nargs="?", default=LOG, help="JSON-lines log (default: %(default)s)")
+    ap.add_argument("--first", type=int, default=1, help="number of the first row (default: 1)")
+    args = ap.parse_args()
+    path, first = args.log, args.first
     rows = [json.loads(line) for line in open(path) if line.strip()]
     names = list(rows[0]["val"]) if rows else []
     print("| # | round | change from the as-written settings | mean | "
