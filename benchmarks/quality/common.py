@@ -94,14 +94,21 @@ def load_graph(name: str, self_loops: str = "drop") -> Graph:
     return Graph(name, ids, src, dst, [lab.get(v, "") for v in ids])
 
 
-def adjacency(g: Graph, directed: bool) -> sp.csr_matrix:
-    """Weighted adjacency (duplicates summed; undirected edges in both directions)."""
+def adjacency(g: Graph, directed: bool, dups: str = "sum") -> sp.csr_matrix:
+    """Weighted adjacency (undirected edges in both directions). Duplicate edges (and, when
+    undirected, the two directions of a pair given both ways) are summed (``dups="sum"``)
+    or kept once with weight 1 (``dups="max"``), as the job's ``duplicates`` setting."""
     n = g.n
     W = sp.coo_matrix((np.ones(len(g.src)), (g.src, g.dst)), shape=(n, n)).tocsr()
     if not directed:
         W = W + W.T - sp.diags(W.diagonal())  # a kept self-loop appears once, as in the job
     W.sum_duplicates()
-    return W.tocsr()
+    W = W.tocsr()
+    if dups == "max":
+        W.data[:] = 1.0
+    elif dups != "sum":
+        raise ValueError(dups)
+    return W
 
 
 def _rownorm(W: sp.csr_matrix) -> sp.csr_matrix:
@@ -110,7 +117,9 @@ def _rownorm(W: sp.csr_matrix) -> sp.csr_matrix:
     return sp.diags(inv) @ W
 
 
-def proximity(g: Graph, directed: bool, transform: str = "rw", metric: str = "A+A2") -> sp.csr_matrix:
+def proximity(
+    g: Graph, directed: bool, transform: str = "rw", metric: str = "A+A2", dups: str = "sum"
+) -> sp.csr_matrix:
     """Proximity matrix M.
 
     transform:
@@ -120,15 +129,21 @@ def proximity(g: Graph, directed: bool, transform: str = "rw", metric: str = "A+
       ``logN`` M = log(max(n/2 * (A + A^2) D^-1 vol ..., 1)): a shifted PPMI-like transform of the
                rw matrix, log(max(vol/(2) * M_uv / d_v, 1)) (NetMF-style, window 2, b = 1).
       ``logN:b`` the same with the shift of b negative samples: log(max(vol/(2 b) * M_uv / d_v, 1)).
+      ``logNa:alpha`` the same with negative samples drawn by degree ** alpha (word2vec's 0.75):
+               d_v ** alpha in place of d_v and their sum in place of vol.
 
     metric: ``A+A2``, ``I+A``, or ``winT`` (A + A^2 + ... + A^T; with ``logN`` the constant
     is vol/(T b), the NetMF window-T matrix).
+
+    dups: duplicate edges summed or kept once (:func:`adjacency`).
     """
-    W = adjacency(g, directed)
+    W = adjacency(g, directed, dups)
     n = g.n
-    shift = 1.0
+    shift, alpha = 1.0, 1.0
     if transform.startswith("logN:"):
         transform, shift = "logN", float(transform.split(":", 1)[1])
+    elif transform.startswith("logNa:"):  # negative samples drawn by degree ** alpha
+        transform, alpha = "logN", float(transform.split(":", 1)[1])
     if transform in ("rw", "logN"):
         A = _rownorm(W)
     elif transform == "sym":
@@ -155,8 +170,8 @@ def proximity(g: Graph, directed: bool, transform: str = "rw", metric: str = "A+
         raise ValueError(metric)
     M = sp.csr_matrix(M)
     if transform == "logN":
-        deg_in = np.asarray(W.sum(axis=0)).ravel()
-        vol = float(W.sum())
+        deg_in = np.asarray(W.sum(axis=0)).ravel() ** alpha
+        vol = float(deg_in.sum())
         M = M.tocoo()
         dv = deg_in[M.col]
         val = np.where(dv > 0, vol / (window * shift) * M.data / np.where(dv > 0, dv, 1.0), 0.0)
@@ -288,6 +303,8 @@ class Config:
     method: str = "sepne"  # sepne, svd (rank-d truncated SVD of M), nystrom (same landmarks)
     self_loops: str = "drop"  # "keep": self-loops stay in the adjacency (once)
     spow: float = 0.0  # output coordinate j scaled by s_j ** spow (s: singular values of M00)
+    dups: str = "sum"  # "max": duplicate edges kept once (the job's duplicates: max)
+    factor: str = "M00"  # "rows": landmark subspaces from all landmark rows / columns
 
     def tag(self) -> str:
         return ",".join(f"{k}={v}" for k, v in asdict(self).items())
@@ -299,7 +316,7 @@ AS_WRITTEN = Config()
 def sepne(g: Graph, cfg: Config, M: sp.csr_matrix | None = None) -> tuple[np.ndarray, np.ndarray]:
     """W, C (n x d) for every node; landmarks get Phi^T, Psi^T."""
     if M is None:
-        M = proximity(g, cfg.directed, cfg.transform, cfg.metric)
+        M = proximity(g, cfg.directed, cfg.transform, cfg.metric, cfg.dups)
     M = sp.csr_matrix(M)
     n = g.n
     V0 = select_landmarks(g, cfg.directed, cfg.k, cfg.strategy, cfg.seed)
@@ -310,6 +327,10 @@ def sepne(g: Graph, cfg: Config, M: sp.csr_matrix | None = None) -> tuple[np.nda
     Mrow0 = M[V0].toarray()  # k x n: M[l, v]
     Mcol0 = Mc[:, V0].toarray()  # n x k: M[v, l]
     F = landmark_factors(Mrow0[:, V0], cfg.d)
+    if cfg.factor == "rows":
+        F = row_space_factors(Mrow0, Mcol0, V0, cfg.d)
+    elif cfg.factor != "M00":
+        raise ValueError(cfg.factor)
     M0nl = Mrow0[:, nl]  # k x nnl
     Mnl0 = Mcol0[nl]  # nnl x k
     S_A = M0nl @ M0nl.T
@@ -343,6 +364,23 @@ def sepne(g: Graph, cfg: Config, M: sp.csr_matrix | None = None) -> tuple[np.nda
         scale = F.singular_values[:d] ** cfg.spow
         W, C = W * scale, C * scale
     return W, C
+
+
+def row_space_factors(Mrow0: np.ndarray, Mcol0: np.ndarray, V0: np.ndarray, d: int):
+    """Phi, Psi spanning the top-d left singular subspace of the landmark rows M_0: (k x n)
+    and the right one of the landmark columns M_:0 (n x k), in place of M00's own; P is
+    M00 projected on the two subspaces (Phi^T Psi = U_L U_L^T M00 V_R V_R^T)."""
+    from sepne_spark.solver import LandmarkFactors
+
+    M00 = Mrow0[:, V0]
+    wl, UL = np.linalg.eigh(Mrow0 @ Mrow0.T)
+    wr, VR = np.linalg.eigh(Mcol0.T @ Mcol0)
+    UL, VR = UL[:, ::-1][:, :d], VR[:, ::-1][:, :d]
+    X, sig, Yt = np.linalg.svd(UL.T @ M00 @ VR)
+    root = np.sqrt(sig)
+    Phi = ((UL @ X) * root).T.copy()
+    Psi = ((VR @ Yt.T) * root).T.copy()
+    return LandmarkFactors(Phi=Phi, Psi=Psi, P=Phi.T @ Psi, singular_values=sig)
 
 
 def combine(W: np.ndarray, C: np.ndarray, output: str) -> np.ndarray:
@@ -379,7 +417,7 @@ def nystrom(g: Graph, cfg: Config, M: sp.csr_matrix) -> tuple[np.ndarray, np.nda
 
 def embed(g: Graph, cfg: Config, M: sp.csr_matrix | None = None) -> np.ndarray:
     if M is None:
-        M = proximity(g, cfg.directed, cfg.transform, cfg.metric)
+        M = proximity(g, cfg.directed, cfg.transform, cfg.metric, cfg.dups)
     if cfg.method == "svd":
         W, C = svd_factors(M, cfg.d)
     elif cfg.method == "nystrom":

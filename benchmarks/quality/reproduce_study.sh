@@ -50,4 +50,11 @@ $PY study.py "{$R,\"k\":300}" "{$R,\"spow\":-0.25}" "{$R,\"lam\":0.7}" "{$R,\"sp
 $PY study.py "{$R,\"k\":250}" "{$R}" "{$R,\"k\":275}" "{$R,\"k\":225}" "{$R,\"k\":250,\"eta\":800.0}" \
     "{$R,\"k\":300}" "{$R,\"k\":250,\"eta\":1300.0}" "{$R,\"partition\":\"LP\"}" "{$R,\"spow\":0.25}" \
     "{$R,\"metric\":\"win6\"}" --outer 10 --note reproduce-sweep19-outer10
+K="$R,\"k\":250"
+$PY study.py "{$K,\"dups\":\"max\"}" "{$K,\"dups\":\"max\",\"self_loops\":\"keep\"}" --outer 10 --note reproduce-sweep20-dups
+$PY study.py "{$K,\"factor\":\"rows\"}" "{$R,\"factor\":\"rows\",\"k\":400}" "{$R,\"k\":400}" \
+    "{$R,\"factor\":\"rows\",\"k\":600}" "{$R,\"factor\":\"rows\",\"k\":400,\"eta\":300.0}" \
+    --outer 10 --note reproduce-sweep20-rows
+$PY study.py "{$K,\"transform\":\"logNa:0.75\"}" "{$K,\"transform\":\"logNa:0.5\"}" --outer 10 \
+    --note reproduce-sweep20-alpha
 $PY render_log.py

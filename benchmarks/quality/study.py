@@ -47,9 +47,9 @@ def main() -> None:
             if (nm, cfg.self_loops) not in graphs:
                 graphs[nm, cfg.self_loops] = load_graph(nm, cfg.self_loops)
             g = graphs[nm, cfg.self_loops]
-            key = (nm, cfg.self_loops, cfg.directed, cfg.transform, cfg.metric)
+            key = (nm, cfg.self_loops, cfg.directed, cfg.transform, cfg.metric, cfg.dups)
             if key not in cache:
-                cache[key] = proximity(g, cfg.directed, cfg.transform, cfg.metric)
+                cache[key] = proximity(g, cfg.directed, cfg.transform, cfg.metric, cfg.dups)
             X = embed(g, cfg, cache[key])
             row["val"][nm] = validation_scores(g, X, n_outer=args.outer)
         vals = [v for pair in row["val"].values() for v in pair]
