@@ -8,11 +8,20 @@ measured in the same run, and the ratio between the two. As in the Spark stage, 
 set-independent part (:func:`sepne_spark.solver.set_constants`) is computed once and
 timed separately (``constants_seconds``); the rate is that of the per-set solve.
 Set ``OPENBLAS_NUM_THREADS=1`` to measure what one Spark task gets.
+
+``--processes N`` runs N such solvers at once (forked after the inputs are built, so
+set the BLAS thread count to 1 in the environment), as N Spark task slots on one
+machine: all N time their solves together, then all N time the GEMM together, and the
+aggregate rates (sums over processes) are compared::
+
+    OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 python benchmarks/solver_bench.py --processes 16
 """
 from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing as mp
+import os
 import time
 
 import numpy as np
@@ -33,6 +42,28 @@ def gemm_rate(n: int = 2000, dtype=np.float64, reps: int = 3) -> float:
     return 2 * n**3 / best / 1e9
 
 
+def _time_solves(args: tuple, dtype: str, constants, reps: int) -> float:
+    best = float("inf")
+    for _ in range(reps):
+        t = time.perf_counter()
+        solve_set(*args, dtype=dtype, constants=constants)
+        best = min(best, time.perf_counter() - t)
+    return best
+
+
+_SHARED: dict = {}
+
+
+def _worker(i: int) -> tuple[float, float]:
+    """One of N concurrent solvers: time the solves, wait for all, then time the GEMM."""
+    sh = _SHARED
+    solve_set(*sh["args"], dtype=sh["dtype"], constants=sh["constants"])  # warm-up
+    sh["barrier"].wait()
+    best = _time_solves(sh["args"], sh["dtype"], sh["constants"], sh["reps"])
+    sh["barrier"].wait()
+    return best, gemm_rate(dtype=np.float64)
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--k", type=int, default=1000)
@@ -42,6 +73,8 @@ def main() -> None:
     p.add_argument("--avg-degree", type=float, default=10.0)
     p.add_argument("--dtype", default="float64", choices=["float64", "float32"])
     p.add_argument("--reps", type=int, default=3)
+    p.add_argument("--processes", type=int, default=1,
+                   help="concurrent single-process solvers, as Spark task slots (default: %(default)s)")
     p.add_argument("--json", default=None)
     a = p.parse_args()
     rng = np.random.default_rng(1)
@@ -60,19 +93,29 @@ def main() -> None:
     constants = set_constants(f, S, S, 1.0, 1.0)
     constants_s = time.perf_counter() - t
     args = (f, None, None, M_ii, M_i0, M_0i, R, R, 1.0, 1.0, a.iters)
-    solve_set(*args, dtype=a.dtype, constants=constants)
-    best = float("inf")
-    for _ in range(a.reps):
-        t = time.perf_counter()
-        solve_set(*args, dtype=a.dtype, constants=constants)
-        best = min(best, time.perf_counter() - t)
     flops = solve_flops(k, d, n, M_ii.nnz, a.iters)
-    g = gemm_rate(dtype=np.float64)
     res = {
-        "k": k, "d": d, "set_size": n, "iters": a.iters, "dtype": a.dtype,
-        "constants_seconds": constants_s, "solve_seconds": best, "solve_gflops": flops / best / 1e9, "gemm_gflops": g,
-        "fraction_of_gemm": flops / best / 1e9 / g,
+        "k": k, "d": d, "set_size": n, "iters": a.iters, "dtype": a.dtype, "processes": a.processes,
+        "blas_threads": os.environ.get("OPENBLAS_NUM_THREADS"), "cpus": os.cpu_count(),
+        "constants_seconds": constants_s,
     }
+    if a.processes == 1:
+        solve_set(*args, dtype=a.dtype, constants=constants)
+        best = _time_solves(args, a.dtype, constants, a.reps)
+        g = gemm_rate(dtype=np.float64)
+        res.update({"solve_seconds": best, "solve_gflops": flops / best / 1e9, "gemm_gflops": g,
+                    "fraction_of_gemm": flops / best / 1e9 / g})
+    else:
+        ctx = mp.get_context("fork")
+        _SHARED.update(args=args, dtype=a.dtype, constants=constants, reps=a.reps,
+                       barrier=ctx.Barrier(a.processes))
+        with ctx.Pool(a.processes) as pool:
+            out = pool.map(_worker, range(a.processes))
+        secs = [o[0] for o in out]
+        solve_total = sum(flops / s_ / 1e9 for s_ in secs)
+        gemm_total = sum(o[1] for o in out)
+        res.update({"solve_seconds_per_process": secs, "solve_gflops_total": solve_total,
+                    "gemm_gflops_total": gemm_total, "fraction_of_gemm": solve_total / gemm_total})
     print(json.dumps(res, indent=2))
     if a.json:
         with open(a.json, "w") as fh:
