@@ -234,7 +234,6 @@ class SepNEModel(Model, _SepNEParams):
         return spark.createDataFrame(rows, output_schema(self.id_type))
 
     def _transform(self, dataset: Any) -> DataFrame:
-        spark = _session_of(dataset)
         s = self.settings()
         if isinstance(dataset, DataFrame) and "id" in dataset.columns and "src" not in dataset.columns:
             if self._graph is None:

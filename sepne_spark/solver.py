@@ -187,7 +187,6 @@ def solve_set(
     elif constants.factors is not factors or (constants.lam, constants.eta) != (float(lam), float(eta)):
         raise ValueError("constants were computed for other landmark factors, lam or eta")
     Phi, Psi = factors.Phi, factors.Psi
-    k = Phi.shape[1]
     n_i = M_i0.shape[0]
     d = Phi.shape[0]
     if n_i == 0:

@@ -28,7 +28,6 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import common  # noqa: E402  (limits BLAS to one thread before NumPy loads)
-import numpy as np  # noqa: E402
 
 from sepne_spark.baselines import svd_embedding  # noqa: E402
 from sepne_spark.evaluation import reconstruction_r2  # noqa: E402

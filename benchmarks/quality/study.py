@@ -20,7 +20,7 @@ import json
 import time
 from dataclasses import asdict, replace
 
-from common import AS_WRITTEN, DATASETS, RESULTS_DIR, Config, embed, load_graph, proximity, validation_scores
+from common import AS_WRITTEN, DATASETS, RESULTS_DIR, embed, load_graph, proximity, validation_scores
 
 LOG = RESULTS_DIR / "quality_validation_log.jsonl"
 
