@@ -37,7 +37,7 @@ from sepne_spark.evaluation import (  # noqa: E402
     l2_normalize,
     node_classification,
 )
-from sepne_spark.solver import landmark_factors, solve_set  # noqa: E402
+from sepne_spark.solver import LandmarkFactors, landmark_factors, solve_set  # noqa: E402
 
 DATA_DIR = Path(os.environ.get("SEPNE_DATA_DIR", "/work/shared/datasets"))
 RESULTS_DIR = ROOT / "benchmarks" / "results"
@@ -365,15 +365,13 @@ def sepne(g: Graph, cfg: Config, M: sp.csr_matrix | None = None) -> tuple[np.nda
     return W, C
 
 
-def row_space_factors(Mrow0: np.ndarray, Mcol0: np.ndarray, V0: np.ndarray, d: int):
+def row_space_factors(Mrow0: np.ndarray, Mcol0: np.ndarray, V0: np.ndarray, d: int) -> LandmarkFactors:
     """Phi, Psi spanning the top-d left singular subspace of the landmark rows M_0: (k x n)
     and the right one of the landmark columns M_:0 (n x k), in place of M00's own; P is
     M00 projected on the two subspaces (Phi^T Psi = U_L U_L^T M00 V_R V_R^T)."""
-    from sepne_spark.solver import LandmarkFactors
-
     M00 = Mrow0[:, V0]
-    wl, UL = np.linalg.eigh(Mrow0 @ Mrow0.T)
-    wr, VR = np.linalg.eigh(Mcol0.T @ Mcol0)
+    _, UL = np.linalg.eigh(Mrow0 @ Mrow0.T)  # eigenvalues ascending
+    _, VR = np.linalg.eigh(Mcol0.T @ Mcol0)
     UL, VR = UL[:, ::-1][:, :d], VR[:, ::-1][:, :d]
     X, sig, Yt = np.linalg.svd(UL.T @ M00 @ VR)
     root = np.sqrt(sig)
