@@ -25,6 +25,10 @@ SUBPROCESS_CONF: dict[str, str] = {
 }
 
 
-def spark_flags(flag: str = "--spark") -> list[str]:
-    """``SUBPROCESS_CONF`` as command-line options: ``--spark K=V`` (a job) or ``--conf K=V``."""
-    return [arg for key, value in SUBPROCESS_CONF.items() for arg in (flag, f"{key}={value}")]
+def spark_flags(flag: str = "--spark", **overrides: str) -> list[str]:
+    """``SUBPROCESS_CONF`` as command-line options: ``--spark K=V`` (a job) or ``--conf K=V``.
+
+    ``overrides`` replace or add settings, each key given once: ``spark_flags(**{"spark.x": "1"})``.
+    """
+    conf = {**SUBPROCESS_CONF, **overrides}
+    return [arg for key, value in conf.items() for arg in (flag, f"{key}={value}")]

@@ -77,7 +77,7 @@ def test_killed_write_keeps_old_output_and_restart_reproduces_it(spark, tmp_path
 
     # A second run over the same output is killed (SIGKILL: driver and JVM) while writing.
     args = [sys.executable, str(ROOT / "jobs" / "embed.py"), "--input", str(five_files), "--output", str(out),
-            "--overwrite"] + params + spark_flags() + ["--spark", "spark.sql.shuffle.partitions=3"]
+            "--overwrite"] + params + spark_flags(**{"spark.sql.shuffle.partitions": "3"})
     env = dict(os.environ, SEPNE_SPARK_MASTER="local[1]", PYTHONPATH=str(ROOT))
     job = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
     deadline = time.time() + 600
