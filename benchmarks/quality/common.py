@@ -325,10 +325,11 @@ def sepne(g: Graph, cfg: Config, M: sp.csr_matrix | None = None) -> tuple[np.nda
     Mc = M.tocsc()
     Mrow0 = M[V0].toarray()  # k x n: M[l, v]
     Mcol0 = Mc[:, V0].toarray()  # n x k: M[v, l]
-    F = landmark_factors(Mrow0[:, V0], cfg.d)
-    if cfg.factor == "rows":
+    if cfg.factor == "M00":
+        F = landmark_factors(Mrow0[:, V0], cfg.d)
+    elif cfg.factor == "rows":
         F = row_space_factors(Mrow0, Mcol0, V0, cfg.d)
-    elif cfg.factor != "M00":
+    else:
         raise ValueError(cfg.factor)
     M0nl = Mrow0[:, nl]  # k x nnl
     Mnl0 = Mcol0[nl]  # nnl x k
