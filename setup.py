@@ -7,7 +7,7 @@ from setuptools.command.build_py import build_py
 
 HERE = Path(__file__).resolve().parent
 
-GRAPHFRAMES_VERSION = "0.12.3"
+GRAPHFRAMES_VERSION = "0.11.0"
 PYSPARK_VERSION = "4.1.4"
 
 
@@ -42,6 +42,7 @@ setup(
         "pyarrow>=15",
         f"graphframes-py=={GRAPHFRAMES_VERSION}",
         "pyyaml>=6",
+        "typing_extensions>=4.0",
     ],
     extras_require={
         "test": ["pytest>=8", "chispa>=0.10", f"pyspark[connect]=={PYSPARK_VERSION}", "setuptools>=70.1", "wheel"],
