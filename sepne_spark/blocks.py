@@ -1,0 +1,428 @@
+"""Dense n x d matrices and sparse n x n operators as DataFrames of node blocks.
+
+The propagation stage multiplies a sparse matrix (the graph) by dense n x d matrices
+(the embeddings) a few times. Done as one Spark row per product term, each product
+would shuffle one d-vector per edge; here the nodes are split instead into ``blocks``
+row blocks (by a seeded hash of the id) and each block into chunks of
+:data:`CHUNK_ROWS` consecutive rows, and
+
+* a dense matrix is a DataFrame of chunks ``(b, c, name, rows, cols, data)``: chunk ``c``
+  of block ``b`` holds rows ``c * CHUNK_ROWS ..`` of that block as ``rows x cols``
+  little-endian float64 (or float32) bytes, so several matrices of the same nodes
+  (``name``) live in one table;
+* the sparse operator is stored once, by row chunk, as packed COO arrays with each
+  column given as (column block, row in that block), plus the list of column chunks each
+  row block reads (``demand``);
+* a product ships every needed column chunk to the row blocks that read it (one shuffle
+  of about ``blocks x n x cols`` values on a graph without locality, far less on one
+  whose blocks follow its communities) and runs one ``scipy.sparse`` product per row
+  block inside ``groupBy(block).applyInPandas``, where a NumPy function also updates the
+  block's own matrices (the recurrences of :mod:`sepne_spark.spectral`).
+
+Nothing of size n reaches the driver: products, sums and d x d Gram matrices are all
+computed in partition-wise stages. Every intermediate table is cut from its lineage by a
+lazy local checkpoint, so a chain of products plans in constant time and runs once, at
+the first action on the result.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Mapping
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+from pyspark.sql import DataFrame, Window
+from pyspark.sql import functions as F
+from pyspark.sql.types import (
+    ArrayType,
+    BinaryType,
+    DataType,
+    DoubleType,
+    IntegerType,
+    StringType,
+    StructField,
+    StructType,
+)
+
+#: Rows of one chunk of a dense block matrix (4,096 x 128 float64 = 4 MiB).
+CHUNK_ROWS = 4096
+_COL_BITS = 40  # a column is (block << 40) | row-in-block
+_COL_MASK = (1 << _COL_BITS) - 1
+
+CHUNK_SCHEMA = StructType(
+    [
+        StructField("b", IntegerType(), False),
+        StructField("c", IntegerType(), False),
+        StructField("name", StringType(), False),
+        StructField("rows", IntegerType(), False),
+        StructField("cols", IntegerType(), False),
+        StructField("data", BinaryType(), False),
+    ]
+)
+_PARTS_SCHEMA = StructType(
+    [
+        StructField("rb", IntegerType(), False),
+        StructField("kind", IntegerType(), False),
+        StructField("cb", IntegerType(), False),
+        StructField("c", IntegerType(), False),
+        StructField("name", StringType(), True),
+        StructField("rows", IntegerType(), False),
+        StructField("cols", IntegerType(), False),
+        StructField("data", BinaryType(), False),
+    ]
+)
+_ENTRIES, _SHIPPED, _OWN = 0, 1, 2
+
+#: ``update(product, own) -> new own``: ``product`` is the row block's rows of S @ X,
+#: ``own`` the block's matrices by name (each ``rows x cols``); returns the matrices the
+#: block keeps (those not returned are dropped).
+Update = Callable[[np.ndarray, Mapping[str, np.ndarray]], Mapping[str, np.ndarray]]
+
+
+def _checkpoint(df: DataFrame) -> DataFrame:
+    return df.localCheckpoint(eager=False)
+
+
+def _as_bytes(a: np.ndarray, dtype: str) -> bytes:
+    return np.ascontiguousarray(a, dtype=np.dtype(dtype).newbyteorder("<")).tobytes()
+
+
+def _chunk_array(data: bytes, rows: int, cols: int) -> np.ndarray:
+    itemsize = len(data) // max(rows * cols, 1) if rows * cols else 8
+    dt = np.dtype("<f8") if itemsize == 8 else np.dtype("<f4")
+    return np.frombuffer(data, dtype=dt).reshape(rows, cols).astype(np.float64)
+
+
+def _chunk_rows(b: int, name: str, block: np.ndarray, dtype: str, cr: int) -> list[tuple]:
+    """Rows of :data:`CHUNK_SCHEMA` for one row block's matrix ``block`` (``cr`` rows a chunk)."""
+    out = []
+    n, d = block.shape
+    for c in range(max(1, -(-n // cr))):
+        part = block[c * cr:(c + 1) * cr]
+        out.append((b, c, name, int(part.shape[0]), int(d), _as_bytes(part, dtype)))
+    return out
+
+
+def _rows_frame(rows: list[tuple]) -> pd.DataFrame:
+    names = [f.name for f in CHUNK_SCHEMA.fields]
+    if not rows:
+        return pd.DataFrame({n: pd.Series([], dtype=object) for n in names})
+    return pd.DataFrame(rows, columns=names)
+
+
+def _block_matrices(pdf: pd.DataFrame) -> dict[str, np.ndarray]:
+    """The full row-block matrices held as chunk rows in ``pdf`` (one block), by name."""
+    out: dict[str, np.ndarray] = {}
+    for name, grp in pdf.groupby("name", sort=True):
+        grp = grp.sort_values("c")
+        out[str(name)] = np.vstack(
+            [_chunk_array(d, int(r), int(k)) for d, r, k in zip(grp["data"], grp["rows"], grp["cols"])]
+        )
+    return out
+
+
+@dataclass
+class BlockGraph:
+    """A sparse n x n operator S by row block, and the node index it is stored under.
+
+    Attributes
+    ----------
+    index : DataFrame
+        ``(id, b, i)``: block ``b`` and row ``i`` in that block of every node.
+    entries : DataFrame
+        ``(rb, c, data)``: the entries of row chunk ``c`` of row block ``rb`` as packed
+        COO arrays (row in chunk int32, column int64 ``(block << 40) | row``, value
+        float64).
+    demand : DataFrame
+        ``(rb, cb, c)``: the column chunks (block ``cb``, chunk ``c``) row block ``rb``
+        reads.
+    blocks : int
+        Number of row blocks.
+    dtype : str
+        Type the dense chunks are stored and shipped in (``float64`` or ``float32``);
+        arithmetic is float64.
+    """
+
+    index: DataFrame
+    entries: DataFrame
+    demand: DataFrame
+    blocks: int
+    dtype: str = "float64"
+    chunk_rows: int = CHUNK_ROWS
+
+    @classmethod
+    def build(
+        cls,
+        nodes: DataFrame,
+        entries: DataFrame,
+        blocks: int,
+        seed: int = 0,
+        dtype: str = "float64",
+        chunk_rows: int | None = None,
+    ) -> "BlockGraph":
+        """Index ``nodes`` (column ``id``) into ``blocks`` row blocks and store ``entries``
+        (``src, dst, value``: S[src, dst] = value; repeated pairs are added) by block.
+
+        Every ``src`` and ``dst`` must be a node. One shuffle numbers the nodes of each
+        block (by id), two joins key the entries, one groups them by row chunk.
+        """
+        if blocks < 1:
+            raise ValueError(f"blocks must be >= 1; got {blocks}")
+        cr = int(chunk_rows or CHUNK_ROWS)
+        block_of = F.pmod(F.xxhash64(F.col("id").cast("string"), F.lit(int(seed) + 104729)), F.lit(blocks)).cast("int")
+        keyed = nodes.select("id").distinct().select("id", block_of.alias("b"))
+        w = Window.partitionBy("b").orderBy("id")
+        index = _checkpoint(keyed.select("id", "b", (F.row_number().over(w) - 1).cast("int").alias("i")))
+        rows = index.select(F.col("id").alias("src"), F.col("b").alias("rb"), F.col("i").alias("ri"))
+        cols = index.select(F.col("id").alias("dst"), F.col("b").alias("cb"), F.col("i").alias("ci"))
+        keyed_entries = entries.join(rows, "src").join(cols, "dst").select(
+            "rb", "ri", "cb", "ci", F.col("value").cast("double").alias("value")
+        )
+        packed_schema = StructType(
+            [StructField("rb", IntegerType(), False), StructField("c", IntegerType(), False),
+             StructField("data", BinaryType(), False)]
+        )
+
+        def pack(pdf: pd.DataFrame) -> pd.DataFrame:
+            ri = pdf["ri"].to_numpy(np.int64)
+            c = int(ri[0] // cr)
+            col = (pdf["cb"].to_numpy(np.int64) << _COL_BITS) | pdf["ci"].to_numpy(np.int64)
+            order = np.lexsort((col, ri))  # a fixed order: the same sums on every run
+            r = (ri[order] - c * cr).astype("<i4")
+            header = np.array([len(r)], dtype="<i8").tobytes()
+            data = header + r.tobytes() + col[order].astype("<i8").tobytes() + \
+                pdf["value"].to_numpy(np.float64)[order].astype("<f8").tobytes()
+            return pd.DataFrame({"rb": [int(pdf["rb"].iloc[0])], "c": [c], "data": [data]})
+
+        chunk = (F.col("ri") / F.lit(cr)).cast("int")
+        stored = _checkpoint(
+            keyed_entries.groupBy("rb", chunk.alias("chunk")).applyInPandas(pack, schema=packed_schema)
+        )
+        demand = _checkpoint(
+            keyed_entries.select("rb", "cb", (F.col("ci") / F.lit(cr)).cast("int").alias("c")).distinct()
+        )
+        return cls(index=index, entries=stored, demand=demand, blocks=blocks, dtype=dtype, chunk_rows=cr)
+
+    # -- dense matrices ------------------------------------------------------------------
+    def to_chunks(self, df: DataFrame, column: str, name: str) -> DataFrame:
+        """The dense matrix whose row for node ``id`` is the array ``column`` of ``df``
+        (every indexed node must have one row), as chunks named ``name``."""
+        dtype, cr = self.dtype, self.chunk_rows
+        rows = df.select("id", F.col(column).alias("x")).join(self.index, "id")
+        chunk = (F.col("i") / F.lit(cr)).cast("int")
+
+        def build(pdf: pd.DataFrame) -> pd.DataFrame:
+            pdf = pdf.sort_values("i")
+            block = np.vstack(pdf["x"].to_numpy()).astype(np.float64)
+            b, c = int(pdf["b"].iloc[0]), int(pdf["i"].iloc[0]) // cr
+            if pdf["i"].iloc[-1] - pdf["i"].iloc[0] + 1 != len(pdf):
+                raise ValueError(f"block {b}, chunk {c}: missing rows ({len(pdf)} rows for nodes "
+                                 f"{pdf['i'].iloc[0]}..{pdf['i'].iloc[-1]})")
+            return _rows_frame([(b, c, name, int(block.shape[0]), int(block.shape[1]), _as_bytes(block, dtype))])
+
+        return _checkpoint(rows.groupBy("b", chunk.alias("chunk")).applyInPandas(build, schema=CHUNK_SCHEMA))
+
+    def from_chunks(self, chunks: DataFrame, name: str, column: str = "embedding") -> DataFrame:
+        """``(id, column)`` rows of matrix ``name`` (an array of doubles per node)."""
+        cr = self.chunk_rows
+        out_schema = StructType(
+            [StructField("b", IntegerType(), False), StructField("i", IntegerType(), False),
+             StructField(column, ArrayType(DoubleType(), False), False)]
+        )
+
+        def explode(batches):
+            for pdf in batches:
+                for b, c, r, k, data in zip(pdf["b"], pdf["c"], pdf["rows"], pdf["cols"], pdf["data"]):
+                    block = _chunk_array(data, int(r), int(k))
+                    yield pd.DataFrame({
+                        "b": np.full(int(r), int(b), dtype=np.int32),
+                        "i": (int(c) * cr + np.arange(int(r))).astype(np.int32),
+                        column: list(block),
+                    })
+
+        rows = chunks.where(F.col("name") == name).mapInPandas(explode, schema=out_schema)
+        return rows.join(self.index, ["b", "i"]).select("id", column)
+
+    def constant(self, value: float, name: str, cols: int = 1) -> DataFrame:
+        """A matrix of ``value`` everywhere (``cols`` columns), as chunks."""
+        dtype, cr = self.dtype, self.chunk_rows
+        chunk = (F.col("i") / F.lit(cr)).cast("int")
+
+        def build(pdf: pd.DataFrame) -> pd.DataFrame:
+            n = len(pdf)
+            b, c = int(pdf["b"].iloc[0]), int(pdf["i"].min()) // cr
+            return _rows_frame([(b, c, name, n, cols, _as_bytes(np.full((n, cols), value), dtype))])
+
+        return _checkpoint(self.index.groupBy("b", chunk.alias("chunk")).applyInPandas(build, schema=CHUNK_SCHEMA))
+
+    def row_sums(self, name: str) -> DataFrame:
+        """The n x 1 matrix of S's row sums, as chunks named ``name``."""
+        dtype, cr = self.dtype, self.chunk_rows
+        own = self.index.select(F.col("b").alias("rb"), (F.col("i") / F.lit(cr)).cast("int").alias("c"),
+                                F.col("i")).groupBy("rb", "c").agg(F.count(F.lit(1)).alias("n"))
+        parts = self.entries.join(own, ["rb", "c"], "right")
+        out_schema = CHUNK_SCHEMA
+
+        def sums(pdf: pd.DataFrame) -> pd.DataFrame:
+            rows = []
+            for rb, c, n, data in zip(pdf["rb"], pdf["c"], pdf["n"], pdf["data"]):
+                total = np.zeros((int(n), 1))
+                if data is not None:
+                    r, _, v = _unpack(data)
+                    np.add.at(total[:, 0], r, v)
+                rows.append((int(rb), int(c), name, int(n), 1, _as_bytes(total, dtype)))
+            return _rows_frame(rows)
+
+        return _checkpoint(parts.groupBy("rb", "c").applyInPandas(sums, schema=out_schema))
+
+    # -- products ------------------------------------------------------------------------
+    def product(self, state: DataFrame, ship: str, update: Update) -> DataFrame:
+        """One sparse product and update, for every row block at once.
+
+        Every row block ``rb`` computes ``Y = S[rb, :] @ X`` with ``X`` the matrix
+        ``ship`` of ``state``, then ``update(Y, own)`` with ``own`` its rows of every
+        matrix in ``state``; the result is the new state (chunks of what ``update``
+        returned). One shuffle: the shipped column chunks and the blocks' own chunks.
+        """
+        dtype, cr = self.dtype, self.chunk_rows
+        shipped = (
+            state.where(F.col("name") == ship)
+            .select(F.col("b").alias("cb"), "c", "rows", "cols", "data")
+            .join(self.demand, ["cb", "c"])
+            .select("rb", F.lit(_SHIPPED).alias("kind"), "cb", "c", F.lit(ship).alias("name"), "rows", "cols", "data")
+        )
+        own = state.select(F.col("b").alias("rb"), F.lit(_OWN).alias("kind"), F.lit(-1).alias("cb"), "c",
+                           "name", "rows", "cols", "data")
+        stored = self.entries.select("rb", F.lit(_ENTRIES).alias("kind"), F.lit(-1).alias("cb"), "c",
+                                     F.lit(None).cast("string").alias("name"), F.lit(0).alias("rows"),
+                                     F.lit(0).alias("cols"), "data")
+        parts = stored.unionByName(shipped).unionByName(own)
+
+        def run(pdf: pd.DataFrame) -> pd.DataFrame:
+            rb = int(pdf["rb"].iloc[0])
+            kind = pdf["kind"].to_numpy()
+            own_pdf = pdf[kind == _OWN]
+            if own_pdf.empty:
+                return _rows_frame([])
+            mats = _block_matrices(own_pdf)
+            n = next(iter(mats.values())).shape[0]
+            ship_pdf = pdf[kind == _SHIPPED].sort_values(["cb", "c"])
+            cols = int(mats[ship].shape[1]) if ship in mats else (int(ship_pdf["cols"].iloc[0]) if len(ship_pdf) else 1)
+            Y = np.zeros((n, cols))
+            if len(ship_pdf):
+                X = np.vstack([_chunk_array(d, int(r), int(k))
+                               for d, r, k in zip(ship_pdf["data"], ship_pdf["rows"], ship_pdf["cols"])])
+                keys = (ship_pdf["cb"].to_numpy(np.int64) << 32) | ship_pdf["c"].to_numpy(np.int64)
+                starts = np.concatenate([[0], np.cumsum(ship_pdf["rows"].to_numpy(np.int64))[:-1]])
+                ent = pdf[kind == _ENTRIES]
+                rr, cc, vv = [], [], []
+                for c, data in zip(ent["c"], ent["data"]):
+                    r, col, v = _unpack(data)
+                    rr.append(r.astype(np.int64) + int(c) * cr)
+                    cc.append(col)
+                    vv.append(v)
+                if rr:
+                    r = np.concatenate(rr)
+                    col = np.concatenate(cc)
+                    v = np.concatenate(vv)
+                    cb, ci = col >> _COL_BITS, col & _COL_MASK
+                    want = (cb << 32) | (ci // cr)
+                    at = np.searchsorted(keys, want)
+                    if np.any(at >= len(keys)) or np.any(keys[np.minimum(at, len(keys) - 1)] != want):
+                        raise RuntimeError(f"row block {rb}: a column chunk it reads was not shipped")
+                    pos = starts[at] + ci % cr
+                    S = sp.csr_matrix((v, (r, pos)), shape=(n, X.shape[0]))
+                    Y = np.asarray(S @ X)
+            new = update(Y, mats)
+            rows: list[tuple] = []
+            for name in sorted(new):
+                rows += _chunk_rows(rb, name, np.asarray(new[name], dtype=np.float64), dtype, cr)
+            return _rows_frame(rows)
+
+        return _checkpoint(parts.groupBy("rb").applyInPandas(run, schema=CHUNK_SCHEMA))
+
+    def map_blocks(
+        self, state: DataFrame, update: Callable[[Mapping[str, np.ndarray]], Mapping[str, np.ndarray]]
+    ) -> DataFrame:
+        """``update(own) -> new own`` for every row block, without a product (one
+        shuffle of the state by block)."""
+        dtype, cr = self.dtype, self.chunk_rows
+
+        def run(pdf: pd.DataFrame) -> pd.DataFrame:
+            b = int(pdf["b"].iloc[0])
+            new = update(_block_matrices(pdf))
+            rows: list[tuple] = []
+            for name in sorted(new):
+                rows += _chunk_rows(b, name, np.asarray(new[name], dtype=np.float64), dtype, cr)
+            return _rows_frame(rows)
+
+        return _checkpoint(state.groupBy("b").applyInPandas(run, schema=CHUNK_SCHEMA))
+
+
+def gram(state: DataFrame, name: str) -> DataFrame:
+    """A one-row DataFrame ``(g binary)``: X^T X of matrix ``name`` (d x d float64),
+    summed per chunk, per partition, then over the partitions in one small task."""
+    schema = StructType([StructField("g", BinaryType(), False), StructField("d", IntegerType(), False)])
+
+    def partial(batches):
+        total = None
+        for pdf in batches:
+            for r, k, data in zip(pdf["rows"], pdf["cols"], pdf["data"]):
+                X = _chunk_array(data, int(r), int(k))
+                g = X.T @ X
+                total = g if total is None else total + g
+        if total is not None:
+            yield pd.DataFrame({"g": [total.astype("<f8").tobytes()], "d": [int(total.shape[0])]})
+
+    parts = state.where(F.col("name") == name).mapInPandas(partial, schema=schema)
+
+    def add(pdf: pd.DataFrame) -> pd.DataFrame:
+        d = int(pdf["d"].iloc[0])
+        mats = [np.frombuffer(g, dtype="<f8").reshape(d, d) for g in pdf["g"]]
+        total = np.sum(sorted(mats, key=lambda m: m.tobytes()), axis=0)  # order-free sum
+        return pd.DataFrame({"g": [total.astype("<f8").tobytes()], "d": [d]})
+
+    return parts.groupBy(F.lit(0).alias("one")).applyInPandas(add, schema=schema)
+
+
+def transform_rows(state: DataFrame, name: str, factor: DataFrame, make: Callable[[np.ndarray], np.ndarray],
+                   out: str, dtype: str = "float64") -> DataFrame:
+    """Matrix ``out`` = ``name`` @ T for every chunk, T = ``make(G)`` from the one-row
+    ``factor`` (as :func:`gram` returns it). ``factor`` is joined to every chunk, so the
+    d x d matrix travels as a broadcast join, and nothing reaches the driver."""
+    joined = state.where(F.col("name") == name).crossJoin(F.broadcast(factor))
+
+    def apply(batches):
+        cache: dict[bytes, np.ndarray] = {}
+        for pdf in batches:
+            rows = []
+            for b, c, r, k, data, g, d in zip(pdf["b"], pdf["c"], pdf["rows"], pdf["cols"], pdf["data"],
+                                              pdf["g"], pdf["d"]):
+                T = cache.get(g)
+                if T is None:
+                    T = cache[g] = make(np.frombuffer(g, dtype="<f8").reshape(int(d), int(d)))
+                Y = _chunk_array(data, int(r), int(k)) @ T
+                rows.append((int(b), int(c), out, int(r), int(Y.shape[1]), _as_bytes(Y, dtype)))
+            yield _rows_frame(rows)
+
+    return _checkpoint(joined.mapInPandas(apply, schema=CHUNK_SCHEMA))
+
+
+def _unpack(data: bytes) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    nnz = int(np.frombuffer(data[:8], dtype="<i8")[0])
+    o = 8
+    r = np.frombuffer(data[o:o + 4 * nnz], dtype="<i4")
+    o += 4 * nnz
+    col = np.frombuffer(data[o:o + 8 * nnz], dtype="<i8")
+    o += 8 * nnz
+    v = np.frombuffer(data[o:o + 8 * nnz], dtype="<f8")
+    return r, col, v
+
+
+def id_type_of(df: DataFrame) -> DataType:
+    """Type of the ``id`` column of ``df``."""
+    return df.schema["id"].dataType
+
+
+__all__ = ["BlockGraph", "CHUNK_ROWS", "CHUNK_SCHEMA", "gram", "transform_rows", "id_type_of"]

@@ -1,0 +1,70 @@
+"""Block matrices on Spark against their NumPy / scipy.sparse oracle."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from sepne_spark import blocks as B
+
+
+def _graph(n: int, nnz: int, seed: int):
+    rng = np.random.default_rng(seed)
+    src = rng.integers(0, n, nnz)
+    dst = rng.integers(0, n, nnz)
+    val = rng.random(nnz) + 0.1
+    S = sp.csr_matrix((val, (src, dst)), shape=(n, n))  # repeated pairs add up
+    return S, list(zip(src.tolist(), dst.tolist(), val.tolist()))
+
+
+def _frame(spark, ids, X):
+    return spark.createDataFrame([(int(i), [float(v) for v in X[j]]) for j, i in enumerate(ids)],
+                                 "id long, embedding array<double>")
+
+
+def _dense(spark, bg, chunks, name, ids):
+    got = {r["id"]: r["embedding"] for r in bg.from_chunks(chunks, name).collect()}
+    return np.array([got[int(i)] for i in ids])
+
+
+@pytest.mark.parametrize("blocks", [1, 3])
+def test_product_update_gram_match_numpy(spark, blocks):
+    n, d = 60, 4
+    S, triples = _graph(n, 240, seed=blocks)
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((n, d))
+    Z = rng.standard_normal((n, d))
+    ids = np.arange(n) * 3 + 1  # ids are not row numbers
+    nodes = spark.createDataFrame([(int(i),) for i in ids], "id long")
+    entries = spark.createDataFrame([(int(ids[s]), int(ids[t]), v) for s, t, v in triples], "src long, dst long, value double")
+    bg = B.BlockGraph.build(nodes, entries, blocks=blocks, seed=3, chunk_rows=7)  # several chunks a block
+    state = bg.to_chunks(_frame(spark, ids, X), "embedding", "x").unionByName(
+        bg.to_chunks(_frame(spark, ids, Z), "embedding", "z"))
+
+    out = bg.product(state, "x", lambda Y, own: {"y": Y + 2 * own["z"], "x": own["x"]})
+    np.testing.assert_allclose(_dense(spark, bg, out, "y", ids), S @ X + 2 * Z, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(_dense(spark, bg, out, "x", ids), X, rtol=0, atol=0)
+
+    twice = bg.product(out, "y", lambda Y, own: {"w": Y})
+    np.testing.assert_allclose(_dense(spark, bg, twice, "w", ids), S @ (S @ X + 2 * Z), rtol=1e-12, atol=1e-12)
+
+    sums = bg.row_sums("s")
+    np.testing.assert_allclose(_dense(spark, bg, sums, "s", ids)[:, 0], np.asarray(S.sum(axis=1)).ravel(), atol=1e-12)
+
+    g = B.gram(out, "x").first()
+    np.testing.assert_allclose(np.frombuffer(g["g"], dtype="<f8").reshape(d, d), X.T @ X, rtol=1e-12)
+    T = np.arange(d * 2, dtype=float).reshape(d, 2)
+    rotated = B.transform_rows(out, "x", B.gram(out, "x"), lambda G: T, "r")
+    np.testing.assert_allclose(_dense(spark, bg, rotated, "r", ids), X @ T, atol=1e-12)
+
+    mapped = bg.map_blocks(state, lambda own: {"s": own["x"] - own["z"]})
+    np.testing.assert_allclose(_dense(spark, bg, mapped, "s", ids), X - Z, atol=0)
+
+
+def test_to_chunks_needs_every_node(spark):
+    nodes = spark.createDataFrame([(1,), (2,), (3,)], "id long")
+    entries = spark.createDataFrame([(1, 2, 1.0)], "src long, dst long, value double")
+    bg = B.BlockGraph.build(nodes, entries, blocks=1)
+    part = spark.createDataFrame([(1, [1.0]), (3, [3.0])], "id long, embedding array<double>")
+    with pytest.raises(Exception, match="missing rows"):
+        bg.to_chunks(part, "embedding", "x").collect()
