@@ -1,0 +1,129 @@
+"""The spectral propagation stage on Spark: ProNE's filter applied to SepNE's output.
+
+SepNE embeds a node from its proximity to the landmarks. With M = I + A on a large
+sparse graph most nodes have no landmark within two hops, so the solve alone leaves
+them with zero (or near-zero) vectors. This stage smooths every vector over the graph
+with the band-pass filter of ProNE (Zhang et al., IJCAI 2019), which reaches
+``2 order - 1`` hops, and re-orthogonalises the result: every node with an edge then has
+a vector made from its neighbourhood's.
+
+The arithmetic is :func:`sepne_spark.spectral.propagate` followed by
+:func:`sepne_spark.spectral.reorthogonalize`, step for step: each sparse product is one
+:meth:`sepne_spark.blocks.BlockGraph.product` (one shuffle of the shipped column chunks
+and of the blocks' own chunks), each combination runs inside the same per-block task,
+and the d x d Gram matrix is summed and eigendecomposed in a one-row stage, so nothing
+of size n reaches the driver and the returned DataFrame is lazy: the whole stage runs
+once, at the first action.
+
+Cost: ``2 order - 1`` products, each moving about ``blocks x n x d`` values on a graph
+without locality plus the four n x d matrices of the recurrence; ``blocks`` trades
+memory per task (a row block receives up to every column chunk) against that volume.
+"""
+from __future__ import annotations
+
+import math
+from typing import Mapping
+
+import numpy as np
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from sepne_spark.blocks import BlockGraph, gram, transform_rows
+from sepne_spark.spectral import chebyshev_coefficients, gram_transform, sparse_products
+
+#: Nodes per row block when the number of blocks is chosen from the graph's size.
+ROWS_PER_BLOCK = 1_000_000
+
+
+def default_blocks(nodes: int, minimum: int = 2) -> int:
+    """Row blocks for a graph of ``nodes`` nodes: ``max(minimum, ceil(nodes / 10^6))``."""
+    return max(int(minimum), math.ceil(max(int(nodes), 1) / ROWS_PER_BLOCK))
+
+
+def propagate_embeddings(
+    vertices: DataFrame,
+    edges: DataFrame,
+    embeddings: DataFrame,
+    order: int = 10,
+    mu: float = 0.2,
+    theta: float = 0.5,
+    blocks: int = 2,
+    seed: int = 0,
+    dtype: str = "float64",
+    column: str = "embedding",
+) -> DataFrame:
+    """ProNE's spectral propagation and re-orthogonalisation of ``embeddings``.
+
+    Parameters
+    ----------
+    vertices : DataFrame
+        ``id`` of every node; each must have a row in ``embeddings``.
+    edges : DataFrame
+        ``src, dst, weight``: the weighted adjacency A as the graph holds it (an
+        undirected graph has both directions).
+    embeddings : DataFrame
+        ``id`` and ``column`` (array of d doubles).
+    order, mu, theta :
+        The filter of :func:`sepne_spark.spectral.propagate`: ``order`` Chebyshev terms
+        (``2 order - 1`` sparse products; ``order = 1`` returns ``embeddings``' vectors
+        unchanged), shift ``mu``, Bessel parameter ``theta``.
+    blocks : int
+        Row blocks of the products (:class:`~sepne_spark.blocks.BlockGraph`).
+    seed : int
+        Seed of the hash that assigns nodes to blocks.
+    dtype : str
+        Type the n x d matrices are stored and shipped in between steps.
+    column : str
+        Name of the vector column, in and out.
+
+    Returns
+    -------
+    DataFrame
+        ``(id, column)``: ``U S^1/2`` of ``Y = propagate(A, E)`` (column signs fixed by
+        :func:`~sepne_spark.spectral.gram_transform`); lazy.
+    """
+    if order <= 1:
+        return embeddings.select("id", column)
+    bg = BlockGraph.build(vertices, edges.select("src", "dst", F.col("weight").alias("value")),
+                          blocks=blocks, seed=seed, dtype=dtype)
+    c = [float(x) for x in chebyshev_coefficients(order, theta)]
+    shift = 1.0 - float(mu)
+    state = bg.to_chunks(embeddings, column, "x0").unionByName(bg.row_sums("s"))
+
+    def t_of(Y: np.ndarray, Z: np.ndarray, s: np.ndarray) -> np.ndarray:
+        return (Z + Y) / (1.0 + s)  # T Z = D^-1 (I + A) Z, with Y = A Z
+
+    last = order - 1  # index of the last Chebyshev term
+
+    def keep(own: Mapping[str, np.ndarray], **new: np.ndarray) -> dict[str, np.ndarray]:
+        out = {k: v for k, v in own.items() if k != "t"}
+        out.update(new)
+        return out
+
+    # X E: two products with M = (1 - mu) I - T.
+    state = bg.product(state, "x0", lambda Y, o: keep(o, t=shift * o["x0"] - t_of(Y, o["x0"], o["s"])))
+
+    def first(Y: np.ndarray, o: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+        E = o["x0"]
+        x1 = 0.5 * (shift * o["t"] - t_of(Y, o["t"], o["s"])) - E
+        u = E - (c[0] * E + c[1] * x1)  # u = E - conv
+        return keep(o, x1=x1, u=u) if last > 1 else {"s": o["s"], "u": u}
+
+    state = bg.product(state, "t", first)
+    for i in range(2, order):
+        state = bg.product(state, "x1", lambda Y, o: keep(o, t=shift * o["x1"] - t_of(Y, o["x1"], o["s"])))
+
+        def step(Y: np.ndarray, o: Mapping[str, np.ndarray], ci: float = c[i], final: bool = i == last):
+            x2 = (shift * o["t"] - t_of(Y, o["t"], o["s"])) - 2.0 * o["x1"] - o["x0"]
+            u = o["u"] - ci * x2
+            return {"s": o["s"], "u": u} if final else keep(o, x0=o["x1"], x1=x2, u=u)
+
+        state = bg.product(state, "t", step)
+    # Y = (I + A) u = D T u; then U S^1/2 = Y V S^-1/2 from the Gram matrix of Y.
+    state = bg.product(state, "u", lambda Y, o: {"y": o["u"] + Y})
+    assert sparse_products(order) == 2 * order - 1  # the count the docstring states
+    out = transform_rows(state, "y", gram(state, "y"), gram_transform, "z", dtype=dtype)
+    return bg.from_chunks(out, "z", column)
+
+
+__all__ = ["ROWS_PER_BLOCK", "default_blocks", "propagate_embeddings"]
