@@ -207,7 +207,7 @@ def main(spark, args: Sequence[str] | None = None) -> int:
 
     used = model.settings()  # a loaded model's own parameters, not the command line's
     what = metric_text(used["metric"], used["window"])
-    out = model.embed(wanted, graph)  # partition and rows of M now; the solve runs in the write
+    out = model.embed(wanted, graph)  # lazy: everything from the partition on runs in the write
     timings.update(model.timings)  # landmarks, summaries_svd, partition, proximity_rows
     cols = ["id", "embedding", "is_landmark", "set_id"] + (["context"] if settings.context else [])
     out = out.select(*cols)
@@ -220,13 +220,19 @@ def main(spark, args: Sequence[str] | None = None) -> int:
     plan = dict(model.plan)
 
     def write(tmp: str) -> None:
-        with stage(spark, "solve_write", f"{plan['sets']} sets, {plan['nodes']} nodes, to {target}", timings) as st:
+        with stage(spark, "solve_write", f"{plan['setup']} sets of about {used['setSize']} nodes, to {target}",
+                   timings) as st:
             out.write.parquet(tmp)
             zero = F.forall("embedding", lambda x: x == 0).cast("long")
-            written = spark.read.parquet(tmp).agg(F.count(F.lit(1)).alias("rows"), F.sum(zero).alias("zero")).first()
+            written = spark.read.parquet(tmp).agg(
+                F.count(F.lit(1)).alias("rows"), F.sum(zero).alias("zero"),
+                F.count_distinct(F.when(~F.col("is_landmark"), F.col("set_id"))).alias("sets"),
+                F.count(F.when(~F.col("is_landmark"), F.lit(1))).alias("nodes"),
+            ).first()  # one pass over the output for every count
             counts["output_rows"] = int(written["rows"])
-            counts["zero_embeddings"] = int(written["zero"] or 0)  # one pass over the output for both
-            st.count(rows=counts["output_rows"])
+            counts["zero_embeddings"] = int(written["zero"] or 0)
+            plan.update(sets=int(written["sets"]), nodes=int(written["nodes"]))
+            st.count(rows=counts["output_rows"], sets=plan["sets"])
         if counts["zero_embeddings"]:
             log.warning(
                 "%d of %d nodes got an all-zero embedding: neither they nor the other nodes of their set "

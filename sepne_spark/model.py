@@ -23,24 +23,12 @@ from pyspark.ml.param import Param, Params, TypeConverters
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from sepne_spark import __version__
+from sepne_spark import __version__, pipeline
 from sepne_spark.jobs_common import UserError
-from sepne_spark.landmarks import STRATEGIES, select_landmarks
-from sepne_spark.partition import SETUPS, lp_partition, random_partition, requested_partition
-from sepne_spark.progress import stage
-from sepne_spark.reading import incident_ends, rows_of
-from sepne_spark.proximity import (
-    METRICS,
-    SCALINGS,
-    Proximity,
-    check_window,
-    landmark_blocks,
-    landmark_summaries,
-    metric_text,
-    transition,
-)
-from sepne_spark.set_stage import embed_sets, output_schema, set_records
-from sepne_spark.solver import LandmarkFactors, landmark_factors
+from sepne_spark.landmarks import STRATEGIES
+from sepne_spark.partition import SETUPS
+from sepne_spark.proximity import METRICS, SCALINGS, check_window
+from sepne_spark.solver import LandmarkFactors
 
 log = logging.getLogger(__name__)
 
@@ -162,34 +150,14 @@ class SepNE(Estimator, _SepNEParams):
                 f"dim={s['dim']} is more than landmarks={s['landmarks']}: the landmark embedding "
                 "has at most as many dimensions as there are landmarks"
             )
-        spark = _session_of(dataset)
         graph = _as_graph(dataset, s["directed"], s["duplicates"], s["selfLoops"])
         check_graph_reading(graph, s)  # a Graph read otherwise would be saved under the wrong settings
-        graph.edges.persist()
-        graph.vertices.persist()
-        n_nodes = graph.vertices.count()  # fills the cache that the landmark choice reads
-        if s["landmarks"] > n_nodes:
-            raise ValueError(f"landmarks={s['landmarks']} is more than the {n_nodes} nodes of the graph")
         timings: dict[str, float] = {}
-        with stage(spark, "landmarks", f"{s['landmarks']} by {s['landmarkStrategy']}", timings) as st:
-            A = transition(graph.edges).persist()
-            prox = Proximity(A, graph.vertices, s["metric"], s["scaling"], graph.edges, s["window"])
-            ids = select_landmarks(spark, graph.vertices, graph.edges, s["landmarks"], s["landmarkStrategy"], s["seed"])
-            st.count(landmarks=len(ids))
-        what = metric_text(s["metric"], s["window"]) + (f", {s['scaling']} scaling" if s["scaling"] != "none" else "")
-        with stage(spark, "summaries_svd", f"M00, S_A, S_B of {len(ids)} landmarks, {what}", timings) as st:
-            id_type = graph.vertices.schema["id"].dataType
-            lm = _landmark_df(spark, ids, id_type)
-            blocks = landmark_blocks(prox.rows(lm).persist(), prox.cols(lm).persist(), lm)
-            M00, S_A, S_B = landmark_summaries(blocks, lm, len(ids))
-            factors = landmark_factors(M00, s["dim"])
-            st.count(k=len(ids), d=int(factors.Phi.shape[0]))
-        model = SepNEModel(ids, factors, S_A, S_B, id_type)
+        fitted, cache = pipeline.fit(graph, s, timings)
+        model = SepNEModel(fitted.landmark_ids, fitted.factors, fitted.S_A, fitted.S_B, fitted.id_type)
         self._copyValues(model)
-        model._graph = graph
+        model._fitted = cache
         model._fit_input = dataset
-        model._A = A
-        model._blocks = blocks
         model.timings = timings
         return model
 
@@ -215,23 +183,24 @@ class SepNEModel(Model, _SepNEParams):
         self.S_A = S_A
         self.S_B = S_B
         self.id_type = id_type
-        self._graph = None
-        self._A: DataFrame | None = None
-        self._blocks = None
+        self._fitted: pipeline.FittedGraph | None = None
         self._fit_input: Any = None
         self.timings: dict[str, float] = {}
         #: what the last :meth:`embed` set up: ``setup`` (RP, LP, IO), ``sets``, ``nodes``
         self.plan: dict[str, Any] = {}
 
     # -- embedding -------------------------------------------------------------------
+    @property
+    def _graph(self) -> Any:
+        """The graph this model was fitted on, while its cached tables are held."""
+        return self._fitted.graph if self._fitted is not None else None
+
+    def _state(self) -> pipeline.Fit:
+        return pipeline.Fit(self.landmark_ids, self.factors, self.S_A, self.S_B, self.id_type)
+
     def landmark_embeddings(self, spark: SparkSession) -> DataFrame:
         """Rows of the landmarks: embedding Phi, context Psi (k rows)."""
-        Phi, Psi = self.factors.Phi, self.factors.Psi
-        rows = [
-            (lid, [float(x) for x in Phi[:, j]], [float(x) for x in Psi[:, j]], True, -1)
-            for j, lid in enumerate(self.landmark_ids)
-        ]
-        return spark.createDataFrame(rows, output_schema(self.id_type))
+        return pipeline.landmark_rows(spark, self._state())
 
     def _transform(self, dataset: Any) -> DataFrame:
         s = self.settings()
@@ -247,28 +216,25 @@ class SepNEModel(Model, _SepNEParams):
     def embeds_locally(self, graph: Any, ids: DataFrame | None = None) -> bool:
         """Whether :meth:`embed` of requested ids reads only their neighbourhood.
 
-        True for M = I + A without scaling, a :class:`~sepne_spark.reading.Graph` that
-        keeps its input edges (``raw``: from :func:`~sepne_spark.reading.load_graph`,
-        :func:`~sepne_spark.reading.prepare_graph`, or an edge DataFrame), and at most
-        :data:`BROADCAST_IDS_MAX` requested ids (counted when ``ids`` is given). Then
-        the graph's edges are never merged or counted as a whole: broadcast semi-joins
-        of the input (on ``src`` and on ``dst``, no shuffle) keep only the edges at the
-        requested nodes, their in-neighbours and the landmarks, so the time follows
-        those neighbourhoods and a few scans of the input.
+        True for M = I + A without scaling or propagation, a
+        :class:`~sepne_spark.reading.Graph` that keeps its input edges (``raw``: from
+        :func:`~sepne_spark.reading.load_graph`, :func:`~sepne_spark.reading.prepare_graph`,
+        or an edge DataFrame), and at most :data:`BROADCAST_IDS_MAX` requested ids
+        (counted when ``ids`` is given). Then the graph's edges are never merged or
+        counted as a whole: broadcast semi-joins of the input (on ``src`` and on ``dst``,
+        no shuffle) keep only the edges at the requested nodes, their in-neighbours and
+        the landmarks, so the time follows those neighbourhoods and a few scans of the
+        input.
         """
-        s = self.settings()
-        if s["metric"] != "I+A" or s["scaling"] != "none":
-            return False
-        if isinstance(graph, _graph_type()) and graph.raw is None:
-            return False
-        return ids is None or ids.count() <= BROADCAST_IDS_MAX
+        return pipeline.embeds_locally(self.settings(), graph, ids)
 
     def embed(self, ids: DataFrame | None, graph: Any) -> DataFrame:
         """Embed ``ids`` (a DataFrame with column ``id``; None: every node) of ``graph``.
 
         ``graph`` is an edge-list DataFrame or a :class:`~sepne_spark.reading.Graph`; it
         may hold nodes and edges added after fitting. Landmarks, Phi, Psi, S_A and S_B
-        are taken from the model as fitted.
+        are taken from the model as fitted. The result is lazy: the solve runs at the
+        first action on it, once (see :func:`sepne_spark.pipeline.embed`).
 
         Requested ids that are not nodes of ``graph`` are left out, with a warning that
         gives their number and a few of them (see :func:`requested_ids`); requested
@@ -285,65 +251,13 @@ class SepNEModel(Model, _SepNEParams):
             graph = _as_graph(graph, s["directed"], s["duplicates"], s["selfLoops"])
         else:
             check_graph_reading(graph, s)
-        spark = graph.edges.sparkSession
-        same = graph is self._graph and self._A is not None
-        lm = _landmark_df(spark, self.landmark_ids, self.id_type)
-        local = ids is not None and not same and self.embeds_locally(graph, ids)
-        setup = "IO" if ids is not None else s["partition"]
-        with stage(spark, "partition", f"{setup}, about {s['setSize']} nodes per set", self.timings) as st:
-            if local:
-                # The requested nodes' edge ends, straight from the input: which ids are
-                # nodes, and their in-neighbours, without the graph's vertex list.
-                asked = ids.select(F.col("id").try_cast(self.id_type).alias("id")).where(F.col("id").isNotNull())
-                ends = incident_ends(graph, asked).localCheckpoint()
-                wanted = requested_ids(ids, ends.select(F.col("k").alias("id")).distinct(), self.id_type)
-            elif ids is not None:
-                wanted = requested_ids(ids, graph.vertices, self.id_type)
-            if ids is not None:
-                targets = wanted.join(lm.select("id"), "id", "left_anti")
-                assign = requested_partition(targets, s["setSize"], s["seed"]).localCheckpoint()
-            else:
-                non_lm = graph.vertices.select("id").join(lm.select("id"), "id", "left_anti")
-                if s["partition"] == "LP":
-                    assign = lp_partition(spark, graph.vertices, graph.edges, non_lm, s["setSize"], s["lpMaxIter"], s["seed"])
-                else:
-                    assign = random_partition(non_lm, s["setSize"], s["seed"])
-                assign = assign.localCheckpoint()
-            sizes = assign.agg(F.countDistinct("set_id").alias("sets"), F.count(F.lit(1)).alias("nodes")).first()
-            self.plan = {"setup": setup, "sets": int(sizes["sets"]), "nodes": int(sizes["nodes"])}
-            st.count(**{k: v for k, v in self.plan.items() if k != "setup"})
-        with stage(spark, "proximity_rows", f"rows of M for {self.plan['nodes']} nodes", self.timings) as st:
-            if same:
-                A = self._A
-            elif ids is not None and s["metric"] == "I+A":
-                # Complete rows of A for the requested nodes, their in-neighbours and the
-                # landmarks only (see _needed_rows); from the input edges when local.
-                if local:
-                    in_nbrs = ends.where(F.col("into") | F.lit(not graph.directed)).select(F.col("o").alias("id"))
-                else:
-                    to_wanted = wanted.select(F.col("id").alias("dst"))
-                    if self.plan["nodes"] <= BROADCAST_IDS_MAX:
-                        to_wanted = F.broadcast(to_wanted)
-                    in_nbrs = graph.edges.join(to_wanted, "dst", "left_semi").select(F.col("src").alias("id"))
-                needed = _needed_rows(in_nbrs, wanted, lm)
-                n_needed = needed.count()
-                from_input = graph.raw is not None  # rows_of merges only these rows' input edges
-                self.plan.update(rows_read=n_needed, rows_from="input edges" if from_input else "merged edges")
-                st.count(rows_of_A=n_needed)
-                A = transition(rows_of(graph, needed, broadcast=n_needed <= BROADCAST_IDS_MAX)).persist()
-            else:
-                A = transition(graph.edges).persist()
-            prox = Proximity(A, graph.vertices, s["metric"], s["scaling"], graph.edges, s["window"])
-            blocks = self._blocks if same else landmark_blocks(prox.rows(lm), prox.cols(lm), lm)
-            if ids is not None:
-                M_rows, M_cols = prox.rows(assign).localCheckpoint(), prox.cols(assign).localCheckpoint()
-                lm_out = self.landmark_embeddings(spark).join(wanted, "id", "left_semi")
-            else:
-                M_rows = M_cols = prox.rows(None).localCheckpoint()
-                lm_out = self.landmark_embeddings(spark)
-        records = set_records(assign, M_rows, M_cols, blocks)
-        out = embed_sets(records, self.factors, self.S_A, self.S_B, s["lam"], s["eta"], s["iters"], self.id_type, s["dtype"])
-        return out.unionByName(lm_out)
+        return pipeline.embed(self._state(), s, graph, ids, self._fitted, self.plan)
+
+    def release(self) -> None:
+        """Unpersist the tables cached for the graph this model was fitted on."""
+        if self._fitted is not None:
+            self._fitted.release()
+            self._fitted = None
 
     # -- persistence -----------------------------------------------------------------
     def save(self, path: str, overwrite: bool = False) -> None:
@@ -364,7 +278,7 @@ class SepNEModel(Model, _SepNEParams):
         row = [(json.dumps(meta), {k: [float(x) for x in v.ravel()] for k, v in arrays.items()},
                 {k: list(v.shape) for k, v in arrays.items()})]
         data = spark.createDataFrame(row, "meta string, arrays map<string, array<double>>, shapes map<string, array<int>>")
-        lm = _landmark_df(spark, self.landmark_ids, self.id_type)
+        lm = pipeline.landmark_frame(spark, self.landmark_ids, self.id_type)
 
         def write(tmp: str) -> None:
             data.coalesce(1).write.parquet(tmp + "/model")
@@ -437,29 +351,7 @@ def requested_ids(ids: DataFrame, vertices: DataFrame, id_type: Any) -> DataFram
     return flagged.where(F.col("found")).select("id").distinct()
 
 
-#: Largest number of node ids a neighbourhood filter is broadcast with (a few MB); above
-#: it the filters are ordinary joins. A bound on the broadcast, not a function of n.
-BROADCAST_IDS_MAX = 1_000_000
-
-
-def _needed_rows(in_neighbours: DataFrame, ids: DataFrame, landmarks: DataFrame) -> DataFrame:
-    """The nodes whose rows of A embedding ``ids`` with M = I + A reads (column ``id``):
-    the requested nodes, their in-neighbours and the landmarks. Checkpointed.
-
-    Rows of M for a requested node u are its own row of A; its column needs the rows of
-    its in-neighbours (A[v, u] = w(v, u) / s(v)), which also give M[v, l] for the two-hop
-    sum Rhat_B; M[l, v] for M_0i and Rhat_A are rows of the landmarks. Every row kept
-    (:func:`~sepne_spark.reading.rows_of`) is complete, so its out-weight s and its
-    entries are exact, and the work follows the requested nodes' neighbourhoods instead
-    of the graph.
-    """
-    return (
-        in_neighbours.select("id")
-        .unionByName(ids.select("id"))
-        .unionByName(landmarks.select("id"))
-        .distinct()
-        .localCheckpoint()
-    )
+BROADCAST_IDS_MAX = pipeline.BROADCAST_IDS_MAX
 
 
 def _graph_type():
@@ -497,20 +389,7 @@ def _as_graph(dataset: Any, directed: bool, duplicates: str, self_loops: str):
     return prepare_graph(raw, directed, duplicates=duplicates, self_loops=self_loops)
 
 
-def _session_of(dataset: Any) -> SparkSession:
-    if isinstance(dataset, DataFrame):
-        return dataset.sparkSession
-    return dataset.edges.sparkSession
-
-
 def _active() -> SparkSession:
     from sepne_spark.session import get_spark
 
     return get_spark()
-
-
-def _landmark_df(spark: SparkSession, ids: list, id_type: Any) -> DataFrame:
-    from pyspark.sql.types import IntegerType, StructField, StructType
-
-    schema = StructType([StructField("id", id_type, False), StructField("l", IntegerType(), False)])
-    return spark.createDataFrame([(i, j) for j, i in enumerate(ids)], schema)

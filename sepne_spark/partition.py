@@ -19,11 +19,15 @@ SETUPS = ("RP", "LP", "IO")
 
 
 def _hash_sets(nodes: DataFrame, set_size: int, seed: int) -> DataFrame:
-    n = nodes.count()
-    num_sets = max(1, math.ceil(n / set_size))
-    return nodes.select(
-        "id", F.pmod(F.xxhash64(F.col("id").cast("string"), F.lit(int(seed) + 7919)), F.lit(num_sets)).alias("set_id")
-    )
+    """``(id, set_id)``: each node to one of ceil(n / set_size) sets by a seeded hash.
+
+    The node count n is joined in as a one-row aggregate, so no job runs until the
+    sets are used.
+    """
+    count = nodes.agg(F.count(F.lit(1)).alias("_n"))
+    num_sets = F.greatest(F.lit(1), F.ceil(F.col("_n") / F.lit(int(set_size))))
+    key = F.xxhash64(F.col("id").cast("string"), F.lit(int(seed) + 7919))
+    return nodes.crossJoin(F.broadcast(count)).select("id", F.pmod(key, num_sets).cast("long").alias("set_id"))
 
 
 def random_partition(nodes: DataFrame, set_size: int, seed: int = 0) -> DataFrame:

@@ -74,19 +74,18 @@ def _semi(df: DataFrame, nodes: DataFrame | None, col: str) -> DataFrame:
     return df.join(nodes.select(F.col("id").alias(col)).distinct(), col, "left_semi")
 
 
-def total_weight(strengths: DataFrame, col: str = "s_in") -> float:
-    """Sum of the per-node weights ``col`` of ``(dst, col)``: the total edge weight when
-    they are the in-weights, the same to the last bit on every run.
+def total_weight(strengths: DataFrame, col: str = "s_in") -> DataFrame:
+    """One row, one column ``vol``: the sum of the per-node weights ``col`` of
+    ``(dst, col)`` (the total edge weight when they are the in-weights), the same to
+    the last bit on every run. Lazy: it is computed where it is joined.
 
     The weights are summed in order within 1,024 buckets of a hash of the node, and the
-    bucket sums in order on the driver (1,024 values).
+    bucket sums in order in one small task (1,024 values).
     """
-    parts = (
-        strengths.groupBy(F.pmod(F.xxhash64("dst"), F.lit(_VOLUME_BUCKETS)).alias("b"))
-        .agg(ordered_sum(col).alias("w"))
-        .collect()
+    parts = strengths.groupBy(F.pmod(F.xxhash64("dst"), F.lit(_VOLUME_BUCKETS)).alias("b")).agg(
+        ordered_sum(col).alias("w")
     )
-    return float(sum(sorted(r["w"] for r in parts)))
+    return parts.agg(ordered_sum("w").alias("vol"))
 
 
 @dataclass
@@ -125,13 +124,14 @@ class Proximity:
         if self.scaling == "log" and self.edges is None:
             raise ValueError("scaling 'log' needs the edges (their total weight and in-weights)")
         self._s_in: DataFrame | None = None
-        self._volume: float | None = None
+        self._volume: DataFrame | None = None
 
     def _scaled(self, entries: DataFrame) -> DataFrame:
         """Apply the scaling to entries ``(src, dst, m)``.
 
         The in-weights are aggregated once per :class:`Proximity` (one pass over the
-        edges, cached) and the total weight is their sum.
+        edges, cached) and the total weight is their sum, joined in as a one-row table
+        so that building the entries runs no job.
         """
         if self.scaling == "none":
             return entries
@@ -143,10 +143,11 @@ class Proximity:
                 .persist()
             )
             self._volume = total_weight(self._s_in)
-        value = F.log(F.greatest(F.lit(self._volume / float(self.window)) * F.col("m") / F.col("s_in"), F.lit(1.0)))
+        ratio = F.col("vol") / F.lit(float(self.window)) * F.col("m") / F.col("s_in")
         return (
             entries.join(self._s_in, "dst")
-            .select("src", "dst", value.alias("m"))
+            .crossJoin(F.broadcast(self._volume))
+            .select("src", "dst", F.log(F.greatest(ratio, F.lit(1.0))).alias("m"))
             .where(F.col("m") > 0)
         )
 

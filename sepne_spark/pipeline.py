@@ -1,0 +1,290 @@
+"""The SepNE pipeline in two functions: :func:`fit` and :func:`embed`.
+
+The estimator (:mod:`sepne_spark.model`) and the jobs both call these; every stage of
+the dataflow of DESIGN.md lives in its own module and is only put in order here:
+
+=====================  ===========================================  ======================
+stage                  what                                         module
+=====================  ===========================================  ======================
+read                   edges -> canonical ``Graph``                 :mod:`.reading`
+landmarks              k landmark ids (DD, DP, UF, GDS)             :mod:`.landmarks`
+proximity              entries of M, landmark rows/columns          :mod:`.proximity`
+summaries, SVD         M00, S_A, S_B; Phi, Psi, P                   :mod:`.proximity`, :mod:`.solver`
+partition              sets of nodes (RP, LP, IO)                   :mod:`.partition`
+per-set solve          one ``applyInPandas`` over the sets          :mod:`.set_stage`, :mod:`.solver`
+propagation            spectral filter over the graph (optional)    :mod:`.propagation`, :mod:`.blocks`, :mod:`.spectral`
+write                  Parquet, atomically, with a manifest         :mod:`.writing`
+=====================  ===========================================  ======================
+
+:func:`fit` runs eagerly: its k x k results are needed on the driver. :func:`embed`
+only builds the plan: the returned DataFrame is lazy (the requested-ids check of the
+``IO`` setup and label propagation's rounds excepted) and the solve runs once, at the
+first action; later actions reuse its checkpointed output. All caching of the graph's
+intermediate tables is done here and released by :meth:`FittedGraph.release`.
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+import numpy as np
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.types import DataType, IntegerType, StructField, StructType
+
+from sepne_spark.landmarks import select_landmarks
+from sepne_spark.partition import lp_partition, random_partition, requested_partition
+from sepne_spark.progress import stage
+from sepne_spark.propagation import default_blocks, propagate_embeddings
+from sepne_spark.proximity import (
+    LandmarkBlocks,
+    Proximity,
+    landmark_blocks,
+    landmark_summaries,
+    metric_text,
+    transition,
+)
+from sepne_spark.reading import Graph, incident_ends, rows_of
+from sepne_spark.set_stage import embed_sets, output_schema, set_records
+from sepne_spark.solver import LandmarkFactors, landmark_factors
+
+log = logging.getLogger(__name__)
+
+#: Largest number of node ids a neighbourhood filter is broadcast with (a few MB); above
+#: it the filters are ordinary joins. A bound on the broadcast, not a function of n.
+BROADCAST_IDS_MAX = 1_000_000
+
+
+@dataclass
+class Fit:
+    """What :func:`fit` computes: O(k^2 + k d) values, all on the driver."""
+
+    landmark_ids: list
+    factors: LandmarkFactors
+    S_A: np.ndarray
+    S_B: np.ndarray
+    id_type: DataType
+
+
+@dataclass
+class FittedGraph:
+    """The graph a model was fitted on and the cached tables embedding it reuses."""
+
+    graph: Graph
+    A: DataFrame
+    blocks: LandmarkBlocks
+    nodes: int
+    cached: list[DataFrame] = field(default_factory=list)
+
+    def release(self) -> None:
+        """Unpersist every table cached for this graph (the graph's own included)."""
+        for df in self.cached:
+            df.unpersist()
+        self.cached.clear()
+
+
+def landmark_frame(spark: SparkSession, ids: list, id_type: DataType) -> DataFrame:
+    """``(id, l)``: the landmarks and their index, k rows."""
+    schema = StructType([StructField("id", id_type, False), StructField("l", IntegerType(), False)])
+    return spark.createDataFrame([(i, j) for j, i in enumerate(ids)], schema)
+
+
+def describe_metric(params: Mapping[str, Any]) -> str:
+    """The proximity as written in logs and summaries: ``A+A2+A3, log scaling``."""
+    text = metric_text(params["metric"], params["window"])
+    return text + (f", {params['scaling']} scaling" if params["scaling"] != "none" else "")
+
+
+def fit(graph: Graph, params: Mapping[str, Any], timings: dict[str, float] | None = None) -> tuple[Fit, FittedGraph]:
+    """Landmarks, the landmark SVD and the k x k summaries of ``graph``.
+
+    ``params`` holds the estimator's parameters by Param name (``landmarks``,
+    ``landmarkStrategy``, ``metric``, ``window``, ``scaling``, ``dim``, ``seed``).
+    """
+    spark = graph.edges.sparkSession
+    cached = [graph.edges.persist(), graph.vertices.persist()]
+    n_nodes = graph.vertices.count()  # fills the cache that the landmark choice reads
+    k = params["landmarks"]
+    if k > n_nodes:
+        for df in cached:
+            df.unpersist()
+        raise ValueError(f"landmarks={k} is more than the {n_nodes} nodes of the graph")
+    with stage(spark, "landmarks", f"{k} by {params['landmarkStrategy']}", timings) as st:
+        A = transition(graph.edges).persist()
+        cached.append(A)
+        ids = select_landmarks(spark, graph.vertices, graph.edges, k, params["landmarkStrategy"], params["seed"])
+        st.count(landmarks=len(ids))
+    prox = _proximity(A, graph, params)
+    with stage(spark, "summaries_svd", f"M00, S_A, S_B of {len(ids)} landmarks, {describe_metric(params)}",
+               timings) as st:
+        id_type = graph.vertices.schema["id"].dataType
+        lm = landmark_frame(spark, ids, id_type)
+        rows, cols = prox.rows(lm).persist(), prox.cols(lm).persist()
+        cached += [rows, cols]
+        blocks = landmark_blocks(rows, cols, lm)
+        M00, S_A, S_B = landmark_summaries(blocks, lm, len(ids))
+        factors = landmark_factors(M00, params["dim"])
+        st.count(k=len(ids), d=int(factors.Phi.shape[0]))
+    return Fit(ids, factors, S_A, S_B, id_type), FittedGraph(graph, A, blocks, int(n_nodes), cached)
+
+
+def _proximity(A: DataFrame, graph: Graph, params: Mapping[str, Any]) -> Proximity:
+    return Proximity(A, graph.vertices, params["metric"], params["scaling"], graph.edges, params["window"])
+
+
+def embeds_locally(params: Mapping[str, Any], graph: Any, ids: DataFrame | None = None) -> bool:
+    """Whether :func:`embed` of requested ids reads only their neighbourhood.
+
+    True for M = I + A without scaling or propagation, a :class:`Graph` that keeps its
+    input edges (``raw``), and at most :data:`BROADCAST_IDS_MAX` requested ids (counted
+    when ``ids`` is given).
+    """
+    if params["metric"] != "I+A" or params["scaling"] != "none" or _propagation_order(params) > 1:
+        return False
+    if isinstance(graph, Graph) and graph.raw is None:
+        return False
+    return ids is None or ids.count() <= BROADCAST_IDS_MAX
+
+
+def _propagation_order(params: Mapping[str, Any]) -> int:
+    return int(params.get("propagation", 1) or 1)
+
+
+def embed(
+    model: Fit,
+    params: Mapping[str, Any],
+    graph: Graph,
+    ids: DataFrame | None = None,
+    fitted: FittedGraph | None = None,
+    plan: dict[str, Any] | None = None,
+) -> DataFrame:
+    """Embed ``ids`` (a DataFrame with column ``id``; None: every node) of ``graph``.
+
+    Parameters
+    ----------
+    model : Fit
+        Landmarks, factors and summaries (from :func:`fit` or a saved model).
+    params : mapping
+        The model's parameters by Param name.
+    graph : Graph
+        The graph to embed; may hold nodes and edges added after fitting.
+    ids : DataFrame, optional
+        Requested ids (``IO``); checked against the graph first (one small job), see
+        :func:`sepne_spark.model.requested_ids`.
+    fitted : FittedGraph, optional
+        The fit's cached tables, when ``graph`` is the graph the model was fitted on.
+    plan : dict, optional
+        Receives what was set up: ``setup`` (RP, LP, IO), and for IO ``rows_read`` and
+        ``rows_from``.
+
+    Returns
+    -------
+    DataFrame
+        ``id, embedding, context, is_landmark, set_id``, lazy.
+    """
+    from sepne_spark.model import requested_ids  # the check and its error live with the API
+
+    plan = {} if plan is None else plan
+    spark = graph.edges.sparkSession
+    same = fitted is not None and fitted.graph is graph
+    lm = landmark_frame(spark, model.landmark_ids, model.id_type)
+    local = ids is not None and not same and embeds_locally(params, graph, ids)
+    setup = "IO" if ids is not None else params["partition"]
+    plan.clear()
+    plan["setup"] = setup
+    if local:
+        # The requested nodes' edge ends, straight from the input: which ids are nodes,
+        # and their in-neighbours, without the graph's vertex list.
+        asked = ids.select(F.col("id").try_cast(model.id_type).alias("id")).where(F.col("id").isNotNull())
+        ends = incident_ends(graph, asked).localCheckpoint()
+        wanted = requested_ids(ids, ends.select(F.col("k").alias("id")).distinct(), model.id_type)
+    elif ids is not None:
+        wanted = requested_ids(ids, graph.vertices, model.id_type)
+    if ids is not None:
+        targets = wanted.join(lm.select("id"), "id", "left_anti")
+        assign = requested_partition(targets, params["setSize"], params["seed"])
+    else:
+        non_lm = graph.vertices.select("id").join(lm.select("id"), "id", "left_anti")
+        if params["partition"] == "LP":
+            assign = lp_partition(spark, graph.vertices, graph.edges, non_lm, params["setSize"],
+                                  params["lpMaxIter"], params["seed"])
+        else:
+            assign = random_partition(non_lm, params["setSize"], params["seed"])
+    assign = assign.localCheckpoint(eager=False)
+    if same:
+        A = fitted.A
+    elif ids is not None and params["metric"] == "I+A":
+        # Complete rows of A for the requested nodes, their in-neighbours and the
+        # landmarks only (see _needed_rows); from the input edges when local.
+        if local:
+            in_nbrs = ends.where(F.col("into") | F.lit(not graph.directed)).select(F.col("o").alias("id"))
+        else:
+            to_wanted = F.broadcast(wanted.select(F.col("id").alias("dst")))
+            in_nbrs = graph.edges.join(to_wanted, "dst", "left_semi").select(F.col("src").alias("id"))
+        needed = _needed_rows(in_nbrs, wanted, lm)
+        n_needed = needed.count()
+        plan.update(rows_read=n_needed, rows_from="input edges" if graph.raw is not None else "merged edges")
+        A = transition(rows_of(graph, needed, broadcast=n_needed <= BROADCAST_IDS_MAX))
+    else:
+        A = transition(graph.edges)
+    prox = _proximity(A, graph, params)
+    blocks = fitted.blocks if same else landmark_blocks(prox.rows(lm), prox.cols(lm), lm)
+    if ids is not None:
+        M_rows = prox.rows(assign).localCheckpoint(eager=False)
+        M_cols = prox.cols(assign).localCheckpoint(eager=False)
+        lm_out = landmark_rows(spark, model).join(wanted, "id", "left_semi")
+    else:
+        M_rows = M_cols = prox.rows(None).localCheckpoint(eager=False)
+        lm_out = landmark_rows(spark, model)
+    records = set_records(assign, M_rows, M_cols, blocks)
+    out = embed_sets(records, model.factors, model.S_A, model.S_B, params["lam"], params["eta"], params["iters"],
+                     model.id_type, params["dtype"]).unionByName(lm_out)
+    order = _propagation_order(params)
+    if order > 1:
+        if ids is not None:
+            raise ValueError(
+                "spectral propagation reads every node's vector within 2 * propagation - 1 hops, so it embeds "
+                "whole graphs only: embed every node, or set propagation=1 for requested ids"
+            )
+        base = out.localCheckpoint(eager=False)
+        nodes = fitted.nodes if same else None
+        blocks_n = int(params.get("propagationBlocks", 0) or 0) or default_blocks(nodes or 0)
+        smooth = propagate_embeddings(
+            graph.vertices, graph.edges, base.select("id", "embedding"), order=order,
+            mu=float(params.get("propagationMu", 0.2)), theta=float(params.get("propagationTheta", 0.5)),
+            blocks=blocks_n, seed=params["seed"], dtype=params["dtype"],
+        )
+        out = base.drop("embedding").join(smooth, "id").select(*output_schema(model.id_type).fieldNames())
+        plan["propagation"] = order
+    return out.localCheckpoint(eager=False)
+
+
+def landmark_rows(spark: SparkSession, model: Fit) -> DataFrame:
+    """Rows of the landmarks: embedding Phi, context Psi (k rows)."""
+    Phi, Psi = model.factors.Phi, model.factors.Psi
+    rows = [
+        (lid, [float(x) for x in Phi[:, j]], [float(x) for x in Psi[:, j]], True, -1)
+        for j, lid in enumerate(model.landmark_ids)
+    ]
+    return spark.createDataFrame(rows, output_schema(model.id_type))
+
+
+def _needed_rows(in_neighbours: DataFrame, ids: DataFrame, landmarks: DataFrame) -> DataFrame:
+    """The nodes whose rows of A embedding ``ids`` with M = I + A reads (column ``id``):
+    the requested nodes, their in-neighbours and the landmarks. Checkpointed.
+
+    Rows of M for a requested node u are its own row of A; its column needs the rows of
+    its in-neighbours (A[v, u] = w(v, u) / s(v)), which also give M[v, l] for the two-hop
+    sum Rhat_B; M[l, v] for M_0i and Rhat_A are rows of the landmarks. Every row kept
+    (:func:`~sepne_spark.reading.rows_of`) is complete, so its out-weight s and its
+    entries are exact, and the work follows the requested nodes' neighbourhoods instead
+    of the graph.
+    """
+    return (
+        in_neighbours.select("id")
+        .unionByName(ids.select("id"))
+        .unionByName(landmarks.select("id"))
+        .distinct()
+        .localCheckpoint()
+    )
