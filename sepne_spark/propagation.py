@@ -25,19 +25,34 @@ import math
 from typing import Mapping
 
 import numpy as np
+import pandas as pd
+import scipy.sparse as sp
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
+from pyspark.sql.types import StructField, StructType
 
 from sepne_spark.blocks import BlockGraph, gram, transform_rows
-from sepne_spark.spectral import chebyshev_coefficients, gram_transform, sparse_products
+from sepne_spark.spectral import (
+    chebyshev_coefficients,
+    gram_transform,
+    propagate,
+    reorthogonalize,
+    sparse_products,
+)
 
 #: Nodes per row block when the number of blocks is chosen from the graph's size.
 ROWS_PER_BLOCK = 1_000_000
+#: Up to this many nodes the whole propagation runs in one task (one block).
+ONE_TASK_NODES = 100_000
 
 
 def default_blocks(nodes: int, minimum: int = 2) -> int:
-    """Row blocks for a graph of ``nodes`` nodes: ``max(minimum, ceil(nodes / 10^6))``."""
-    return max(int(minimum), math.ceil(max(int(nodes), 1) / ROWS_PER_BLOCK))
+    """Row blocks for a graph of ``nodes`` nodes: 1 up to :data:`ONE_TASK_NODES` nodes
+    (one task runs the whole filter in SciPy, after a single shuffle), else
+    ``max(minimum, ceil(nodes / 10^6))``."""
+    if int(nodes) <= ONE_TASK_NODES:
+        return 1
+    return max(int(minimum), math.ceil(int(nodes) / ROWS_PER_BLOCK))
 
 
 def propagate_embeddings(
@@ -84,6 +99,8 @@ def propagate_embeddings(
     """
     if order <= 1:
         return embeddings.select("id", column)
+    if blocks == 1:
+        return _in_one_task(vertices, edges, embeddings, order, mu, theta, column)
     bg = BlockGraph.build(vertices, edges.select("src", "dst", F.col("weight").alias("value")),
                           blocks=blocks, seed=seed, dtype=dtype)
     c = [float(x) for x in chebyshev_coefficients(order, theta)]
@@ -126,4 +143,44 @@ def propagate_embeddings(
     return bg.from_chunks(out, "z", column)
 
 
-__all__ = ["ROWS_PER_BLOCK", "default_blocks", "propagate_embeddings"]
+def _in_one_task(
+    vertices: DataFrame, edges: DataFrame, embeddings: DataFrame, order: int, mu: float, theta: float, column: str
+) -> DataFrame:
+    """The whole filter in one ``applyInPandas`` task: :func:`~sepne_spark.spectral.propagate`
+    and :func:`~sepne_spark.spectral.reorthogonalize` themselves, on the graph gathered
+    by one shuffle. For graphs small enough for one worker's memory; it saves the
+    ``2 order`` shuffles of the block products."""
+    id_type = vertices.schema["id"].dataType
+    vec = embeddings.schema[column].dataType
+    parts = (
+        edges.select(F.lit(0).alias("kind"), F.col("src").alias("a"), F.col("dst").alias("b"),
+                     F.col("weight").cast("double").alias("w"), F.lit(None).cast(vec).alias("x"))
+        .unionByName(
+            vertices.select("id").join(embeddings.select("id", column), "id", "left").select(
+                F.lit(1).alias("kind"), F.col("id").alias("a"), F.lit(None).cast(id_type).alias("b"),
+                F.lit(None).cast("double").alias("w"), F.col(column).alias("x"))
+        )
+    )
+    schema = StructType([StructField("id", id_type, False), StructField(column, vec, False)])
+
+    def run(pdf: pd.DataFrame) -> pd.DataFrame:
+        nodes = pdf[pdf["kind"] == 1]
+        index = pd.Index(nodes["a"]).sort_values()
+        if index.has_duplicates:
+            raise ValueError("propagation: a node has more than one embedding row")
+        missing = nodes["x"].isna().to_numpy()
+        if missing.any():
+            raise ValueError(f"propagation: {int(missing.sum())} nodes have no embedding, e.g. "
+                             f"{nodes['a'][missing].head(3).tolist()}")
+        E = np.vstack(nodes.set_index("a").loc[index, "x"].to_numpy()).astype(np.float64)
+        ed = pdf[pdf["kind"] == 0]
+        n = len(index)
+        A = sp.csr_matrix((ed["w"].to_numpy(np.float64), (index.get_indexer(ed["a"]), index.get_indexer(ed["b"]))),
+                          shape=(n, n))
+        Z = reorthogonalize(propagate(A, E, order=order, mu=mu, theta=theta))
+        return pd.DataFrame({"id": index.to_numpy(), column: list(Z)})
+
+    return parts.groupBy(F.lit(0).alias("one")).applyInPandas(run, schema=schema)
+
+
+__all__ = ["ONE_TASK_NODES", "ROWS_PER_BLOCK", "default_blocks", "propagate_embeddings"]

@@ -22,7 +22,7 @@ def _case(n: int = 40, d: int = 3, seed: int = 0):
     return W, E
 
 
-@pytest.mark.parametrize("order,blocks", [(2, 1), (4, 3)])
+@pytest.mark.parametrize("order,blocks", [(2, 2), (4, 3), (4, 1)])
 def test_propagation_matches_numpy_oracle(spark, order, blocks):
     n, d = 40, 3
     W, E = _case(n, d)
@@ -47,6 +47,7 @@ def test_order_one_is_identity(spark):
 
 
 def test_default_blocks():
-    assert default_blocks(10) == 2
+    assert default_blocks(10) == 1
+    assert default_blocks(100_001) == 2
     assert default_blocks(1_700_000) == 2
     assert default_blocks(10_000_001) == 11
