@@ -10,7 +10,7 @@ from sepne_spark import dense
 from sepne_spark.model import SepNE, SepNEModel
 from sepne_spark.reading import Graph, prepare_graph
 from sepne_spark.solver import solve_set
-from tests.graphs import random_graph
+from tests.helpers import random_graph
 
 K, D, ITERS, LAM, ETA, SET = 8, 4, 5, 0.4, 0.1, 18
 

@@ -439,7 +439,7 @@ def test_sparse_proximity_equals_the_dense_one(metric, window, scaling):
 def test_job_reconstruct_takes_m_from_the_manifest(spark, tmp_path, capsys):
     """The manifest next to the embeddings says which M they are of (here a window of 3
     with the log scaling, as the embed job writes it); flags override it."""
-    from tests.graphs import random_graph
+    from tests.helpers import random_graph
 
     g = random_graph(n=40, m=150, seed=5)  # with self-loops (dropped) and repeated edges (summed)
     edges = tmp_path / "edges.tsv"

@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from jobs import embed
-from tests.graphs import random_graph
+from tests.helpers import random_graph
 from tests.spark_conf import spark_flags
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -94,7 +94,7 @@ def test_saved_model_io_reads_only_the_neighbourhood(spark, tmp_path, capsys):
 
     from sepne_spark.model import SepNEModel
     from sepne_spark.reading import Graph, load_graph
-    from tests.graphs import random_graph
+    from tests.helpers import random_graph
 
     g = random_graph(n=80, m=320, seed=4)
     edges = tmp_path / "edges.tsv"

@@ -16,7 +16,7 @@ import pytest
 
 from jobs import embed
 from sepne_spark.model import SepNE
-from tests.graphs import SmallGraph, random_graph
+from tests.helpers import SmallGraph, random_graph
 from tests.test_core import D, ETA, ITERS, K, LAM, SET, collect, oracle_compare
 
 
