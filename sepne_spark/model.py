@@ -33,7 +33,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from sepne_spark import __version__
-from sepne_spark.jobs_common import UserError
+from sepne_spark.errors import RequestedIdsError  # noqa: F401 - re-exported here
 from sepne_spark.landmarks import select_landmarks
 from sepne_spark.partition import lp_partition, random_partition, requested_partition
 from sepne_spark.progress import stage
@@ -53,10 +53,6 @@ from sepne_spark.solver import LandmarkFactors, landmark_factors
 log = logging.getLogger(__name__)
 
 _MAX_EXAMPLES = 5  # missing ids quoted in a warning or an error
-
-
-class RequestedIdsError(UserError, ValueError):
-    """None of the ids asked for is a node of the graph (or no id was asked for)."""
 
 
 def _param_doc(s: Setting) -> str:

@@ -48,7 +48,7 @@ from typing import Any, Callable, Mapping
 
 import yaml
 
-from sepne_spark.jobs_common import UserError
+from sepne_spark.errors import SettingError, UserError
 from sepne_spark.landmarks import STRATEGIES
 from sepne_spark.partition import SETUPS
 from sepne_spark.proximity import MAX_WINDOW, METRICS, SCALINGS
@@ -84,9 +84,6 @@ MODEL = "model"
 #: ``scope`` of a setting of the job alone (how input is read, what is written, Spark).
 JOB = "job"
 
-
-class SettingError(UserError, ValueError):
-    """A setting's value breaks its rule (a Param, a keyword argument, a flag value)."""
 
 
 # ---------------------------------------------------------------------------
