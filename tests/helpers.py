@@ -9,6 +9,9 @@ import numpy as np
 
 from sepne_spark import dense
 
+#: Size of the oracle tests' models: landmarks, dimension, rounds, lambda, eta, set size.
+K, D, ITERS, LAM, ETA, SET = 8, 4, 5, 0.4, 0.1, 18
+
 
 @dataclass
 class SmallGraph:
@@ -55,3 +58,33 @@ def random_graph(n: int = 60, m: int = 220, seed: int = 0, string_ids: bool = Tr
         dst=np.array([pos[name(b)] for b in dst[keep]]),
         weight=weight[keep],
     )
+
+
+def collect(df):
+    pdf = df.toPandas()
+    return {r.id: r for r in pdf.itertuples()}
+
+
+def oracle_compare(g, out, model, metric, directed, weighted, scaling="none", window=2):
+    """Compare every embedded node with the dense oracle for the same landmarks and sets."""
+    M = g.proximity(metric, directed, weighted, scaling, window)
+    pos = g.index()
+    L = [pos[i] for i in model.landmark_ids]
+    sets: dict = {}
+    for r in out.values():
+        if not r.is_landmark:
+            sets.setdefault(r.set_id, []).append(pos[r.id])
+    W, C = dense.sepne_dense(M, L, list(sets.values()), D, LAM, ETA, ITERS)
+    # The SVD fixes each dimension only up to sign: align on the landmark rows.
+    Phi = np.array([out[i].embedding for i in model.landmark_ids if i in out]) if all(
+        i in out for i in model.landmark_ids
+    ) else model.factors.Phi.T
+    sign = np.sign(np.sum(Phi * W[L], axis=0))
+    assert np.all(sign != 0)
+    scale_w = np.nanmax(np.abs(W))
+    scale_c = np.nanmax(np.abs(C))
+    for node, r in out.items():
+        i = pos[node]
+        np.testing.assert_allclose(np.asarray(r.embedding) * sign, W[i], rtol=0, atol=1e-6 * scale_w)
+        np.testing.assert_allclose(np.asarray(r.context) * sign, C[i], rtol=0, atol=1e-6 * scale_c)
+    return sets
