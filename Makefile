@@ -1,7 +1,7 @@
 # sepne-spark developer commands. `make run` and `make test` set everything up first.
 PY := .venv/bin/python
 
-.PHONY: setup run test test-airflow bench wheel clean
+.PHONY: setup run test test-fast test-spark test-airflow bench wheel clean
 
 setup:
 	@bash scripts/setup.sh
@@ -9,9 +9,17 @@ setup:
 run: setup
 	$(PY) jobs/embed.py --output out/embeddings --overwrite $(ARGS)
 
+# Tiers (pytest.ini): unit (no Spark, under a minute), spark (in-process local[2]),
+# e2e (jobs, subprocesses, spark-submit, Spark Connect). `make test` runs them all.
 test: setup
 	$(PY) -m pytest -q --durations=15 tests $(ARGS)
 	@$(MAKE) --no-print-directory test-airflow
+
+test-fast: setup
+	$(PY) -m pytest -q -m unit tests $(ARGS)
+
+test-spark: setup
+	$(PY) -m pytest -q -m "unit or spark" tests $(ARGS)
 
 # The example Airflow DAG, in its own virtualenv (.venv-airflow) with a pinned Airflow.
 test-airflow:

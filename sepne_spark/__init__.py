@@ -1,5 +1,53 @@
-"""sepne-spark: Separated Network Embedding (SepNE) on Apache Spark DataFrames."""
+"""sepne-spark: Separated Network Embedding (SepNE) on Apache Spark DataFrames.
+
+The public API, importable from the package itself::
+
+    from sepne_spark import SepNE, SepNEModel, load_graph, get_spark
+
+``import sepne_spark`` is cheap: it imports neither PySpark nor NumPy and starts no
+JVM. Each name below is imported from its module on first use.
+"""
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
-__all__ = ["__version__"]
+#: public name -> module that defines it
+_LAZY = {
+    "SepNE": "sepne_spark.model",
+    "SepNEModel": "sepne_spark.model",
+    "load_graph": "sepne_spark.reading",
+    "get_spark": "sepne_spark.session",
+    "SepNEError": "sepne_spark.errors",
+    "UserError": "sepne_spark.errors",
+    "InputError": "sepne_spark.errors",
+    "RequestedIdsError": "sepne_spark.errors",
+    "SettingError": "sepne_spark.errors",
+}
+_SUBMODULES = ("errors", "settings")
+
+__all__ = ["__version__", *_LAZY, *_SUBMODULES]
+
+if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
+    from sepne_spark import errors, settings
+    from sepne_spark.errors import InputError, RequestedIdsError, SepNEError, SettingError, UserError
+    from sepne_spark.model import SepNE, SepNEModel
+    from sepne_spark.reading import load_graph
+    from sepne_spark.session import get_spark
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        value = getattr(import_module(_LAZY[name]), name)
+    elif name in _SUBMODULES:
+        value = import_module(f"{__name__}.{name}")
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -23,7 +23,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from sepne_spark.dense import landmark_factors
-from sepne_spark.jobs_common import UserError
+from sepne_spark.errors import UserError
 from sepne_spark.session import graphframes_available
 
 __all__ = ["svd_embedding", "nystrom_embedding", "random_walk_embeddings"]

@@ -14,15 +14,16 @@ import logging
 import sys
 import time
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
-from pyspark.sql import SparkSession
+from sepne_spark.errors import UserError
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+__all__ = ["UserError", "run_job", "setup_logging"]  # UserError lives in sepne_spark.errors
 
 log = logging.getLogger("sepne_spark")
-
-
-class UserError(Exception):
-    """A problem with the user's input or configuration: reported in one line, exit 2."""
 
 
 def setup_logging(level: int = logging.INFO) -> None:

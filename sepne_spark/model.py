@@ -9,25 +9,33 @@
 k x k summaries S_A, S_B. ``transform`` embeds sets of nodes independently; given an
 edge list it embeds every node with the configured partition (RP or LP), given a
 DataFrame of ``id`` it embeds only those nodes (IO).
+
+Both classes are complete pyspark.ml stages: one Param per model setting of
+:data:`sepne_spark.settings.SETTINGS` with ``getX``/``setX``, keyword-only
+constructors, and ``MLWritable``/``MLReadable`` persistence in pyspark.ml's layout,
+so a :class:`~pyspark.ml.Pipeline` or :class:`~pyspark.ml.PipelineModel` holding them
+can be saved and loaded.
 """
 from __future__ import annotations
 
 import json
 import logging
+import re
 from typing import Any
 
 import numpy as np
 from pyspark import keyword_only
+from pyspark.errors import AnalysisException
 from pyspark.ml import Estimator, Model
-from pyspark.ml.param import Param, Params, TypeConverters
+from pyspark.ml.param import Param, Params
+from pyspark.ml.util import DefaultParamsReader, DefaultParamsWriter, MLReadable, MLReader, MLWritable
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from sepne_spark import __version__, pipeline
-from sepne_spark.jobs_common import UserError
-from sepne_spark.landmarks import STRATEGIES
-from sepne_spark.partition import SETUPS
-from sepne_spark.proximity import METRICS, SCALINGS, check_window
+from sepne_spark.errors import RequestedIdsError  # noqa: F401 - re-exported here
+from sepne_spark.proximity import check_window
+from sepne_spark.settings import MODEL_SETTINGS, Setting, param_converter, setting
 from sepne_spark.solver import LandmarkFactors
 
 log = logging.getLogger(__name__)
@@ -35,98 +43,66 @@ log = logging.getLogger(__name__)
 _MAX_EXAMPLES = 5  # missing ids quoted in a warning or an error
 
 
-class RequestedIdsError(UserError, ValueError):
-    """None of the ids asked for is a node of the graph (or no id was asked for)."""
+def _param_doc(s: Setting) -> str:
+    """The Param's doc: the setting's help with flags spelled as Param names."""
+    text = re.sub(r"--([a-z][a-z-]*)", lambda m: _camel_of(m.group(1)), s.help)
+    return f"{text} ({s.allowed()})"
 
 
-def _choice(name: str, allowed: tuple[str, ...]):
-    def conv(value: Any) -> str:
-        value = TypeConverters.toString(value)
-        if value not in allowed:
-            raise ValueError(f"{name} must be one of {', '.join(allowed)}; got {value!r}")
-        return value
-
-    return conv
-
-
-def _positive_int(name: str, minimum: int = 1):
-    def conv(value: Any) -> int:
-        value = TypeConverters.toInt(value)
-        if value < minimum:
-            raise ValueError(f"{name} must be >= {minimum}; got {value}")
-        return value
-
-    return conv
-
-
-def _float_at_least(name: str, minimum: float, strict: bool = False):
-    def conv(value: Any) -> float:
-        value = TypeConverters.toFloat(value)
-        if value < minimum or (strict and value == minimum):
-            raise ValueError(f"{name} must be {'>' if strict else '>='} {minimum}; got {value}")
-        return value
-
-    return conv
+def _camel_of(flag_word: str) -> str:
+    name = flag_word.replace("-", "_")
+    try:
+        return setting(name).param or name
+    except KeyError:
+        return "--" + flag_word
 
 
 class _SepNEParams(Params):
-    """Parameters shared by :class:`SepNE` and :class:`SepNEModel`."""
+    """Parameters shared by :class:`SepNE` and :class:`SepNEModel`.
 
-    dim = Param(Params._dummy(), "dim", "embedding dimension d", _positive_int("dim"))
-    landmarks = Param(Params._dummy(), "landmarks", "number of landmarks k", _positive_int("landmarks"))
-    landmarkStrategy = Param(
-        Params._dummy(), "landmarkStrategy", f"landmark choice: {', '.join(STRATEGIES)}", _choice("landmarkStrategy", STRATEGIES)
-    )
-    metric = Param(Params._dummy(), "metric", "proximity M: I+A or A+A2", _choice("metric", METRICS))
-    window = Param(
-        Params._dummy(), "window",
-        "powers of A in M for metric A+A2: M = A + A^2 + ... + A^window (2 to 10; 2 is the paper's A + A^2)",
-        _positive_int("window", 2),
-    )
-    scaling = Param(
-        Params._dummy(), "scaling", "element-wise scaling of M: none, or log(max(vol m / (window s_in), 1))",
-        _choice("scaling", SCALINGS),
-    )
-    partition = Param(Params._dummy(), "partition", f"set setup: {', '.join(SETUPS)}", _choice("partition", SETUPS))
-    setSize = Param(Params._dummy(), "setSize", "target nodes per set", _positive_int("setSize"))
-    lam = Param(Params._dummy(), "lam", "weight lambda of the global terms (>= 0)", _float_at_least("lam", 0.0))
-    eta = Param(Params._dummy(), "eta", "ridge regulariser eta (> 0)", _float_at_least("eta", 0.0, strict=True))
-    iters = Param(Params._dummy(), "iters", "alternating rounds per set", _positive_int("iters", 0))
-    seed = Param(Params._dummy(), "seed", "random seed", TypeConverters.toInt)
-    directed = Param(Params._dummy(), "directed", "treat edges as directed", TypeConverters.toBoolean)
-    duplicates = Param(Params._dummy(), "duplicates", "merge duplicate edges: sum or max", _choice("duplicates", ("sum", "max")))
-    selfLoops = Param(Params._dummy(), "selfLoops", "self-loops: drop or keep", _choice("selfLoops", ("drop", "keep")))
-    lpMaxIter = Param(Params._dummy(), "lpMaxIter", "label propagation rounds (LP)", _positive_int("lpMaxIter"))
-    dtype = Param(Params._dummy(), "dtype", "float64 or float32 iterations", _choice("dtype", ("float64", "float32")))
+    One Param per model setting of :data:`sepne_spark.settings.SETTINGS` (its camelCase
+    name, e.g. ``setSize`` for ``set_size``), with ``getX`` and ``setX`` methods. Each
+    Param's converter is the settings' own check (:func:`~sepne_spark.settings.param_converter`):
+    a bad value raises :class:`~sepne_spark.errors.SettingError` (a ``ValueError``) with
+    the same message as the command-line flag. Defaults are the schema's.
+    """
 
     def __init__(self) -> None:
         super().__init__()
-        self._setDefault(
-            dim=128,
-            landmarks=200,
-            landmarkStrategy="DD",
-            metric="A+A2",
-            window=2,
-            scaling="none",
-            partition="RP",
-            setSize=1000,
-            lam=0.4,
-            eta=0.1,
-            iters=100,
-            seed=0,
-            directed=False,
-            duplicates="sum",
-            selfLoops="drop",
-            lpMaxIter=10,
-            dtype="float64",
-        )
+        self._setDefault(**{s.param: s.default for s in MODEL_SETTINGS})
 
     def settings(self) -> dict[str, Any]:
-        """All parameter values (defaults included) by name."""
+        """All parameter values (defaults included) by Param name."""
         return {p.name: self.getOrDefault(p) for p in self.params}
 
 
-class SepNE(Estimator, _SepNEParams):
+def _getter(name: str):
+    def get(self: Params) -> Any:
+        return self.getOrDefault(getattr(self, name))
+
+    get.__doc__ = f"Gets the value of :py:attr:`{name}` or its default value."
+    return get
+
+
+def _setter(name: str):
+    def set_(self: Params, value: Any) -> Any:
+        return self._set(**{name: value})
+
+    set_.__doc__ = f"Sets the value of :py:attr:`{name}`."
+    return set_
+
+
+for _s in MODEL_SETTINGS:
+    _cap = _s.param[0].upper() + _s.param[1:]
+    setattr(_SepNEParams, _s.param, Param(Params._dummy(), _s.param, _param_doc(_s), param_converter(_s)))
+    _get, _set_ = _getter(_s.param), _setter(_s.param)
+    _get.__name__, _set_.__name__ = f"get{_cap}", f"set{_cap}"
+    setattr(_SepNEParams, f"get{_cap}", _get)
+    setattr(_SepNEParams, f"set{_cap}", _set_)
+del _s, _cap, _get, _set_
+
+
+class SepNE(Estimator, _SepNEParams, MLWritable, MLReadable):
     """Separated Network Embedding estimator.
 
     ``fit(edges)`` takes an edge list DataFrame with columns ``src``, ``dst`` and an
@@ -134,13 +110,72 @@ class SepNE(Estimator, _SepNEParams):
     """
 
     @keyword_only
-    def __init__(self, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        *,
+        metric: str = "A+A2",
+        window: int = 2,
+        scaling: str = "none",
+        dim: int = 128,
+        landmarks: int = 200,
+        landmarkStrategy: str = "DD",
+        partition: str = "RP",
+        setSize: int = 500,
+        lam: float = 0.4,
+        eta: float = 0.1,
+        iters: int = 100,
+        seed: int = 0,
+        directed: bool = False,
+        duplicates: str = "sum",
+        selfLoops: str = "drop",
+        lpMaxIter: int = 10,
+        dtype: str = "float64",
+    ) -> None:
+        """A SepNE estimator; every parameter is keyword-only and defaults to the value
+        of its setting in :data:`sepne_spark.settings.SETTINGS` (shown here)."""
         super().__init__()
-        self._set(**self._input_kwargs)
+        kwargs = self._input_kwargs
+        self._set(**kwargs)
 
     @keyword_only
-    def setParams(self, **kwargs: Any) -> "SepNE":
-        return self._set(**self._input_kwargs)
+    def setParams(
+        self,
+        *,
+        metric: str = "A+A2",
+        window: int = 2,
+        scaling: str = "none",
+        dim: int = 128,
+        landmarks: int = 200,
+        landmarkStrategy: str = "DD",
+        partition: str = "RP",
+        setSize: int = 500,
+        lam: float = 0.4,
+        eta: float = 0.1,
+        iters: int = 100,
+        seed: int = 0,
+        directed: bool = False,
+        duplicates: str = "sum",
+        selfLoops: str = "drop",
+        lpMaxIter: int = 10,
+        dtype: str = "float64",
+    ) -> "SepNE":
+        """Set the parameters given (keyword-only); the others keep their values."""
+        kwargs = self._input_kwargs
+        return self._set(**kwargs)
+
+    def write(self) -> "SepNEWriter":
+        """An :class:`~pyspark.ml.util.MLWriter` of this estimator's parameters."""
+        return SepNEWriter(self)
+
+    @classmethod
+    def read(cls) -> "SepNEReader":
+        """An :class:`~pyspark.ml.util.MLReader` of estimators written by :meth:`write`."""
+        return SepNEReader(cls)
+
+    def save(self, path: str, overwrite: bool = False) -> None:
+        """Save the parameters to ``path``: ``write().save(path)``, or
+        ``write().overwrite().save(path)`` with ``overwrite``."""
+        _save(self, path, overwrite)
 
     def _fit(self, dataset: Any) -> "SepNEModel":
         s = self.settings()
@@ -162,7 +197,7 @@ class SepNE(Estimator, _SepNEParams):
         return model
 
 
-class SepNEModel(Model, _SepNEParams):
+class SepNEModel(Model, _SepNEParams, MLWritable, MLReadable):
     """A fitted SepNE model: landmark ids, Phi, Psi, P, S_A, S_B and the parameters.
 
     That is all it needs to embed any node later from that node's own edges and
@@ -260,45 +295,135 @@ class SepNEModel(Model, _SepNEParams):
             self._fitted = None
 
     # -- persistence -----------------------------------------------------------------
-    def save(self, path: str, overwrite: bool = False) -> None:
-        """Save to ``path`` (any Spark-writable URI) as Parquet and JSON."""
-        from sepne_spark.writing import atomic_write
-
-        spark = self._graph.edges.sparkSession if self._graph is not None else _active()
-        f = self.factors
-        meta = {
-            "class": "SepNEModel",
-            "version": __version__,
-            "params": self.settings(),
-            "id_type": self.id_type.json(),
-            "k": len(self.landmark_ids),
-            "d": int(f.Phi.shape[0]),
-        }
-        arrays = {"Phi": f.Phi, "Psi": f.Psi, "S_A": self.S_A, "S_B": self.S_B, "singular_values": f.singular_values}
-        row = [(json.dumps(meta), {k: [float(x) for x in v.ravel()] for k, v in arrays.items()},
-                {k: list(v.shape) for k, v in arrays.items()})]
-        data = spark.createDataFrame(row, "meta string, arrays map<string, array<double>>, shapes map<string, array<int>>")
-        lm = pipeline.landmark_frame(spark, self.landmark_ids, self.id_type)
-
-        def write(tmp: str) -> None:
-            data.coalesce(1).write.parquet(tmp + "/model")
-            lm.coalesce(1).write.parquet(tmp + "/landmarks")
-
-        atomic_write(write, path, overwrite=overwrite)
+    def write(self) -> "SepNEWriter":
+        """An :class:`~pyspark.ml.util.MLWriter` of this model (see :class:`SepNEWriter`)."""
+        return SepNEWriter(self)
 
     @classmethod
-    def load(cls, path: str) -> "SepNEModel":
-        """Load a model written by :meth:`save`."""
+    def read(cls) -> "SepNEModelReader":
+        """An :class:`~pyspark.ml.util.MLReader` of models written by :meth:`write`."""
+        return SepNEModelReader(cls)
+
+    def save(self, path: str, overwrite: bool = False) -> None:
+        """Save to ``path`` (any Spark-writable URI): ``write().save(path)``, or
+        ``write().overwrite().save(path)`` with ``overwrite``.
+
+        Raises
+        ------
+        FileExistsError
+            When ``path`` exists and ``overwrite`` is not set.
+        """
+        _save(self, path, overwrite)
+
+    def _data(self, spark: SparkSession) -> tuple[DataFrame, DataFrame]:
+        """The model's arrays (one row) and its landmark ids, as DataFrames."""
+        f = self.factors
+        arrays = {"Phi": f.Phi, "Psi": f.Psi, "S_A": self.S_A, "S_B": self.S_B,
+                  "singular_values": f.singular_values}
+        row = [(self.id_type.json(), {k: [float(x) for x in np.ravel(v)] for k, v in arrays.items()},
+                {k: [int(n) for n in np.shape(v)] for k, v in arrays.items()})]
+        data = spark.createDataFrame(row, _DATA_SCHEMA)
+        return data, pipeline.landmark_frame(spark, self.landmark_ids, self.id_type)
+
+
+#: Schema of a saved model's ``data`` Parquet: one row with the arrays, flattened, and
+#: their shapes.
+_DATA_SCHEMA = "idType string, arrays map<string, array<double>>, shapes map<string, array<int>>"
+
+
+def _save(instance: Params, path: str, overwrite: bool) -> None:
+    writer = instance.write()
+    if overwrite:
+        writer.overwrite()
+    writer.save(path)
+
+
+class SepNEWriter(DefaultParamsWriter):
+    """Writes a :class:`SepNE` or a :class:`SepNEModel` in pyspark.ml's layout.
+
+    ``path/metadata``: :class:`~pyspark.ml.util.DefaultParamsWriter`'s JSON (class, uid,
+    timestamp, sparkVersion, paramMap, defaultParamMap) plus ``sepneVersion`` and, for a
+    model, ``k`` and ``d``. A model adds ``path/data`` (Parquet, one row: the id type
+    and the arrays Phi, Psi, S_A, S_B and the singular values with their shapes) and
+    ``path/landmarks`` (Parquet ``id, l``: the landmark ids in order). Everything is
+    written with the DataFrame API, so it also works on Spark Connect and shared
+    clusters, into a temporary sibling of ``path`` that is moved into place when
+    complete (:func:`~sepne_spark.writing.atomic_write`): an existing ``path`` is
+    replaced only with :meth:`overwrite` and only once the new one is whole.
+    """
+
+    def save(self, path: str) -> None:
+        """Write to ``path``; raise ``FileExistsError`` if it exists and
+        :meth:`overwrite` was not called."""
+        from sepne_spark.writing import atomic_write
+
+        atomic_write(self.saveImpl, path, overwrite=self.shouldOverwrite)
+
+    def saveImpl(self, path: str) -> None:
+        spark = self.sparkSession
+        instance = self.instance
+        extra: dict[str, Any] = {"sepneVersion": __version__}
+        if isinstance(instance, SepNEModel):
+            if instance.factors is None:
+                raise ValueError("this SepNEModel holds no fitted factors: fit it before saving")
+            extra.update(k=len(instance.landmark_ids), d=int(instance.factors.Phi.shape[0]))
+        DefaultParamsWriter.saveMetadata(instance, path, spark, extraMetadata=extra)
+        if isinstance(instance, SepNEModel):
+            data, landmarks = instance._data(spark)
+            data.coalesce(1).write.parquet(path.rstrip("/") + "/data")
+            landmarks.coalesce(1).write.parquet(path.rstrip("/") + "/landmarks")
+
+
+class SepNEReader(DefaultParamsReader):
+    """Reads a :class:`SepNE` estimator written by :class:`SepNEWriter`."""
+
+
+class SepNEModelReader(MLReader):
+    """Reads a :class:`SepNEModel` written by :class:`SepNEWriter`.
+
+    Models saved by sepne-spark 0.1 (``path/model`` Parquet with columns ``meta``,
+    ``arrays`` and ``shapes``, and ``path/landmarks``) are read too.
+    """
+
+    def __init__(self, cls: type) -> None:
+        super().__init__()
+        self.cls = cls
+
+    def load(self, path: str) -> "SepNEModel":
         from pyspark.sql.types import _parse_datatype_json_string
 
-        spark = _active()
-        row = spark.read.parquet(path.rstrip("/") + "/model").first()
-        meta = json.loads(row["meta"])
+        spark = self.sparkSession
+        path = path.rstrip("/")
+        try:
+            metadata = DefaultParamsReader.loadMetadata(path, spark)
+        except AnalysisException:
+            return self._load_v0(spark, path)
+        row = spark.read.parquet(path + "/data").first()
+        model = self._build(spark, path, row, _parse_datatype_json_string(row["idType"]))
+        model._resetUid(metadata["uid"])
+        DefaultParamsReader.getAndSetParams(model, metadata)
+        return model
+
+    def _build(self, spark: SparkSession, path: str, row: Any, id_type: Any) -> "SepNEModel":
         arr = {k: np.asarray(v, dtype=np.float64).reshape(row["shapes"][k]) for k, v in row["arrays"].items()}
-        lms = spark.read.parquet(path.rstrip("/") + "/landmarks").orderBy("l").collect()
+        ids = [r["id"] for r in spark.read.parquet(path + "/landmarks").orderBy("l").collect()]
         Phi, Psi = arr["Phi"], arr["Psi"]
         factors = LandmarkFactors(Phi=Phi, Psi=Psi, P=Phi.T @ Psi, singular_values=arr["singular_values"])
-        model = cls([r["id"] for r in lms], factors, arr["S_A"], arr["S_B"], _parse_datatype_json_string(meta["id_type"]))
+        return self.cls(ids, factors, arr["S_A"], arr["S_B"], id_type)
+
+    def _load_v0(self, spark: SparkSession, path: str) -> "SepNEModel":
+        """A model in the layout of sepne-spark 0.1 (before pyspark.ml persistence)."""
+        from pyspark.sql.types import _parse_datatype_json_string
+
+        try:
+            row = spark.read.parquet(path + "/model").first()
+        except AnalysisException:
+            raise FileNotFoundError(
+                f"no SepNE model at {path}: it holds neither metadata/ (a saved SepNEModel) "
+                "nor model/ (a model saved by sepne-spark 0.1)"
+            ) from None
+        meta = json.loads(row["meta"])
+        model = self._build(spark, path, row, _parse_datatype_json_string(meta["id_type"]))
         model._set(**meta["params"])
         return model
 

@@ -42,7 +42,7 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from sepne_spark.jobs_common import UserError
+from sepne_spark.errors import InputError, UserError  # noqa: F401 - re-exported here
 
 __all__ = ["Graph", "InputError", "read_edges", "prepare_graph", "load_graph"]
 
@@ -81,14 +81,6 @@ _R_NOT_NUMBER = 3
 _R_NONFINITE = 4
 _R_NEGATIVE = 5
 _R_NULL_WEIGHT = 6
-
-
-class InputError(UserError, ValueError):
-    """The input edge list is missing, unreadable or malformed.
-
-    The message names the file and the line (text) or the row and column (Parquet) of
-    the first problem found.
-    """
 
 
 @dataclass

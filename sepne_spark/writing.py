@@ -13,7 +13,7 @@ import uuid
 from typing import Callable, Sequence
 from urllib.parse import urlparse
 
-from sepne_spark.jobs_common import UserError
+from sepne_spark.errors import UserError
 
 log = logging.getLogger(__name__)
 
@@ -214,7 +214,7 @@ def write_manifest(directory: str, manifest: dict) -> None:
 def read_manifest(directory: str) -> dict | None:
     """The ``_manifest.json`` inside ``directory`` (see :func:`write_manifest`), or None.
 
-    Raises :class:`~sepne_spark.jobs_common.UserError` naming the file when it is not JSON.
+    Raises :class:`~sepne_spark.errors.UserError` naming the file when it is not JSON.
     """
     import json
 

@@ -1,4 +1,10 @@
-"""Shared fixtures: one local SparkSession for the whole test session."""
+"""Shared fixtures (one local SparkSession for the whole test session) and test tiers.
+
+Every test belongs to one tier (see pytest.ini): ``unit``, ``spark`` or ``e2e``. A test
+marked by hand keeps its mark; any other test is ``spark`` when it uses the ``spark``
+fixture (directly or through another fixture) and ``unit`` otherwise. A ``unit`` test
+that starts a SparkContext fails.
+"""
 from __future__ import annotations
 
 import os
@@ -9,6 +15,50 @@ import pytest
 from tests.spark_conf import TEST_CONF
 
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+
+TIERS = ("unit", "spark", "e2e")
+#: Modules whose every test is end-to-end, marked here rather than in the module.
+_E2E_MODULES = ("test_connect.py",)
+#: Folders whose tests are end-to-end (run in a virtualenv of their own).
+_E2E_FOLDERS = ("airflow",)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        tiers = {m.name for m in item.iter_markers() if m.name in TIERS}
+        if len(tiers) > 1:
+            raise pytest.UsageError(f"{item.nodeid} is marked {sorted(tiers)}: a test has one tier")
+        uses_spark = "spark" in getattr(item, "fixturenames", ())
+        if tiers == {"unit"} and uses_spark:
+            raise pytest.UsageError(f"{item.nodeid} is marked unit but uses the spark fixture")
+        if tiers:
+            continue
+        path = item.path
+        if path.name in _E2E_MODULES or any(part in _E2E_FOLDERS for part in path.parts[-3:-1]):
+            item.add_marker(pytest.mark.e2e)
+        elif uses_spark:
+            item.add_marker(pytest.mark.spark)
+        else:
+            item.add_marker(pytest.mark.unit)
+
+
+@pytest.fixture(autouse=True)
+def _unit_tests_start_no_spark(request: pytest.FixtureRequest):
+    """Fail a ``unit`` test that starts a SparkContext (it belongs to another tier)."""
+    if request.node.get_closest_marker("unit") is None:
+        yield
+        return
+    before = _active_context()
+    yield
+    if before is None and _active_context() is not None:
+        pytest.fail("a unit test started a SparkContext: mark it spark or e2e", pytrace=False)
+
+
+def _active_context():
+    pyspark = sys.modules.get("pyspark")
+    if pyspark is None:
+        return None
+    return pyspark.SparkContext._active_spark_context
 
 
 @pytest.fixture(scope="session")

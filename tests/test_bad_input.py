@@ -193,6 +193,7 @@ def test_requested_ids_that_do_not_convert_count_as_missing(spark, caplog):
     assert "2 of the 3 requested ids" in msg and "'abc'" in msg and "'999'" in msg
 
 
+@pytest.mark.e2e
 def test_job_nodes_partly_missing_warns_and_writes_the_rest(spark, weird, tmp_path, caplog):
     model_path = str(tmp_path / "model")
     weird["model"].save(model_path)  # the job embeds with it: no second fit
@@ -210,6 +211,7 @@ def test_job_nodes_partly_missing_warns_and_writes_the_rest(spark, weird, tmp_pa
     assert "3 of the 4 requested ids" in msg and "'missing;id'" in msg and "'$(missing)'" in msg
 
 
+@pytest.mark.e2e
 def test_job_nodes_none_in_graph_exits_2(spark, weird, tmp_path, capsys):
     out = tmp_path / "emb"
     argv = ["--input", weird["path"], "--output", str(out), "--nodes", "ghost1,ghost2", *SMALL_FLAGS]
@@ -259,6 +261,7 @@ def test_parameter_out_of_range_in_a_fit_param_map(weird):
         (["--eta", "-0.1"], "argument --eta: must be a number > 0, got '-0.1'"),
     ],
 )
+@pytest.mark.e2e
 def test_parameter_out_of_range_job(spark, weird, tmp_path, capsys, flags, words):
     out = tmp_path / "emb"
     argv = ["--input", weird["path"], "--output", str(out), *SMALL_FLAGS, *flags]
@@ -278,6 +281,7 @@ def test_parameter_out_of_range_job(spark, weird, tmp_path, capsys, flags, words
 # ------------------------------------------------------------- 4. output paths
 
 
+@pytest.mark.e2e
 def test_existing_output_is_kept_without_overwrite(spark, weird, tmp_path, capsys):
     out = tmp_path / "emb"
     (out / "dt=2020-01-01").mkdir(parents=True)

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from sepne_spark import config
-from sepne_spark.config import EmbedSettings, UserError, add_arguments, load_profile, resolve
+from sepne_spark import settings as config
+from sepne_spark.settings import EmbedSettings, UserError, add_arguments, load_profile, resolve
 
 CONF = Path(config.__file__).resolve().parent.parent / "conf"
 SHIPPED = ("document", "social", "yarn", "default")
@@ -54,7 +54,7 @@ def test_schema_fields_flags_and_defaults():
     d = EmbedSettings()
     assert (d.metric, d.dim, d.landmarks, d.landmark_strategy, d.partition) == ("A+A2", 128, 200, "DD", "RP")
     assert d.scaling == "none" and d.window == 2
-    assert (d.set_size, d.lam, d.eta, d.iters, d.seed, d.directed) == (1000, 0.4, 0.1, 100, 0, False)
+    assert (d.set_size, d.lam, d.eta, d.iters, d.seed, d.directed) == (500, 0.4, 0.1, 100, 0, False)
     assert (d.input_format, d.lp_max_iter, d.dtype, d.context, d.spark) == ("auto", 10, "float64", False, {})
     assert d.duplicates in ("sum", "max") and d.self_loops in ("drop", "keep") and d.bad_lines in ("fail", "skip")
 
@@ -386,10 +386,10 @@ def test_help_does_not_start_spark():
 
 
 def test_small_sets_warn(caplog):
-    with caplog.at_level("WARNING", logger="sepne_spark.config"):
+    with caplog.at_level("WARNING", logger="sepne_spark.settings"):
         resolve({"set_size": 50}, {"landmarks": 200})
     assert "set_size 50 is below landmarks 200" in caplog.text
     caplog.clear()
-    with caplog.at_level("WARNING", logger="sepne_spark.config"):
+    with caplog.at_level("WARNING", logger="sepne_spark.settings"):
         resolve({}, load_profile("document"))
     assert caplog.text == ""

@@ -10,9 +10,7 @@ from sepne_spark import dense
 from sepne_spark.model import SepNE, SepNEModel
 from sepne_spark.reading import Graph, prepare_graph
 from sepne_spark.solver import solve_set
-from tests.graphs import random_graph
-
-K, D, ITERS, LAM, ETA, SET = 8, 4, 5, 0.4, 0.1, 18
+from tests.helpers import D, ETA, ITERS, K, LAM, SET, collect, oracle_compare, random_graph
 
 # Every metric x direction x weighting, with each landmark strategy and each
 # partition setup appearing in the grid.
@@ -32,36 +30,6 @@ def edges_df(spark, g, weighted):
     if weighted:
         return spark.createDataFrame(g.rows, "src string, dst string, weight double")
     return spark.createDataFrame([r[:2] for r in g.rows], "src string, dst string")
-
-
-def collect(df):
-    pdf = df.toPandas()
-    return {r.id: r for r in pdf.itertuples()}
-
-
-def oracle_compare(g, out, model, metric, directed, weighted, scaling="none", window=2):
-    """Compare every embedded node with the dense oracle for the same landmarks and sets."""
-    M = g.proximity(metric, directed, weighted, scaling, window)
-    pos = g.index()
-    L = [pos[i] for i in model.landmark_ids]
-    sets: dict = {}
-    for r in out.values():
-        if not r.is_landmark:
-            sets.setdefault(r.set_id, []).append(pos[r.id])
-    W, C = dense.sepne_dense(M, L, list(sets.values()), D, LAM, ETA, ITERS)
-    # The SVD fixes each dimension only up to sign: align on the landmark rows.
-    Phi = np.array([out[i].embedding for i in model.landmark_ids if i in out]) if all(
-        i in out for i in model.landmark_ids
-    ) else model.factors.Phi.T
-    sign = np.sign(np.sum(Phi * W[L], axis=0))
-    assert np.all(sign != 0)
-    scale_w = np.nanmax(np.abs(W))
-    scale_c = np.nanmax(np.abs(C))
-    for node, r in out.items():
-        i = pos[node]
-        np.testing.assert_allclose(np.asarray(r.embedding) * sign, W[i], rtol=0, atol=1e-6 * scale_w)
-        np.testing.assert_allclose(np.asarray(r.context) * sign, C[i], rtol=0, atol=1e-6 * scale_c)
-    return sets
 
 
 def dense_dd(g, directed, k):

@@ -108,7 +108,7 @@ def test_class_without_training_examples_scores_minus_infinity():
 
 
 def test_agrees_with_scikit_learn():
-    sklearn = pytest.importorskip("sklearn")  # noqa: F841 - cross-check only
+    # scikit-learn is in the "test" extra: this cross-check must run, never skip.
     from sklearn.linear_model import LogisticRegression
     from sklearn.metrics import f1_score
     from sklearn.multiclass import OneVsRestClassifier
@@ -367,6 +367,7 @@ def test_job_help_without_spark(capsys):
     assert "--embeddings" in capsys.readouterr().out
 
 
+@pytest.mark.e2e
 def test_job_classify_end_to_end(spark, tmp_path, capsys):
     rng = np.random.default_rng(0)
     n = 60
@@ -394,6 +395,7 @@ def test_job_classify_end_to_end(spark, tmp_path, capsys):
     assert res["results"]["0.5"]["micro_f1_mean"] == 1.0
 
 
+@pytest.mark.e2e
 def test_job_reconstruct(spark, tmp_path, capsys):
     n = 20
     src, dst = _random_graph(n, 45, seed=9)
@@ -436,10 +438,11 @@ def test_sparse_proximity_equals_the_dense_one(metric, window, scaling):
     assert got.nnz == np.count_nonzero(M)
 
 
+@pytest.mark.e2e
 def test_job_reconstruct_takes_m_from_the_manifest(spark, tmp_path, capsys):
     """The manifest next to the embeddings says which M they are of (here a window of 3
     with the log scaling, as the embed job writes it); flags override it."""
-    from tests.graphs import random_graph
+    from tests.helpers import random_graph
 
     g = random_graph(n=40, m=150, seed=5)  # with self-loops (dropped) and repeated edges (summed)
     edges = tmp_path / "edges.tsv"
@@ -469,6 +472,7 @@ def test_job_reconstruct_takes_m_from_the_manifest(spark, tmp_path, capsys):
     assert r2[0] > r2[1]  # the vectors are the truncated SVD of the manifest's M, not of the other
 
 
+@pytest.mark.e2e
 def test_job_linkpred_with_a_profile(spark, tmp_path):
     n = 40
     edges = tmp_path / "edges.tsv"

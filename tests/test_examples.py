@@ -3,6 +3,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.e2e
+
 NOTEBOOK = Path(__file__).resolve().parent.parent / "examples" / "notebooks" / "sepne_quickstart.py"
 
 

@@ -21,10 +21,13 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from jobs import embed
-from tests.graphs import random_graph
+from tests.helpers import random_graph
 from tests.spark_conf import spark_flags
+
+pytestmark = pytest.mark.e2e
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -221,6 +221,7 @@ def test_failed_write_leaves_nothing(spark, tmp_path):
 # --------------------------------------------------------------------------- job
 
 
+@pytest.mark.e2e
 def test_generate_job(spark, tmp_path, capsys):
     job = _load_job()
     with pytest.raises(SystemExit) as exc:

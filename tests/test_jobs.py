@@ -21,6 +21,7 @@ def _digest(folder: Path) -> dict[str, str]:
     }
 
 
+@pytest.mark.e2e
 def test_run_date_rerun_replaces_only_its_partition(spark, tmp_path, caplog):
     out = tmp_path / "embeddings"
     caplog.set_level(logging.INFO, logger="sepne_spark")
@@ -87,6 +88,7 @@ def test_solve_progress_reports_first_set_then_throttles(capsys):
     assert "3 sets (210 nodes)" in capsys.readouterr().err
 
 
+@pytest.mark.e2e
 def test_saved_model_io_reads_only_the_neighbourhood(spark, tmp_path, capsys):
     """--model with --nodes and M = I + A: the input is never merged as a whole, and the
     vectors equal those of the path that merges it."""
@@ -94,7 +96,7 @@ def test_saved_model_io_reads_only_the_neighbourhood(spark, tmp_path, capsys):
 
     from sepne_spark.model import SepNEModel
     from sepne_spark.reading import Graph, load_graph
-    from tests.graphs import random_graph
+    from tests.helpers import random_graph
 
     g = random_graph(n=80, m=320, seed=4)
     edges = tmp_path / "edges.tsv"

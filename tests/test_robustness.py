@@ -16,8 +16,7 @@ import pytest
 
 from jobs import embed
 from sepne_spark.model import SepNE
-from tests.graphs import SmallGraph, random_graph
-from tests.test_core import D, ETA, ITERS, K, LAM, SET, collect, oracle_compare
+from tests.helpers import D, ETA, ITERS, K, LAM, SET, SmallGraph, collect, oracle_compare, random_graph
 
 
 def hard_graph() -> SmallGraph:
@@ -39,6 +38,7 @@ def hard_graph() -> SmallGraph:
     )
 
 
+@pytest.mark.e2e
 def test_hard_graph_job_matches_oracle_and_warns_about_unreached_nodes(spark, tmp_path, caplog):
     g = hard_graph()
     path = tmp_path / "edges.tsv"

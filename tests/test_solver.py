@@ -7,7 +7,7 @@ import scipy.sparse as sp
 
 from sepne_spark import dense
 from sepne_spark.solver import landmark_factors, set_constants, solve_flops, solve_set
-from tests.graphs import random_graph
+from tests.helpers import random_graph
 
 
 def blocks(M, L, Vi):

@@ -17,6 +17,8 @@ import pytest
 
 from tests.spark_conf import spark_flags
 
+pytestmark = pytest.mark.e2e
+
 ROOT = Path(__file__).resolve().parent.parent
 SPARK_SUBMIT = Path(sys.executable).with_name("spark-submit")
 

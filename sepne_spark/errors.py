@@ -1,0 +1,41 @@
+"""The exceptions sepne-spark raises on purpose.
+
+Every one derives from :class:`SepNEError`. :class:`UserError` and its subclasses are
+problems with the user's input or settings: the jobs report them in one line and exit
+with status 2. Those that a library caller passes a bad value for are also
+``ValueError`` s, as Python code expects.
+
+* :class:`UserError`: a bad profile, flag, path or argument.
+* :class:`SettingError`: a setting's value breaks its rule (a Param of
+  :class:`~sepne_spark.model.SepNE`, a profile key, a flag).
+* :class:`InputError`: an edge list that is missing, unreadable or malformed; the
+  message names the file and line (or row and column).
+* :class:`RequestedIdsError`: none of the node ids asked for is a node of the graph.
+"""
+from __future__ import annotations
+
+__all__ = ["SepNEError", "UserError", "SettingError", "InputError", "RequestedIdsError"]
+
+
+class SepNEError(Exception):
+    """Base class of the errors sepne-spark raises on purpose."""
+
+
+class UserError(SepNEError):
+    """A problem with the user's input or configuration: reported in one line, exit 2."""
+
+
+class SettingError(UserError, ValueError):
+    """A setting's value breaks its rule (a Param, a keyword argument, a flag value)."""
+
+
+class InputError(UserError, ValueError):
+    """The input edge list is missing, unreadable or malformed.
+
+    The message names the file and the line (text) or the row and column (Parquet) of
+    the first problem found.
+    """
+
+
+class RequestedIdsError(UserError, ValueError):
+    """None of the ids asked for is a node of the graph (or no id was asked for)."""

@@ -1,0 +1,805 @@
+"""Every setting of SepNE, declared once: estimator Params, YAML profiles, flags, manifests.
+
+:data:`SETTINGS` is the one table of settings. Each :class:`Setting` has its profile
+key (``set_size``), its command-line flag (``--set-size``), its estimator Param
+(``setSize``, for the settings a model holds; ``None`` for the job-only ones), type,
+default, bounds or choices (the choices are the domain modules' own tuples:
+:data:`~sepne_spark.proximity.METRICS`, :data:`~sepne_spark.landmarks.STRATEGIES`,
+:data:`~sepne_spark.partition.SETUPS`, ...) and help text. Everything else is derived
+from that table:
+
+* :class:`~sepne_spark.model.SepNE` and :class:`~sepne_spark.model.SepNEModel` get one
+  Param per model setting, with ``getX``/``setX``, whose converter is :func:`_coerce`,
+  the same check as for a flag or a profile (:func:`param_converter`).
+* :func:`load_profile` reads a YAML profile (a file path, or the name of a file in
+  ``conf/`` or ``$SEPNE_CONF_DIR``) and validates it; a profile may ``extends:`` another.
+* :func:`add_arguments` adds one command-line flag per setting; every flag defaults to
+  ``None`` ("not given").
+* :func:`resolve` combines them, lowest to highest precedence: built-in default, then
+  profile, then command-line flag, into a frozen :class:`EmbedSettings`, whose
+  :meth:`EmbedSettings.as_dict` is what a run manifest records.
+
+Typical use in a job::
+
+    parser = argparse.ArgumentParser(prog="sepne-embed")
+    parser.add_argument("--profile", help="YAML profile: a path or a name in conf/")
+    settings.add_arguments(parser)
+    args = parser.parse_args(argv)
+    resolved = settings.resolve(args, settings.load_profile(args.profile))
+    model = SepNE(**settings.model_params(resolved))
+
+Every problem with a profile or a flag is a :class:`~sepne_spark.errors.UserError`
+whose one-line message names the file or flag, the setting and what is allowed; a bad
+Param value is a :class:`~sepne_spark.errors.SettingError` (also a ``ValueError``).
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import difflib
+import logging
+import math
+import numbers
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+import yaml
+
+from sepne_spark.errors import SettingError, UserError
+from sepne_spark.landmarks import STRATEGIES
+from sepne_spark.partition import SETUPS
+from sepne_spark.proximity import MAX_WINDOW, METRICS, SCALINGS
+from sepne_spark.reading import BAD_LINE_POLICIES, DUPLICATE_POLICIES, FORMATS, SELF_LOOP_POLICIES
+
+log = logging.getLogger(__name__)
+
+__all__ = [
+    "DTYPES",
+    "MODEL_PARAMS",
+    "MODEL_SETTINGS",
+    "SETTINGS",
+    "SETTING_NAMES",
+    "Setting",
+    "SettingError",
+    "EmbedSettings",
+    "UserError",
+    "add_arguments",
+    "conf_dirs",
+    "find_profile",
+    "load_profile",
+    "model_params",
+    "param_converter",
+    "resolve",
+    "setting",
+]
+
+#: Floating-point types of the per-set solve and of the output.
+DTYPES = ("float64", "float32")
+
+#: ``scope`` of a setting the fitted model holds (a Param of the estimator).
+MODEL = "model"
+#: ``scope`` of a setting of the job alone (how input is read, what is written, Spark).
+JOB = "job"
+
+
+
+# ---------------------------------------------------------------------------
+# The schema
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One setting: profile key ``name``, ``flag``, estimator ``param``, rule and help.
+
+    ``scope`` is :data:`MODEL` for a setting the fitted model holds (then ``param`` is
+    its Param name, the camelCase of ``name``) or :data:`JOB` for one of the job alone
+    (``param`` is ``None``). ``type`` is one of ``int``, ``float``, ``bool``, ``str`` (always with ``choices``)
+    or ``dict`` (the ``spark`` mapping of Spark configuration keys to string values).
+    ``minimum``/``maximum`` bound numbers; ``exclusive_minimum`` makes the minimum
+    itself invalid. Booleans have a second flag, ``negative_flag``, that sets ``False``.
+    """
+
+    name: str
+    flag: str
+    type: type
+    default: Any
+    help: str
+    scope: str = MODEL
+    param: str | None = None
+    choices: tuple[str, ...] | None = None
+    minimum: float | None = None
+    exclusive_minimum: bool = False
+    maximum: float | None = None
+    metavar: str | None = None
+    negative_flag: str | None = None
+    negative_help: str | None = None
+
+    def allowed(self) -> str:
+        """What values are allowed, in words (used in help texts and error messages)."""
+        if self.choices is not None:
+            return "one of " + ", ".join(self.choices)
+        if self.type is bool:
+            return "true or false"
+        if self.type is dict:
+            return "a mapping of Spark settings (keys start with 'spark.') to values"
+        noun = "an integer" if self.type is int else "a number"
+        if self.minimum is not None and self.maximum is not None:
+            return f"{noun} from {_num(self.minimum)} to {_num(self.maximum)}"
+        if self.minimum is not None:
+            return f"{noun} {'>' if self.exclusive_minimum else '>='} {_num(self.minimum)}"
+        if self.maximum is not None:
+            return f"{noun} <= {_num(self.maximum)}"
+        return noun
+
+    def default_text(self) -> str:
+        """The built-in default as it would be written in a profile."""
+        if self.type is bool:
+            return "true" if self.default else "false"
+        if self.type is dict:
+            return "none" if not self.default else ", ".join(f"{k}={v}" for k, v in self.default.items())
+        return str(self.default)
+
+
+def _num(x: float) -> str:
+    if x == 2**63 - 1:
+        return "2^63-1"
+    return str(int(x)) if float(x).is_integer() else str(x)
+
+
+def _camel(name: str) -> str:
+    first, *rest = name.split("_")
+    return first + "".join(w.capitalize() for w in rest)
+
+
+def _setting(name: str, type_: type, default: Any, help: str, scope: str = MODEL, **kw: Any) -> Setting:
+    return Setting(name=name, flag="--" + name.replace("_", "-"), type=type_, default=default, help=help,
+                   scope=scope, param=_camel(name) if scope == MODEL else None, **kw)
+
+
+#: The embedding job's settings, in the order they are listed in ``--help``.
+SETTINGS: tuple[Setting, ...] = (
+    _setting("metric", str, "A+A2", "proximity matrix M: I+A is M = I + A, A+A2 is M = A + A*A, "
+             "A the row-normalised transition matrix", choices=METRICS),
+    _setting("window", int, 2, "powers of A in metric A+A2: M = A + A*A + ... + A^T for a window "
+             "of T; 2 is the paper's A + A*A. Each extra power is one more join and M grows "
+             "roughly by the average degree per power, so keep it small on large graphs",
+             minimum=2, maximum=MAX_WINDOW, metavar="T"),
+    _setting("scaling", str, "none", "element-wise scaling of M: none, or log, which replaces each "
+             "entry m of column v by log(max(vol * m / (T * s_in(v)), 1)) with vol the total edge "
+             "weight, s_in(v) the weight into v and T the window (a shifted-PMI transform; M stays "
+             "sparse)",
+             choices=SCALINGS),
+    _setting("dim", int, 128, "embedding dimension d, at most --landmarks", minimum=1, metavar="D"),
+    _setting("landmarks", int, 200, "number of landmarks k", minimum=1, metavar="K"),
+    _setting("landmark_strategy", str, "DD", "how landmarks are chosen: DD highest degree, "
+             "DP sampled proportionally to degree, UF sampled uniformly, GDS greedy dominating set",
+             choices=STRATEGIES),
+    _setting("partition", str, "RP", "how the other nodes are split into sets: RP random, "
+             "LP label propagation communities, IO only the requested nodes",
+             choices=SETUPS),
+    _setting("set_size", int, 500, "target number of nodes per set, best at least --landmarks",
+             minimum=1, metavar="N"),
+    _setting("lam", float, 0.4, "weight lambda of the global terms of the objective",
+             minimum=0.0, metavar="LAMBDA"),
+    _setting("eta", float, 0.1, "weight eta of the regularisation term", minimum=0.0,
+             exclusive_minimum=True, metavar="ETA"),
+    _setting("iters", int, 100, "alternating least-squares rounds per set; "
+             "0 keeps the landmark-only start", minimum=0, metavar="N"),
+    _setting("seed", int, 0, "seed of the random partition and of sampled landmarks",
+             minimum=0, maximum=2**63 - 1, metavar="SEED"),
+    _setting("directed", bool, False, "edges are directed: a line 'u v' means u -> v only",
+             negative_flag="--undirected",
+             negative_help="edges are undirected: a line 'u v' also means v -> u (the default)"),
+    _setting("input_format", str, "auto", "format of the edge input; auto picks it from the "
+             "file extension", choices=FORMATS, scope=JOB),
+    _setting("duplicates", str, "sum", "how repeated edges are merged: sum or max of their weights",
+             choices=DUPLICATE_POLICIES),
+    _setting("self_loops", str, "drop", "what to do with edges from a node to itself",
+             choices=SELF_LOOP_POLICIES),
+    _setting("bad_lines", str, "fail", "what to do with edge lines that cannot be parsed: "
+             "fail the job or skip them", choices=BAD_LINE_POLICIES, scope=JOB),
+    _setting("lp_max_iter", int, 10, "label propagation iterations, used with --partition LP",
+             minimum=1, metavar="N"),
+    _setting("dtype", str, "float64", "floating-point type of the per-set solve and of the output",
+             choices=DTYPES),
+    _setting("context", bool, False, "also write the context vectors C next to the embeddings",
+             negative_flag="--no-context",
+             negative_help="write only the embeddings (the default)", scope=JOB),
+    _setting("spark", dict, {}, "Spark configuration, repeatable; applied only when the job "
+             "builds its own session (not when one is already active, as in notebooks or "
+             "Spark Connect); merged over the profile's spark: block", metavar="KEY=VALUE", scope=JOB),
+)
+
+SETTING_NAMES: tuple[str, ...] = tuple(s.name for s in SETTINGS)
+_BY_NAME: dict[str, Setting] = {s.name: s for s in SETTINGS}
+#: The settings a fitted model holds: one estimator Param each, in schema order.
+MODEL_SETTINGS: tuple[Setting, ...] = tuple(s for s in SETTINGS if s.scope == MODEL)
+_BY_PARAM: dict[str, Setting] = {s.param: s for s in MODEL_SETTINGS if s.param is not None}
+_RESERVED = ("extends",)  # profile keys that are not settings
+
+# Names people write for a setting (the paper's symbols, singular/plural slips).
+_ALIASES = {
+    "lambda": "lam", "k": "landmarks", "d": "dim", "dimension": "dim", "dimensions": "dim",
+    "iter": "iters", "iterations": "iters", "n_iter": "iters", "strategy": "landmark_strategy",
+    "format": "input_format", "undirected": "directed", "contexts": "context",
+    "num_landmarks": "landmarks", "n_landmarks": "landmarks", "setsize": "set_size",
+    "lp_iters": "lp_max_iter", "lp_iter": "lp_max_iter", "conf": "spark", "spark_conf": "spark",
+}
+
+# Spark's own default for spark.redaction.regex, plus credentials.
+_SECRET_KEY = re.compile(r"secret|password|token|access[.]?key|credential", re.IGNORECASE)
+
+
+# ---------------------------------------------------------------------------
+# Checking one value
+# ---------------------------------------------------------------------------
+
+
+class _Invalid(ValueError):
+    """A value that breaks its setting's rule; the message says how, not where."""
+
+
+_TRUE = {"true", "yes", "on", "1"}
+_FALSE = {"false", "no", "off", "0"}
+
+
+def _show(value: Any) -> str:
+    if value is None:
+        return "null (no value)"
+    return f"{value!r} ({type(value).__name__})"
+
+
+def _coerce(s: Setting, value: Any, text: bool = False) -> Any:
+    """Check ``value`` against ``s`` and return it in canonical form.
+
+    ``text`` is true for values from the command line: strings are then parsed as the
+    setting's type. From YAML, values must already have the right type (a float
+    setting also takes an int, and a string such as ``1e-3``, which YAML 1.1 reads as
+    a string); an int setting never takes a bool.
+    """
+    if s.type is dict:
+        return _coerce_spark(value)
+    if s.type is bool:
+        if isinstance(value, bool):
+            return value
+        if text and isinstance(value, str):
+            word = value.strip().lower()
+            if word in _TRUE:
+                return True
+            if word in _FALSE:
+                return False
+        raise _Invalid(f"expected true or false, got {_show(value)}")
+    if s.choices is not None:
+        if not isinstance(value, str):
+            raise _Invalid(f"expected one of {', '.join(s.choices)}, got {_show(value)}")
+        canonical = {c.lower(): c for c in s.choices}.get(value.strip().lower())
+        if canonical is None:
+            raise _Invalid(f"must be one of {', '.join(s.choices)}, got {value!r}")
+        return canonical
+    if s.type is int:
+        if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+            number: float = int(value)
+        elif text and isinstance(value, str):
+            try:
+                number = int(value.strip(), 10)
+            except ValueError:
+                raise _Invalid(f"expected an integer, got {value!r}") from None
+        else:
+            raise _Invalid(f"expected an integer, got {_show(value)}")
+    elif s.type is float:
+        if isinstance(value, numbers.Real) and not isinstance(value, bool):
+            number = float(value)
+        elif isinstance(value, str):
+            try:
+                number = float(value.strip())
+            except ValueError:
+                raise _Invalid(f"expected a number, got {_show(value)}") from None
+        else:
+            raise _Invalid(f"expected a number, got {_show(value)}")
+        if not math.isfinite(number):
+            raise _Invalid(f"must be a finite number, got {value!r}")
+    else:  # pragma: no cover - the schema only uses the types above
+        raise TypeError(f"setting {s.name} has unsupported type {s.type!r}")
+    too_low = s.minimum is not None and (
+        number < s.minimum or (s.exclusive_minimum and number == s.minimum)
+    )
+    too_high = s.maximum is not None and number > s.maximum
+    if too_low or too_high:
+        raise _Invalid(f"must be {s.allowed()}, got {value!r}")
+    return number
+
+
+def _spark_value(key: str, value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (str, int, float)):
+        return str(value)
+    raise _Invalid(f"value of {key!r} must be a string, number or boolean, got {_show(value)}")
+
+
+def _spark_key(key: Any) -> str:
+    if not isinstance(key, str) or not key.strip().startswith("spark."):
+        raise _Invalid(f"{key!r} is not a Spark setting: keys start with 'spark.'")
+    return key.strip()
+
+
+def _spark_pair(text: str) -> tuple[str, str]:
+    """``KEY=VALUE`` from the command line."""
+    key, sep, value = str(text).partition("=")
+    if not sep:
+        raise _Invalid(f"expected KEY=VALUE, got {text!r}")
+    return _spark_key(key), value.strip()
+
+
+def _coerce_spark(value: Any) -> dict[str, str]:
+    """The ``spark`` setting: a mapping, or (command line) a list of pairs or KEY=VALUE."""
+    if value is None:  # a spark: block whose entries are all commented out
+        return {}
+    if isinstance(value, Mapping):
+        return {_spark_key(k): _spark_value(str(k), v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        out: dict[str, str] = {}
+        for item in value:
+            if isinstance(item, str):
+                key, val = _spark_pair(item)
+            elif isinstance(item, (list, tuple)) and len(item) == 2:
+                key, val = _spark_key(item[0]), _spark_value(str(item[0]), item[1])
+            else:
+                raise _Invalid(f"expected KEY=VALUE, got {_show(item)}")
+            out[key] = val
+        return out
+    raise _Invalid(f"expected {_BY_NAME['spark'].allowed()}, got {_show(value)}")
+
+
+def _suggest(key: Any) -> str | None:
+    """A hint for an unknown profile key: the closest valid key, or where it belongs."""
+    text = str(key).strip()
+    if text.startswith("spark."):
+        return f"put {text!r} under 'spark:'"
+    norm = text.lower().replace("-", "_").replace(" ", "_")
+    if norm in _BY_NAME:
+        return f"'{norm}'"
+    if norm in _ALIASES:
+        return f"'{_ALIASES[norm]}'"
+    close = difflib.get_close_matches(norm, SETTING_NAMES + _RESERVED, n=1, cutoff=0.6)
+    return f"'{close[0]}'" if close else None
+
+
+def _unknown(key: Any, origin: str) -> UserError:
+    hint = _suggest(key)
+    did_you_mean = f" (did you mean {hint}?)" if hint else ""
+    valid = ", ".join(SETTING_NAMES + _RESERVED)
+    return UserError(f"{origin}: unknown setting {key!r}{did_you_mean}; valid settings: {valid}")
+
+
+def _check_mapping(values: Mapping[Any, Any], origin: str) -> dict[str, Any]:
+    """Validate a mapping of setting -> value (a profile); return canonical values."""
+    out: dict[str, Any] = {}
+    for key, value in values.items():
+        if not isinstance(key, str) or key not in _BY_NAME:
+            raise _unknown(key, origin)
+        try:
+            out[key] = _coerce(_BY_NAME[key], value)
+        except _Invalid as exc:
+            raise UserError(f"{origin}: {key!r}: {exc}") from None
+    return out
+
+
+def _check_combination(values: Mapping[str, Any], sources: Mapping[str, str] | None = None) -> None:
+    """Rules that involve more than one setting."""
+    def where(name: str) -> str:
+        return f" ({sources[name]})" if sources and name in sources else ""
+
+    if values["metric"] == "I+A" and values["window"] != 2:
+        raise UserError(
+            f"window {values['window']}{where('window')} applies to metric A+A2 only "
+            f"(M = A + ... + A^window); metric I+A{where('metric')} has no window"
+        )
+    if values["dim"] > values["landmarks"]:
+        raise UserError(
+            f"dim {values['dim']}{where('dim')} is larger than landmarks {values['landmarks']}"
+            f"{where('landmarks')}: the landmark embedding keeps at most k = landmarks dimensions"
+        )
+
+
+# ---------------------------------------------------------------------------
+# The resolved settings
+# ---------------------------------------------------------------------------
+
+
+def _post_init(self: Any) -> None:
+    for s in SETTINGS:
+        try:
+            value = _coerce(s, getattr(self, s.name))
+        except _Invalid as exc:
+            raise UserError(f"EmbedSettings.{s.name}: {exc}") from None
+        object.__setattr__(self, s.name, value)
+    _check_combination(dataclasses.asdict(self))
+
+
+def _as_dict(self: Any, redact: bool = True) -> dict[str, Any]:
+    """The settings as a plain, JSON-ready dict (for run manifests and fitted models).
+
+    With ``redact`` (the default), values of Spark keys that look like credentials
+    (the pattern of Spark's ``spark.redaction.regex``) are replaced by ``"*********"``.
+    """
+    out = {s.name: getattr(self, s.name) for s in SETTINGS}
+    out["spark"] = {
+        k: ("*********" if redact and _SECRET_KEY.search(k) else v) for k, v in self.spark.items()
+    }
+    return out
+
+
+def _from_dict(cls: type, values: Mapping[str, Any]) -> Any:
+    """Settings from :meth:`as_dict` output (e.g. a manifest); missing keys take defaults."""
+    return cls(**_check_mapping(values, "settings"))
+
+
+def _field(s: Setting) -> tuple[str, Any, Any]:
+    annotation = "dict[str, str]" if s.type is dict else s.type.__name__
+    if s.type is dict:
+        # A dict field is excluded from the hash; compare=True keeps == exact.
+        return s.name, annotation, dataclasses.field(default_factory=lambda d=s.default: dict(d), hash=False)
+    return s.name, annotation, dataclasses.field(default=s.default)
+
+
+#: All settings of one embedding run, resolved and validated. Frozen; built by
+#: :func:`resolve`, or directly (``EmbedSettings(dim=64)``, validated the same way).
+#: Fields, in schema order: metric, window, scaling, dim, landmarks, landmark_strategy, partition,
+#: set_size, lam, eta, iters, seed, directed, input_format, duplicates, self_loops,
+#: bad_lines, lp_max_iter, dtype, context, spark.
+EmbedSettings = dataclasses.make_dataclass(
+    "EmbedSettings",
+    [_field(s) for s in SETTINGS],
+    frozen=True,
+    namespace={
+        "__module__": __name__,
+        "__doc__": "All settings of one embedding run, resolved and validated (frozen).\n\n"
+                   "Fields: " + ", ".join(SETTING_NAMES) + ".",
+        "__post_init__": _post_init,
+        "as_dict": _as_dict,
+        "from_dict": classmethod(_from_dict),
+    },
+)
+
+
+#: SepNE Param name (:class:`sepne_spark.model.SepNE`) -> setting name, for every setting
+#: a fitted model holds (derived from :data:`SETTINGS`).
+MODEL_PARAMS: dict[str, str] = {s.param: s.name for s in MODEL_SETTINGS if s.param is not None}
+
+
+def setting(name: str) -> Setting:
+    """The :class:`Setting` called ``name``: a profile key (``set_size``) or a Param
+    name (``setSize``)."""
+    found = _BY_NAME.get(name) or _BY_PARAM.get(name)
+    if found is None:
+        raise KeyError(f"no setting {name!r}")
+    return found
+
+
+def model_params(settings: Any) -> dict[str, Any]:
+    """The :class:`sepne_spark.model.SepNE` parameters of resolved ``settings``."""
+    return {param: getattr(settings, name) for param, name in MODEL_PARAMS.items()}
+
+
+def param_converter(s: Setting) -> Callable[[Any], Any]:
+    """The ``typeConverter`` of the estimator Param of ``s``.
+
+    It applies :func:`_coerce`, the rule of the flag and of the profile key, so
+    ``SepNE(window=11)`` fails as ``--window 11`` does, with a :class:`SettingError`
+    (a ``ValueError``) whose message names the Param and what is allowed.
+    """
+    def convert(value: Any) -> Any:
+        try:
+            return _coerce(s, _plain(value))
+        except _Invalid as exc:
+            raise SettingError(f"{s.param}: {exc}") from None
+
+    convert.__name__ = f"to_{s.name}"
+    return convert
+
+
+def _plain(value: Any) -> Any:
+    """NumPy scalars as Python numbers (a Param may be set from an array element)."""
+    item = getattr(value, "item", None)
+    if item is not None and getattr(value, "shape", None) == ():
+        return item()
+    return value
+
+
+# ---------------------------------------------------------------------------
+# Profiles
+# ---------------------------------------------------------------------------
+
+_PROFILE_SUFFIXES = (".yaml", ".yml")
+_MAX_EXTENDS_DEPTH = 8
+
+
+def conf_dirs() -> list[Path]:
+    """Folders searched for profiles given by name: ``$SEPNE_CONF_DIR`` (one or more
+    folders, separated by ``os.pathsep``), then the checkout's ``conf/`` when running
+    from a source tree, then the profiles shipped inside the installed package."""
+    dirs = [Path(p).expanduser() for p in os.environ.get("SEPNE_CONF_DIR", "").split(os.pathsep) if p]
+    checkout = Path(__file__).resolve().parent.parent / "conf"
+    if checkout.is_dir():
+        dirs.append(checkout)
+    packaged = _packaged_profiles()
+    if packaged is not None:
+        dirs.append(packaged)
+    return dirs
+
+
+_PACKAGED: list[Path | None] = []
+
+
+def _packaged_profiles() -> Path | None:
+    """The ``sepne_spark/profiles`` folder of an installed wheel.
+
+    A wheel on ``spark-submit --py-files`` is imported from inside the zip file, where
+    the YAML files are not plain files: they are then copied once to a private
+    temporary folder so that profiles work the same way everywhere.
+    """
+    if _PACKAGED:
+        return _PACKAGED[0]
+    folder: Path | None = Path(__file__).resolve().parent / "profiles"
+    if not folder.is_dir():
+        folder = None
+        try:
+            from importlib.resources import files
+
+            shipped = files("sepne_spark") / "profiles"
+            entries = [e for e in shipped.iterdir() if e.name.endswith(_PROFILE_SUFFIXES)] if shipped.is_dir() else []
+        except (OSError, ModuleNotFoundError, NotADirectoryError):
+            entries = []
+        if entries:
+            import tempfile
+
+            folder = Path(tempfile.mkdtemp(prefix="sepne-profiles-"))
+            for entry in entries:
+                (folder / entry.name).write_text(entry.read_text(encoding="utf-8"), encoding="utf-8")
+    _PACKAGED.append(folder)
+    return folder
+
+
+def _available() -> list[str]:
+    names: set[str] = set()
+    for d in conf_dirs():
+        if d.is_dir():
+            names.update(p.stem for p in d.iterdir() if p.suffix in _PROFILE_SUFFIXES and p.is_file())
+    return sorted(names)
+
+
+def find_profile(path_or_name: str | os.PathLike[str], base: Path | None = None) -> Path:
+    """The YAML file a profile argument refers to.
+
+    A path (it has a folder separator or a ``.yaml``/``.yml`` suffix) is taken relative
+    to ``base`` (the folder of a profile that ``extends:`` it) or the working directory.
+    A bare name ``NAME`` is ``NAME.yaml`` (or ``.yml``) in ``base``, then in each of
+    :func:`conf_dirs`.
+    """
+    text = os.fspath(path_or_name).strip()
+    if not text:
+        raise UserError("empty profile name")
+    path = Path(text).expanduser()
+    has_sep = "/" in text or os.sep in text
+    candidates: list[Path] = []
+    if has_sep or path.suffix in _PROFILE_SUFFIXES:
+        if base is not None and not path.is_absolute():
+            candidates.append(base / path)
+        candidates.append(path)
+        if not has_sep:  # "document.yaml": also look in the profile folders
+            candidates += [d / text for d in conf_dirs()]
+    else:
+        folders = ([base] if base is not None else []) + conf_dirs()
+        candidates += [d / (text + suffix) for d in folders for suffix in _PROFILE_SUFFIXES]
+        candidates.append(path)  # a file without suffix in the working directory
+    for candidate in candidates:
+        if candidate.is_file():
+            return candidate
+    available = _available()
+    close = difflib.get_close_matches(path.stem if path.suffix in _PROFILE_SUFFIXES else text, available, n=1)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    raise UserError(
+        f"profile {text!r} not found{hint}; give a path to a YAML file or one of: "
+        f"{', '.join(available) or '(none)'} (searched {', '.join(str(d) for d in conf_dirs())})"
+    )
+
+
+class _ProfileLoader(yaml.SafeLoader):
+    """Safe YAML loader that rejects a key written twice in one mapping."""
+
+
+def _construct_mapping(loader: _ProfileLoader, node: yaml.MappingNode) -> dict[Any, Any]:
+    loader.flatten_mapping(node)
+    seen: set[Any] = set()
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node, deep=True)
+        try:
+            duplicate = key in seen
+            seen.add(key)
+        except TypeError:  # unhashable key; construct_mapping reports it
+            continue
+        if duplicate:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"key {key!r} is given twice", key_node.start_mark
+            )
+    return loader.construct_mapping(node, deep=True)
+
+
+_ProfileLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+
+
+def _read_yaml(path: Path) -> dict[Any, Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise UserError(f"cannot read profile {path}: {exc.strerror or exc}") from None
+    try:
+        data = yaml.load(text, Loader=_ProfileLoader)  # noqa: S506 - a SafeLoader subclass
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        what = exc.problem or exc.context or "syntax error"
+        tag = re.search(r"constructor for the tag '([^']+)'", what)
+        if tag:  # e.g. !!python/object/apply: the safe loader builds plain values only
+            shown = re.sub(r"^tag:yaml\.org,2002:", "!!", tag.group(1))
+            raise UserError(
+                f"{path}: the YAML tag {shown}{at} is not allowed: a profile holds plain values only "
+                "(strings, numbers, booleans, lists and mappings)"
+            ) from None
+        raise UserError(f"{path}: not valid YAML: {what}{at}") from None
+    except yaml.YAMLError as exc:
+        raise UserError(f"{path}: not valid YAML: {' '.join(str(exc).split())}") from None
+    if data is None:  # empty file, or only comments
+        return {}
+    if not isinstance(data, dict):
+        raise UserError(f"{path}: a profile is a mapping of 'setting: value' lines, got {type(data).__name__}")
+    return data
+
+
+def _merge(parent: Mapping[str, Any], child: Mapping[str, Any]) -> dict[str, Any]:
+    """``child`` over ``parent``; the ``spark`` mappings are merged key by key."""
+    out = dict(parent)
+    out.update(child)
+    if "spark" in parent and "spark" in child:
+        out["spark"] = {**parent["spark"], **child["spark"]}
+    return out
+
+
+def _load(path: Path, chain: tuple[Path, ...]) -> dict[str, Any]:
+    path = path.resolve()
+    if path in chain:
+        cycle = " -> ".join(str(p) for p in chain[chain.index(path):] + (path,))
+        raise UserError(f"profiles extend each other in a cycle: {cycle}")
+    if len(chain) >= _MAX_EXTENDS_DEPTH:
+        raise UserError(f"{path}: profiles extend each other more than {_MAX_EXTENDS_DEPTH} levels deep")
+    raw = _read_yaml(path)
+    parent_ref = raw.pop("extends", None)
+    own = _check_mapping(raw, str(path))
+    if parent_ref is None:
+        return own
+    if not isinstance(parent_ref, str) or not parent_ref.strip():
+        raise UserError(f"{path}: 'extends': expected a profile name or path, got {_show(parent_ref)}")
+    parent = _load(find_profile(parent_ref, base=path.parent), chain + (path,))
+    return _merge(parent, own)
+
+
+def load_profile(path_or_name: str | os.PathLike[str] | None = None) -> dict[str, Any]:
+    """Read and validate a profile; return its settings (``extends`` applied).
+
+    ``path_or_name`` is a path to a YAML file or a profile name (``document``,
+    ``social``, ``yarn``, ``default``, or any ``NAME.yaml`` in ``$SEPNE_CONF_DIR``).
+    ``None`` means the ``default`` profile (or no settings at all if there is none).
+    The result holds only the settings the profile (or what it extends) sets, in
+    canonical form; :func:`resolve` fills in the rest.
+    """
+    if path_or_name is None:
+        try:
+            path = find_profile("default")
+        except UserError:
+            return {}
+    else:
+        path = find_profile(path_or_name)
+    return _load(path, ())
+
+
+# ---------------------------------------------------------------------------
+# Command line
+# ---------------------------------------------------------------------------
+
+
+def _arg_type(s: Setting):
+    def parse(text: str) -> Any:
+        try:
+            return _spark_pair(text) if s.type is dict else _coerce(s, text, text=True)
+        except _Invalid as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    parse.__name__ = s.type.__name__
+    return parse
+
+
+def _escape(text: str) -> str:
+    return text.replace("%", "%%")  # argparse %-formats help strings
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add one flag per setting to ``parser``, in an "embedding settings" group.
+
+    Every flag defaults to ``None`` (not given), so that :func:`resolve` can tell a
+    flag from the profile's value. Booleans get two flags (``--directed`` /
+    ``--undirected``, ``--context`` / ``--no-context``); ``--spark KEY=VALUE`` may be
+    repeated. Bad values stop argparse with a message naming the flag.
+    """
+    group = parser.add_argument_group(
+        "embedding settings",
+        "A flag overrides the profile's value, which overrides the built-in default shown.",
+    )
+    for s in SETTINGS:
+        if s.type is bool:
+            pair = group.add_mutually_exclusive_group()
+            pair.add_argument(s.flag, dest=s.name, action="store_const", const=True, default=None,
+                              help=_escape(f"{s.help} (default: {s.default_text()})"))
+            pair.add_argument(s.negative_flag, dest=s.name, action="store_const", const=False,
+                              default=None, help=_escape(s.negative_help or f"not {s.flag}"))
+            continue
+        metavar = s.metavar or ("{" + ",".join(s.choices) + "}" if s.choices else s.name.upper())
+        if s.type is dict:
+            extra = "default: none"
+        else:
+            extra = f"{s.allowed()}; default: {s.default_text()}"
+        group.add_argument(
+            s.flag, dest=s.name, type=_arg_type(s), default=None, metavar=metavar,
+            action="append" if s.type is dict else "store",
+            help=_escape(f"{s.help} ({extra})"),
+        )
+
+
+def resolve(
+    args: argparse.Namespace | Mapping[str, Any] | None,
+    profile: Mapping[str, Any] | None = None,
+) -> EmbedSettings:
+    """Combine built-in defaults < ``profile`` < command-line ``args`` into settings.
+
+    ``args`` is the namespace from a parser set up by :func:`add_arguments` (other
+    attributes are ignored), or a dict of setting name -> value; ``None`` values mean
+    "not given". Strings are parsed as from the command line, and errors name the flag.
+    ``profile`` is what :func:`load_profile` returned (checked again here). Spark
+    settings are merged key by key: flags over the profile's ``spark:`` block.
+    """
+    given: Mapping[str, Any] = vars(args) if isinstance(args, argparse.Namespace) else (args or {})
+    values: dict[str, Any] = {
+        s.name: (dict(s.default) if s.type is dict else s.default) for s in SETTINGS
+    }
+    sources = {name: "built-in default" for name in SETTING_NAMES}
+    for name, value in _check_mapping(profile or {}, "profile").items():
+        values[name] = value
+        sources[name] = "from the profile"
+    for s in SETTINGS:
+        value = given.get(s.name)
+        if value is None:
+            continue
+        try:
+            value = _coerce(s, value, text=True)
+        except _Invalid as exc:
+            raise UserError(f"argument {s.flag}: {exc}") from None
+        if s.type is dict:
+            values[s.name] = {**values[s.name], **value}
+        else:
+            values[s.name] = value
+        sources[s.name] = f"from {s.flag}"
+    _check_combination(values, sources)
+    if values["partition"] != "IO" and values["set_size"] < values["landmarks"]:
+        log.warning(
+            "set_size %d is below landmarks %d: each set's solve will be dominated by its "
+            "k x k factorisation; sets of at least k nodes use the machine better",
+            values["set_size"], values["landmarks"],
+        )
+    if values["landmark_strategy"] == "GDS" and values["metric"] == "I+A" and values["dim"] < values["landmarks"]:
+        log.warning("landmark_strategy GDS with metric I+A gives a nearly diagonal M00; "
+                    "prefer A+A2, or dim = landmarks")
+    return EmbedSettings(**values)

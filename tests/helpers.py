@@ -1,0 +1,90 @@
+"""Helpers shared by the tests: small random graphs and their dense matrices, the
+oracle comparison of embeddings. Test modules import helpers from here, never from
+each other."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from sepne_spark import dense
+
+#: Size of the oracle tests' models: landmarks, dimension, rounds, lambda, eta, set size.
+K, D, ITERS, LAM, ETA, SET = 8, 4, 5, 0.4, 0.1, 18
+
+
+@dataclass
+class SmallGraph:
+    rows: list  # (src, dst, weight) as given to Spark
+    ids: list  # node ids, sorted
+    src: np.ndarray  # indices into ids, self-loops removed
+    dst: np.ndarray
+    weight: np.ndarray
+
+    def index(self) -> dict:
+        return {v: i for i, v in enumerate(self.ids)}
+
+    def proximity(
+        self, metric: str, directed: bool, weighted: bool = True, scaling: str = "none", window: int = 2
+    ) -> np.ndarray:
+        w = self.weight if weighted else np.ones(len(self.src))
+        A = dense.transition_matrix(len(self.ids), self.src, self.dst, w, directed=directed)
+        M = dense.proximity_from_transition(A, metric, window)
+        if scaling == "log":
+            W = dense.weight_matrix(len(self.ids), self.src, self.dst, w, directed=directed)
+            M = dense.log_scaled(M, W, window)
+        return M
+
+
+def random_graph(n: int = 60, m: int = 220, seed: int = 0, string_ids: bool = True, communities: int = 3) -> SmallGraph:
+    """A random graph with some community structure, a few duplicates and self-loops."""
+    rng = np.random.default_rng(seed)
+    comm = rng.integers(0, communities, n)
+    src = rng.integers(0, n, m)
+    dst = np.where(rng.random(m) < 0.7, -1, rng.integers(0, n, m))
+    for e in np.where(dst < 0)[0]:
+        same = np.where(comm == comm[src[e]])[0]
+        dst[e] = rng.choice(same)
+    weight = np.round(rng.random(m) * 2 + 0.25, 3)
+    name = (lambda i: f"v{i:03d}") if string_ids else (lambda i: int(i) * 10 + 1)
+    rows = [(name(a), name(b), float(w)) for a, b, w in zip(src, dst, weight)]
+    keep = src != dst
+    ids = sorted({name(i) for i in range(n)} & ({r[0] for r in rows} | {r[1] for r in rows}))
+    pos = {v: i for i, v in enumerate(ids)}
+    return SmallGraph(
+        rows=rows,
+        ids=ids,
+        src=np.array([pos[name(a)] for a in src[keep]]),
+        dst=np.array([pos[name(b)] for b in dst[keep]]),
+        weight=weight[keep],
+    )
+
+
+def collect(df):
+    pdf = df.toPandas()
+    return {r.id: r for r in pdf.itertuples()}
+
+
+def oracle_compare(g, out, model, metric, directed, weighted, scaling="none", window=2):
+    """Compare every embedded node with the dense oracle for the same landmarks and sets."""
+    M = g.proximity(metric, directed, weighted, scaling, window)
+    pos = g.index()
+    L = [pos[i] for i in model.landmark_ids]
+    sets: dict = {}
+    for r in out.values():
+        if not r.is_landmark:
+            sets.setdefault(r.set_id, []).append(pos[r.id])
+    W, C = dense.sepne_dense(M, L, list(sets.values()), D, LAM, ETA, ITERS)
+    # The SVD fixes each dimension only up to sign: align on the landmark rows.
+    Phi = np.array([out[i].embedding for i in model.landmark_ids if i in out]) if all(
+        i in out for i in model.landmark_ids
+    ) else model.factors.Phi.T
+    sign = np.sign(np.sum(Phi * W[L], axis=0))
+    assert np.all(sign != 0)
+    scale_w = np.nanmax(np.abs(W))
+    scale_c = np.nanmax(np.abs(C))
+    for node, r in out.items():
+        i = pos[node]
+        np.testing.assert_allclose(np.asarray(r.embedding) * sign, W[i], rtol=0, atol=1e-6 * scale_w)
+        np.testing.assert_allclose(np.asarray(r.context) * sign, C[i], rtol=0, atol=1e-6 * scale_c)
+    return sets

@@ -1,0 +1,109 @@
+"""pyspark.ml persistence of SepNE and SepNEModel, alone and inside Pipelines."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from pyspark.ml import Pipeline, PipelineModel
+
+from sepne_spark import __version__
+from sepne_spark.model import SepNE, SepNEModel
+from tests.helpers import random_graph
+
+PARAMS = dict(dim=4, landmarks=8, metric="I+A", setSize=15, iters=5, lam=0.4, eta=0.1, seed=3)
+
+
+def by_id(df) -> dict:
+    return {r["id"]: r for r in df.toPandas().to_dict("records")}
+
+
+def assert_same_embeddings(a, b) -> None:
+    x, y = by_id(a), by_id(b)
+    assert sorted(x) == sorted(y)
+    scale = max(np.abs(np.asarray(r["embedding"])).max() for r in x.values())
+    for node, r in x.items():
+        assert r["is_landmark"] == y[node]["is_landmark"] and r["set_id"] == y[node]["set_id"]
+        np.testing.assert_allclose(y[node]["embedding"], r["embedding"], rtol=0, atol=1e-9 * scale)
+        np.testing.assert_allclose(y[node]["context"], r["context"], rtol=0, atol=1e-9 * scale)
+
+
+@pytest.fixture(scope="module")
+def edges(spark):
+    g = random_graph(n=40, m=150, seed=11, string_ids=True)
+    return spark.createDataFrame(g.rows, "src string, dst string, weight double")
+
+
+def metadata(path) -> dict:
+    files = sorted((path / "metadata").glob("part-*"))
+    return json.loads(files[0].read_text().strip())
+
+
+def test_estimator_saves_its_params_in_the_pyspark_ml_layout(spark, tmp_path):
+    est = SepNE(**PARAMS, landmarkStrategy="GDS")
+    est.save(str(tmp_path / "est"))
+    meta = metadata(tmp_path / "est")
+    assert meta["class"] == "sepne_spark.model.SepNE" and meta["uid"] == est.uid
+    assert meta["sparkVersion"] == spark.version and meta["sepneVersion"] == __version__
+    assert meta["paramMap"] == {**PARAMS, "landmarkStrategy": "GDS"}
+    assert meta["defaultParamMap"]["setSize"] == 500  # the schema's default, kept apart
+    loaded = SepNE.load(str(tmp_path / "est"))
+    assert type(loaded) is SepNE and loaded.uid == est.uid
+    assert loaded.settings() == est.settings()
+    assert {p.name for p in loaded.params if loaded.isSet(p)} == set(PARAMS) | {"landmarkStrategy"}
+    with pytest.raises(FileExistsError):
+        est.save(str(tmp_path / "est"))
+    est.setDim(3).write().overwrite().save(str(tmp_path / "est"))
+    assert SepNE.load(str(tmp_path / "est")).getDim() == 3
+
+
+def test_pipeline_and_fitted_pipeline_model_save_load_and_transform_alike(spark, tmp_path, edges):
+    pipeline = Pipeline(stages=[SepNE(**PARAMS)])
+    pipeline.save(str(tmp_path / "pipeline"))
+    loaded_pipeline = Pipeline.load(str(tmp_path / "pipeline"))
+    (stage,) = loaded_pipeline.getStages()
+    assert type(stage) is SepNE and stage.uid == pipeline.getStages()[0].uid
+    assert stage.settings() == pipeline.getStages()[0].settings()
+
+    fitted = pipeline.fit(edges)
+    model = fitted.stages[0]
+    assert isinstance(model, SepNEModel)
+    fitted.save(str(tmp_path / "fitted"))
+    loaded = PipelineModel.load(str(tmp_path / "fitted"))
+    (loaded_model,) = loaded.stages
+    assert type(loaded_model) is SepNEModel and loaded_model.uid == model.uid
+    assert loaded_model.settings() == model.settings()
+    assert loaded_model.landmark_ids == model.landmark_ids
+    assert loaded_model.id_type == model.id_type
+    for a, b in [(loaded_model.factors.Phi, model.factors.Phi), (loaded_model.factors.Psi, model.factors.Psi),
+                 (loaded_model.factors.P, model.factors.P), (loaded_model.S_A, model.S_A),
+                 (loaded_model.S_B, model.S_B),
+                 (loaded_model.factors.singular_values, model.factors.singular_values)]:
+        np.testing.assert_array_equal(a, b)
+    stage_meta = metadata(next((tmp_path / "fitted" / "stages").iterdir()))
+    assert stage_meta["class"] == "sepne_spark.model.SepNEModel"
+    assert (stage_meta["k"], stage_meta["d"]) == (PARAMS["landmarks"], PARAMS["dim"])
+    # The loaded model holds no graph: it rebuilds the blocks from the edges it is given.
+    assert_same_embeddings(fitted.transform(edges), loaded.transform(edges))
+
+
+def test_model_saved_in_the_0_1_layout_still_loads(spark, tmp_path, edges):
+    model = SepNE(**PARAMS).fit(edges)
+    path = str(tmp_path / "old")
+    # The layout sepne-spark 0.1 wrote: path/model (meta, arrays, shapes), path/landmarks.
+    f = model.factors
+    arrays = {"Phi": f.Phi, "Psi": f.Psi, "S_A": model.S_A, "S_B": model.S_B, "singular_values": f.singular_values}
+    meta = {"class": "SepNEModel", "version": "0.1.0", "params": model.settings(),
+            "id_type": model.id_type.json(), "k": len(model.landmark_ids), "d": int(f.Phi.shape[0])}
+    row = [(json.dumps(meta), {k: [float(x) for x in v.ravel()] for k, v in arrays.items()},
+            {k: list(v.shape) for k, v in arrays.items()})]
+    spark.createDataFrame(row, "meta string, arrays map<string, array<double>>, shapes map<string, array<int>>") \
+        .coalesce(1).write.parquet(path + "/model")
+    spark.createDataFrame([(i, j) for j, i in enumerate(model.landmark_ids)], "id string, l int") \
+        .write.parquet(path + "/landmarks")
+    old = SepNEModel.load(path)
+    assert old.landmark_ids == model.landmark_ids and old.settings() == model.settings()
+    np.testing.assert_array_equal(old.factors.P, model.factors.P)
+    np.testing.assert_array_equal(old.S_B, model.S_B)
+    with pytest.raises(FileNotFoundError, match="no SepNE model at .*nowhere"):
+        SepNEModel.load(str(tmp_path / "nowhere"))

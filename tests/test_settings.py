@@ -1,0 +1,187 @@
+"""One schema: flags, estimator Params, profile keys and manifest keys agree (no Spark)."""
+from __future__ import annotations
+
+import argparse
+import inspect
+
+import pytest
+
+from sepne_spark import landmarks, partition, proximity, reading, settings
+from sepne_spark.model import SepNE, SepNEModel
+from sepne_spark.settings import JOB, MODEL, MODEL_PARAMS, MODEL_SETTINGS, SETTINGS, EmbedSettings, SettingError, UserError
+
+pytestmark = pytest.mark.unit
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="sepne-embed", formatter_class=lambda prog: argparse.HelpFormatter(
+        prog, width=400, max_help_position=400))
+    settings.add_arguments(p)
+    return p
+
+
+def flag_error(capsys, flag: str, value: str) -> str:
+    with pytest.raises(SystemExit):
+        parser().parse_args([flag, value])
+    return capsys.readouterr().err
+
+
+def test_every_setting_has_one_scope_and_model_settings_one_param():
+    for s in SETTINGS:
+        assert s.scope in (MODEL, JOB)
+        if s.scope == MODEL:
+            first, *rest = s.name.split("_")
+            assert s.param == first + "".join(w.capitalize() for w in rest)
+        else:
+            assert s.param is None
+    assert [s.name for s in SETTINGS if s.scope == JOB] == ["input_format", "bad_lines", "context", "spark"]
+    assert MODEL_PARAMS == {s.param: s.name for s in MODEL_SETTINGS}
+    assert settings.setting("setSize") is settings.setting("set_size")
+
+
+def test_choices_are_the_domain_modules_own():
+    by = {s.name: s for s in SETTINGS}
+    assert by["metric"].choices is proximity.METRICS
+    assert by["scaling"].choices is proximity.SCALINGS
+    assert by["window"].maximum == proximity.MAX_WINDOW
+    assert by["landmark_strategy"].choices is landmarks.STRATEGIES
+    assert by["partition"].choices is partition.SETUPS
+    assert by["input_format"].choices is reading.FORMATS
+    assert by["duplicates"].choices is reading.DUPLICATE_POLICIES
+    assert by["self_loops"].choices is reading.SELF_LOOP_POLICIES
+    assert by["bad_lines"].choices is reading.BAD_LINE_POLICIES
+
+
+@pytest.mark.parametrize("cls", [SepNE, SepNEModel])
+def test_params_are_the_model_settings_with_their_defaults_getters_and_setters(cls):
+    est = cls()
+    assert sorted(p.name for p in est.params) == sorted(MODEL_PARAMS)
+    for s in MODEL_SETTINGS:
+        param = est.getParam(s.param)
+        assert est.getOrDefault(param) == s.default and not est.isSet(param)
+        cap = s.param[0].upper() + s.param[1:]
+        assert getattr(est, f"get{cap}")() == s.default
+        assert s.help.split(",")[0].split(" --")[0] in param.doc
+        if s.choices:
+            value = s.choices[-1]
+        elif s.type is bool:
+            value = not s.default
+        else:
+            value = s.type(s.minimum if s.minimum is not None and not s.exclusive_minimum else s.default + 1)
+        assert getattr(est, f"set{cap}")(value) is est
+        assert getattr(est, f"get{cap}")() == value and est.isSet(param)
+
+
+@pytest.mark.parametrize("method", ["__init__", "setParams"])
+def test_keyword_only_signature_lists_every_param_with_the_schema_default(method):
+    sig = inspect.signature(getattr(SepNE, method))
+    params = [p for p in sig.parameters.values() if p.name != "self"]
+    assert all(p.kind is inspect.Parameter.KEYWORD_ONLY for p in params)
+    assert [p.name for p in params] == [s.param for s in MODEL_SETTINGS]
+    assert {p.name: p.default for p in params} == {s.param: s.default for s in MODEL_SETTINGS}
+    with pytest.raises(TypeError):
+        SepNE(16)  # positional arguments are refused
+
+
+def test_flags_are_the_settings_with_the_same_defaults_and_choices():
+    p = parser()
+    flags: dict[str, list[str]] = {}
+    for a in p._actions:
+        if a.dest != "help":
+            flags.setdefault(a.dest, []).extend(a.option_strings)
+    assert set(flags) == {s.name for s in SETTINGS}
+    lines = {ln.split()[0]: ln for ln in p.format_help().splitlines() if ln.startswith("  --")}
+    for s in SETTINGS:
+        assert flags[s.name] == [s.flag] + ([s.negative_flag] if s.negative_flag else [])
+        assert f"default: {s.default_text()}" in lines[s.flag] or s.type is dict
+        if s.choices:
+            assert ", ".join(s.choices) in lines[s.flag]
+        if s.type in (int, float):
+            assert s.allowed() in lines[s.flag]
+
+
+def test_no_profile_the_default_profile_the_estimator_and_the_manifest_agree():
+    builtin = EmbedSettings()
+    assert settings.resolve(None, {}) == builtin
+    # The job without --profile reads conf/default.yaml: it must not contradict the schema.
+    assert settings.resolve(None, settings.load_profile(None)) == builtin
+    assert settings.model_params(builtin) == SepNE().settings() == SepNEModel().settings()
+    manifest = builtin.as_dict()
+    assert list(manifest) == [s.name for s in SETTINGS]  # manifest keys = profile keys
+    assert {k: v for k, v in manifest.items() if k != "spark"} == {
+        s.name: s.default for s in SETTINGS if s.type is not dict}
+    assert EmbedSettings.from_dict(manifest) == builtin
+    # every manifest key is a profile key
+    assert settings._check_mapping(manifest, "manifest") == manifest
+
+
+def _bad_values(s: settings.Setting) -> list:
+    if s.choices:
+        return ["nope"]
+    if s.type is bool:
+        return [3]
+    out = []
+    if s.minimum is not None:
+        out.append(s.type(s.minimum) if s.exclusive_minimum else s.type(s.minimum - 1))
+    if s.maximum is not None and s.maximum < 2**62:
+        out.append(s.type(s.maximum + 1))
+    return out
+
+
+@pytest.mark.parametrize("s", [s for s in MODEL_SETTINGS if _bad_values(s)], ids=lambda s: s.name)
+def test_param_flag_and_profile_refuse_the_same_values_alike(capsys, s):
+    for bad in _bad_values(s):
+        with pytest.raises(SettingError) as param_err:
+            SepNE(**{s.param: bad})
+        assert isinstance(param_err.value, ValueError) and isinstance(param_err.value, UserError)
+        with pytest.raises(UserError) as profile_err:
+            settings._check_mapping({s.name: bad}, "profile.yaml")
+        rule = f"{s.allowed()}" if not s.choices else ", ".join(s.choices)
+        assert rule in str(param_err.value) and rule in str(profile_err.value)
+        assert str(param_err.value).startswith(f"{s.param}: ")
+        if s.type is not bool:
+            err = flag_error(capsys, s.flag, str(bad))
+            assert f"argument {s.flag}" in err and rule in err
+    # the values at the bounds and every choice pass all three
+    goods = list(s.choices or ())
+    if s.minimum is not None and not s.exclusive_minimum:
+        goods.append(s.type(s.minimum))
+    if s.maximum is not None and s.maximum < 2**62:
+        goods.append(s.type(s.maximum))
+    for good in goods:
+        assert SepNE(**{s.param: good}).getOrDefault(s.param) == good
+        assert settings._check_mapping({s.name: good}, "p")[s.name] == good
+        assert getattr(parser().parse_args([s.flag, str(good)]), s.name) == good
+
+
+def test_window_11_fails_as_a_param_as_it_does_as_a_flag(capsys):
+    with pytest.raises(ValueError, match=r"window: must be an integer from 2 to 10, got 11"):
+        SepNE(window=11)
+    assert "argument --window: must be an integer from 2 to 10, got '11'" in flag_error(capsys, "--window", "11")
+    with pytest.raises(ValueError, match="window"):
+        SepNE().setWindow(11)
+    with pytest.raises(ValueError, match="landmarkStrategy: must be one of DD, DP, UF, GDS"):
+        SepNE().setParams(landmarkStrategy="KK")
+
+
+def test_params_take_the_canonical_form_and_numpy_scalars():
+    import numpy as np
+
+    est = SepNE(landmarkStrategy="gds", metric="i+a", dim=np.int64(8), lam=np.float32(0.5), eta=1)
+    assert est.getLandmarkStrategy() == "GDS" and est.getMetric() == "I+A"
+    assert est.getDim() == 8 and type(est.getDim()) is int
+    assert est.getLam() == 0.5 and type(est.getEta()) is float
+    with pytest.raises(ValueError, match="dim: expected an integer"):
+        SepNE(dim=8.0)
+    with pytest.raises(ValueError, match="directed: expected true or false"):
+        SepNE(directed="yes")
+
+
+def test_deprecated_config_module_re_exports_the_settings():
+    from sepne_spark import config
+
+    assert config.SETTINGS is settings.SETTINGS
+    assert config.MODEL_PARAMS is settings.MODEL_PARAMS
+    assert config.resolve is settings.resolve and config.EmbedSettings is EmbedSettings
+    assert config.model_params(EmbedSettings())["setSize"] == 500
+    assert config._ProfileLoader is settings._ProfileLoader
