@@ -130,6 +130,10 @@ class SepNE(Estimator, _SepNEParams, MLWritable, MLReadable):
         selfLoops: str = "drop",
         lpMaxIter: int = 10,
         dtype: str = "float64",
+        propagation: int = 1,
+        propagationMu: float = 0.2,
+        propagationTheta: float = 0.5,
+        propagationBlocks: int = 0,
     ) -> None:
         """A SepNE estimator; every parameter is keyword-only and defaults to the value
         of its setting in :data:`sepne_spark.settings.SETTINGS` (shown here)."""
@@ -158,6 +162,10 @@ class SepNE(Estimator, _SepNEParams, MLWritable, MLReadable):
         selfLoops: str = "drop",
         lpMaxIter: int = 10,
         dtype: str = "float64",
+        propagation: int = 1,
+        propagationMu: float = 0.2,
+        propagationTheta: float = 0.5,
+        propagationBlocks: int = 0,
     ) -> "SepNE":
         """Set the parameters given (keyword-only); the others keep their values."""
         kwargs = self._input_kwargs

@@ -249,10 +249,10 @@ def embed(
             )
         base = out.localCheckpoint(eager=False)
         nodes = fitted.nodes if same else None
-        blocks_n = int(params.get("propagationBlocks", 0) or 0) or default_blocks(nodes or 0)
+        blocks_n = int(params["propagationBlocks"]) or default_blocks(nodes or 0)
         smooth = propagate_embeddings(
             graph.vertices, graph.edges, base.select("id", "embedding"), order=order,
-            mu=float(params.get("propagationMu", 0.2)), theta=float(params.get("propagationTheta", 0.5)),
+            mu=float(params["propagationMu"]), theta=float(params["propagationTheta"]),
             blocks=blocks_n, seed=params["seed"], dtype=params["dtype"],
         )
         out = base.drop("embedding").join(smooth, "id").select(*output_schema(model.id_type).fieldNames())

@@ -206,6 +206,17 @@ SETTINGS: tuple[Setting, ...] = (
              minimum=1, metavar="N"),
     _setting("dtype", str, "float64", "floating-point type of the per-set solve and of the output",
              choices=DTYPES),
+    _setting("propagation", int, 1, "Chebyshev terms of the spectral propagation applied after the "
+             "per-set solve (ProNE's filter; it reaches 2 * T - 1 hops and costs 2 * T - 1 sparse "
+             "products over the whole graph); 1 turns it off. It embeds whole graphs only",
+             minimum=1, maximum=30, metavar="T"),
+    _setting("propagation_mu", float, 0.2, "spectral shift mu of the propagation filter",
+             minimum=-1.0, maximum=2.0, metavar="MU"),
+    _setting("propagation_theta", float, 0.5, "Bessel parameter theta of the propagation filter "
+             "(larger smooths more)", minimum=0.0, exclusive_minimum=True, maximum=10.0, metavar="THETA"),
+    _setting("propagation_blocks", int, 0, "row blocks of the propagation's sparse products; 0 picks "
+             "them from the graph's size (1 task up to 100,000 nodes, else one per 10^6 nodes, at least 2). "
+             "Each product moves about blocks x n x d values", minimum=0, metavar="B"),
     _setting("context", bool, False, "also write the context vectors C next to the embeddings",
              negative_flag="--no-context",
              negative_help="write only the embeddings (the default)", scope=JOB),
