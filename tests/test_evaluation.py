@@ -1,7 +1,6 @@
 """Tests of the evaluation helpers, the baselines and the evaluate job."""
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
@@ -27,16 +26,14 @@ from sepne_spark.evaluation import (
     sample_non_edges,
     split_edges,
 )
-from sepne_spark.jobs_common import UserError
+from sepne_spark.jobs import evaluate as evaluate_job
+from sepne_spark.jobs.common import UserError
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def _job():
-    spec = importlib.util.spec_from_file_location("sepne_evaluate_job", ROOT / "jobs" / "evaluate.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return evaluate_job
 
 
 def _random_graph(n: int, m: int, seed: int) -> tuple[np.ndarray, np.ndarray]:

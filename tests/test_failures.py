@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from jobs import embed
+from sepne_spark.jobs import embed
 from tests.graphs import random_graph
 from tests.spark_conf import spark_flags
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from jobs import embed
+from sepne_spark.jobs import embed
 from sepne_spark.progress import DESCRIPTION_KEY, SolveProgress, stage
 
 SMALL = ["--gen-nodes", "200", "--landmarks", "12", "--dim", "4", "--iters", "2", "--set-size", "60"]

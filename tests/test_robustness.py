@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from jobs import embed
+from sepne_spark.jobs import embed
 from sepne_spark.model import SepNE
 from tests.graphs import SmallGraph, random_graph
 from tests.test_core import D, ETA, ITERS, K, LAM, SET, collect, oracle_compare
