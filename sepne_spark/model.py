@@ -165,8 +165,9 @@ class SepNE(Estimator, _SepNEParams):
         spark = _session_of(dataset)
         graph = _as_graph(dataset, s["directed"], s["duplicates"], s["selfLoops"])
         check_graph_reading(graph, s)  # a Graph read otherwise would be saved under the wrong settings
-        graph.edges.persist()
-        graph.vertices.persist()
+        for frame in (graph.edges, graph.vertices):  # a caller (the embed job) may have cached them
+            if not frame.is_cached:
+                frame.persist()
         n_nodes = graph.vertices.count()  # fills the cache that the landmark choice reads
         if s["landmarks"] > n_nodes:
             raise ValueError(f"landmarks={s['landmarks']} is more than the {n_nodes} nodes of the graph")

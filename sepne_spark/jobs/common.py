@@ -152,12 +152,78 @@ def check_inputs_exist(paths: Iterable[str], flag: str) -> None:
             raise UserError(f"{flag} {path} does not exist{where}")
 
 
+def _local_fingerprint(path: str) -> dict[str, Any]:
+    local = _local(path)
+    matches = sorted(glob.glob(local)) if any(c in local for c in "*?[") else [local]
+    files: list[str] = []
+    for match in matches:
+        if os.path.isdir(match):
+            for folder, dirs, names in os.walk(match):
+                dirs[:] = sorted(d for d in dirs if not d.startswith((".", "_")))
+                files += [os.path.join(folder, n) for n in sorted(names) if not n.startswith((".", "_"))]
+        elif os.path.isfile(match):
+            files.append(match)
+    stats = [os.stat(f) for f in files]
+    return {
+        "path": path,
+        "files": len(files),
+        "bytes": sum(st.st_size for st in stats),
+        "modified_utc": _utc(max(st.st_mtime for st in stats)) if stats else None,
+    }
+
+
+def _hadoop_fingerprint(spark: Any, path: str) -> dict[str, Any]:
+    """Through the Hadoop FileSystem of a classic session (the JVM gateway: job code only)."""
+    jvm = spark._jvm
+    conf = spark._jsc.hadoopConfiguration()
+    hpath = jvm.org.apache.hadoop.fs.Path(path)
+    fs = hpath.getFileSystem(conf)
+    statuses = fs.globStatus(hpath) or []
+    files = size = 0
+    latest = 0
+    for status in statuses:
+        summary = fs.getContentSummary(status.getPath())
+        files += summary.getFileCount()
+        size += summary.getLength()
+        latest = max(latest, status.getModificationTime())
+    return {"path": path, "files": int(files), "bytes": int(size),
+            "modified_utc": _utc(latest / 1000.0) if latest else None}
+
+
+def _utc(seconds: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds))
+
+
+def input_fingerprint(spark: Any, paths: Sequence[str]) -> list[dict[str, Any]]:
+    """For each input path: the number of files, their total size and the latest
+    modification time (UTC), so that a manifest says which data a run read.
+
+    Local paths are looked at with ``os.stat``; other file systems through Hadoop in a
+    classic session. Where neither works (Spark Connect, a file system without the
+    information) the entry says so instead of failing the run.
+    """
+    out = []
+    for path in paths:
+        try:
+            if is_local_path(path):
+                out.append(_local_fingerprint(path))
+            elif getattr(spark, "_jvm", None) is not None:
+                out.append(_hadoop_fingerprint(spark, path))
+            else:
+                out.append({"path": path, "files": None, "note": "not fingerprinted under Spark Connect"})
+        except Exception as exc:  # noqa: BLE001 - the manifest must not fail the run
+            out.append({"path": path, "files": None, "note": f"not fingerprinted: {type(exc).__name__}"})
+    return out
+
+
 #: JVM loggers that print a Java stack trace for conditions Spark handles or reports
 #: again itself (a missing path's metadata probe, ...); at ERROR they stay quiet.
 NOISY_LOGGERS = (
     "org.apache.spark.sql.execution.streaming.FileStreamSink",
     "org.apache.spark.sql.execution.streaming.sinks.FileStreamSink",
     "org.apache.spark.sql.execution.datasources.InMemoryFileIndex",
+    # GraphFrames' label propagation warns that its result is cached, every call.
+    "org.graphframes.lib.LabelPropagation",
 )
 
 

@@ -152,13 +152,64 @@ def _checked(argv: Sequence[str] | None) -> tuple[argparse.Namespace, config.Emb
     return ns, settings, target
 
 
+def zero_advice(used: dict, n_nodes: int | None) -> str:
+    """What to change so that fewer nodes get the zero vector, given the settings used
+    (a model's parameters: ``landmarkStrategy``, ``landmarks``, ``metric``, ``window``)."""
+    tips = []
+    if used["landmarkStrategy"] != "GDS":
+        tips.append("--landmark-strategy GDS (a greedy dominating set reaches more of the graph)")
+    if n_nodes is None or used["landmarks"] < n_nodes:
+        tips.append("more --landmarks")
+    if used["metric"] == "I+A":
+        tips.append("--metric A+A2 (two-hop proximity)")
+    elif used.get("window", 2) < 5:
+        tips.append("a longer --window (walks of more steps)")
+    tips.append("dropping those components (often small ones cut off from the rest)")
+    return "try " + ", or ".join(tips)
+
+
+def _conf(spark, key: str) -> str | None:
+    try:
+        return spark.conf.get(key, None)
+    except Exception:  # noqa: BLE001 - not every session exposes every key
+        return None
+
+
+def _utc(seconds: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds))
+
+
+#: The parts of fit, and the stages after it, in the order they run.
+FIT_PARTS = ("landmarks", "summaries_svd")
+AFTER_FIT = ("partition", "proximity_rows", "solve_write")
+
+
+def _time_line(timings: dict[str, float], loaded: bool) -> str:
+    """``read 2.0s, fit 30.1s (landmarks 10.0s, summaries_svd 19.9s), partition ..., total 45.0s``:
+    the top-level stages add up to about the total; fit's parts are in brackets."""
+    parts = [f"read {timings.get('read', 0.0):.1f}s"]
+    if loaded:
+        parts.append("fit: loaded model")
+    else:
+        inner = ", ".join(f"{k} {timings[k]:.1f}s" for k in FIT_PARTS if k in timings)
+        parts.append(f"fit {timings.get('fit', 0.0):.1f}s" + (f" ({inner})" if inner else ""))
+    parts += [f"{k} {timings[k]:.1f}s" for k in AFTER_FIT if k in timings]
+    parts.append(f"total {timings.get('total', 0.0):.1f}s")
+    return ", ".join(parts)
+
+
 def session_conf(argv: Sequence[str]) -> dict[str, str]:
     """Check the arguments (see :func:`_checked`) and return the Spark settings of the
     chosen profile (and ``--spark``) for a session we build.
 
     :func:`cli` calls it before any session exists, so errors arrive at once.
     """
-    _, settings, _ = _checked(argv)
+    quiet = logging.getLogger("sepne_spark.config")  # main() checks again and warns once
+    was, quiet.disabled = quiet.disabled, True
+    try:
+        _, settings, _ = _checked(argv)
+    finally:
+        quiet.disabled = was
     return dict(settings.spark)
 
 
@@ -172,8 +223,10 @@ def main(spark, args: Sequence[str] | None = None) -> int:
     ns, settings, target = _checked(args)
     started = time.time()
 
+    from pyspark.sql import Observation
     from pyspark.sql import functions as F
 
+    from sepne_spark.jobs.common import input_fingerprint
     from sepne_spark.model import SepNE, SepNEModel, requested_ids
     from sepne_spark.progress import stage
     from sepne_spark.proximity import metric_text
@@ -237,7 +290,7 @@ def main(spark, args: Sequence[str] | None = None) -> int:
     timings["fit"] = time.time() - t
 
     used = model.settings()  # a loaded model's own parameters, not the command line's
-    what = metric_text(used["metric"], used["window"])
+    what = metric_text(used["metric"], used["window"]) + (", log scaling" if used["scaling"] == "log" else "")
     out = model.embed(wanted, graph)  # partition and rows of M now; the solve runs in the write
     timings.update(model.timings)  # landmarks, summaries_svd, partition, proximity_rows
     cols = ["id", "embedding", "is_landmark", "set_id"] + (["context"] if settings.context else [])
@@ -252,23 +305,34 @@ def main(spark, args: Sequence[str] | None = None) -> int:
 
     def write(tmp: str) -> None:
         with stage(spark, "solve_write", f"{plan['sets']} sets, {plan['nodes']} nodes, to {target}", timings) as st:
-            out.write.parquet(tmp)
+            # Rows and all-zero vectors are counted as they are written (no second read).
+            seen = Observation("sepne_written")
             zero = F.forall("embedding", lambda x: x == 0).cast("long")
-            written = spark.read.parquet(tmp).agg(F.count(F.lit(1)).alias("rows"), F.sum(zero).alias("zero")).first()
+            out.observe(seen, F.count(F.lit(1)).alias("rows"), F.sum(zero).alias("zero")).write.parquet(tmp)
+            written = seen.get
             counts["output_rows"] = int(written["rows"])
-            counts["zero_embeddings"] = int(written["zero"] or 0)  # one pass over the output for both
+            counts["zero_embeddings"] = int(written["zero"] or 0)
             st.count(rows=counts["output_rows"])
         if counts["zero_embeddings"]:
             log.warning(
                 "%d of %d nodes got an all-zero embedding: neither they nor the other nodes of their set "
-                "reach a landmark through M (%s); add landmarks (GDS covers more of the graph) or drop "
-                "those components", counts["zero_embeddings"], counts["output_rows"], what,
+                "reach a landmark through M (%s); %s", counts["zero_embeddings"], counts["output_rows"], what,
+                zero_advice(used, n_nodes),
             )
+        timings["total"] = time.time() - started
         write_manifest(tmp, {
             "job": "embed", "version": __version__, "spark_version": spark.version,
-            "input": source, "output": target, "settings": settings.as_dict(), "counts": counts,
-            "sets": plan, "timings_s": timings, "model": ns.model, "nodes": ns.nodes,
-            "finished_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "spark_app_id": _conf(spark, "spark.app.id"),
+            "profile": ns.profile or "default",
+            "input": source, "input_files": input_fingerprint(spark, ns.input or []),
+            "output": target, "settings": settings.as_dict(), "counts": counts,
+            "sets": plan, "model": ns.model, "nodes": ns.nodes,
+            "graphframes_used": bool(getattr(spark, "_sepne_graphframes", False)),
+            # fit is landmarks + summaries_svd (and the graph's caching): its parts are
+            # listed too, so the stages do not add up to total.
+            "timings_s": timings,
+            "started_utc": _utc(started), "finished_utc": _utc(time.time()),
+            "duration_s": round(timings["total"], 3),
         })
 
     atomic_write(write, target, overwrite=ns.overwrite or bool(ns.run_date))
@@ -277,12 +341,13 @@ def main(spark, args: Sequence[str] | None = None) -> int:
     expected = n_nodes if wanted is None else None
     if expected is not None and counts["output_rows"] != expected:
         raise RuntimeError(f"wrote {counts['output_rows']} rows for {expected} nodes")
+    timings["total"] = time.time() - started  # the manifest's is up to its writing
     print(f"SepNE embedded {counts['output_rows']} nodes of {source}")
     size = (f"neighbourhood of the requested nodes: {counts['rows_of_A_read']} rows of A" if local
             else f"{n_nodes} nodes, {n_edges} directed edge rows")
     print(f"  {size}; k={len(model.landmark_ids)} ({used['landmarkStrategy']}), "
           f"d={model.factors.Phi.shape[0]}, metric {what}, partition {plan['setup']}, set size {used['setSize']}")
-    print("  time: " + ", ".join(f"{k} {v:.1f}s" for k, v in timings.items()))
+    print("  time: " + _time_line(timings, loaded=bool(ns.model)))
     print(f"  output: {target}")
     if labels is not None:
         import numpy as np
