@@ -262,7 +262,7 @@ def run_classify(spark: SparkSession, ns: argparse.Namespace) -> dict[str, Any]:
     Labelled nodes without an embedding (or with a null vector) are excluded from the
     evaluation and counted in ``n_missing_embedding``.
     """
-    from sepne_spark.evaluation import node_classification
+    from sepne_spark.evaluation import check_labels, node_classification
 
     labels = read_labels(ns.labels)
     need_ctx = ns.vectors != "embedding"
@@ -280,6 +280,10 @@ def run_classify(spark: SparkSession, ns: argparse.Namespace) -> dict[str, Any]:
     usable = [k for k in sorted(labels) if k in seen and seen[k]["e"] is not None
               and (not need_ctx or seen[k]["c"] is not None)]
     missing = [k for k in sorted(labels) if k not in set(usable)]
+    warnings = check_labels(labels, usable, ns.labels, ns.embeddings)
+    # All-zero vectors: nodes that no landmark reached (see the embed job's warning).
+    # They stay in the evaluation, as they are in the output, but are reported.
+    zero = [k for k in usable if not np.any(np.asarray(seen[k]["e"], dtype=np.float64))]
     if len(usable) < 2:
         raise UserError(f"only {len(usable)} of {len(labels)} labelled nodes have an embedding")
     chosen = [seen[k] for k in usable]
@@ -299,6 +303,9 @@ def run_classify(spark: SparkSession, ns: argparse.Namespace) -> dict[str, Any]:
         "n_labelled": len(labels),
         "n_missing_embedding": len(missing),
         "missing_examples": missing[:10],
+        "n_zero_embedding": len(zero),
+        "zero_examples": zero[:10],
+        "label_warnings": warnings,
     })
     print(f"node classification: {res['n_nodes']} labelled nodes evaluated, {res['n_classes']} classes, "
           f"{res['mode']}, {res['n_splits']} splits, vectors={ns.vectors} (dim {X.shape[1]})")
@@ -307,6 +314,13 @@ def run_classify(spark: SparkSession, ns: argparse.Namespace) -> dict[str, Any]:
               f"(e.g. {', '.join(missing[:5])})")
     else:
         print(f"0 of {len(labels)} labelled nodes without an embedding")
+    if zero:
+        print(f"{len(zero)} of {len(usable)} evaluated nodes have an all-zero embedding (no landmark reaches "
+              f"them; kept in the evaluation, e.g. {', '.join(zero[:5])})")
+    else:
+        print(f"0 of {len(usable)} evaluated nodes with an all-zero embedding")
+    for w in warnings:
+        print(f"warning: {w}")
     print(f"{'train ratio':>11}  {'n_train':>7}  {'micro-F1 (mean ± std)':>22}  {'macro-F1 (mean ± std)':>22}")
     for ratio, v in res["results"].items():
         print(f"{ratio:>11.2f}  {v['n_train']:>7d}  {v['micro_f1_mean']:>13.4f} ± {v['micro_f1_std']:.4f}  "
@@ -380,12 +394,15 @@ def run_reconstruct(spark: SparkSession, ns: argparse.Namespace) -> dict[str, An
         Cm[i] = r["c"] if has_ctx and r["c"] is not None else r["e"]
         found[i] = True
     n_missing = int((~found).sum())
+    n_zero = int((found & ~W.any(axis=1)).sum())
     if not found.any():
         raise UserError("no node of the graph has an embedding (are the ids the same?)")
     if not has_ctx:
         print("the embeddings have no context column: the embedding is used as the context vector")
     if n_missing:
         print(f"{n_missing} of {n} graph nodes have no embedding: their rows and columns predict 0")
+    if n_zero:
+        print(f"{n_zero} of {n} graph nodes have an all-zero embedding (no landmark reaches them)")
 
     method = ns.method
     if method == "auto":
@@ -406,6 +423,7 @@ def run_reconstruct(spark: SparkSession, ns: argparse.Namespace) -> dict[str, An
         "settings_from": source,
         "n_nodes": int(n),
         "n_missing_embedding": n_missing,
+        "n_zero_embedding": n_zero,
         "seconds": round(time.time() - t0, 3),
     })
     kind = "exact" if res["exact"] else (
