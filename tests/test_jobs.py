@@ -175,3 +175,13 @@ def test_manifest_and_summary_a_person_can_trust(spark, tmp_path, capfd):
 
     noisy = [ln for ln in err.splitlines() if "already cached" in ln or "ignored" in ln]
     assert not noisy, noisy
+
+
+def test_zero_embedding_advice_follows_the_settings():
+    base = {"landmarkStrategy": "DD", "landmarks": 200, "metric": "A+A2", "window": 2}
+    advice = embed.zero_advice(base, 2708)
+    assert "GDS" in advice and "more --landmarks" in advice and "--window" in advice
+    gds = embed.zero_advice({**base, "landmarkStrategy": "GDS", "window": 5}, 2708)
+    assert "GDS" not in gds and "more --landmarks" in gds and "--window" not in gds
+    assert "A+A2" in embed.zero_advice({**base, "metric": "I+A"}, 2708)
+    assert "more --landmarks" not in embed.zero_advice({**base, "landmarks": 50}, 50)
