@@ -114,13 +114,14 @@ def plot(result: dict, stem: Path) -> None:
     fig.savefig(f"{stem}_methods.png", dpi=110)
     plt.close(fig)
 
-    fig, ax = plt.subplots(figsize=(5.5, 4))
+    fig, ax = plt.subplots(figsize=(6.5, 4.6))
     for strategy in STRATEGIES:
         mine = [r for r in rows if r["strategy"] == strategy]
         ax.plot([r["k"] for r in mine], [r["sepne_r_all"] for r in mine], "o-", label=strategy)
     ax.set_xlabel("landmarks k")
     ax.set_ylabel("r_all")
-    ax.set_title(f"{result['dataset']}: SepNE r_all by landmark strategy\n{what}", fontsize=9)
+    ax.set_title(f"{result['dataset']}: SepNE r_all by landmark strategy\n" + what.replace(", exact", ",\nexact"),
+                 fontsize=9)
     ax.grid(alpha=0.3)
     ax.legend()
     fig.tight_layout()
