@@ -186,7 +186,7 @@ def stage(spark: Any, name: str, detail: str = "", timings: dict[str, float] | N
     ensure_default_handler()
     log.info("%s ...", text)
     every = _heartbeat_interval()
-    beat = _Heartbeat(text, current.started, every) if every > 0 else None
+    beat = _Heartbeat(f"SepNE {name}", current.started, every) if every > 0 else None
     if beat is not None:
         beat.start()
     try:
