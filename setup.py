@@ -34,6 +34,13 @@ setup(
     python_requires=">=3.10",
     packages=find_packages(include=["sepne_spark", "sepne_spark.*"]),
     cmdclass={"build_py": BuildWithProfiles},
+    entry_points={
+        "console_scripts": [
+            "sepne-embed = sepne_spark.jobs.embed:cli",
+            "sepne-evaluate = sepne_spark.jobs.evaluate:cli",
+            "sepne-generate = sepne_spark.jobs.generate:cli",
+        ],
+    },
     install_requires=[
         f"pyspark[sql]=={PYSPARK_VERSION}",
         "numpy>=1.26",

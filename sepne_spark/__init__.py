@@ -28,7 +28,7 @@ _LAZY = {
 }
 _SUBMODULES = ("errors", "settings")
 
-__all__ = ["__version__", *_LAZY, *_SUBMODULES]
+__all__ = ["__version__", "set_verbosity", *_LAZY, *_SUBMODULES]
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from sepne_spark import errors, settings
@@ -51,3 +51,9 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     return sorted(set(globals()) | set(__all__))
+
+
+from sepne_spark.progress import ensure_default_handler as _ensure_default_handler  # noqa: E402
+from sepne_spark.progress import set_verbosity  # noqa: E402
+
+_ensure_default_handler()

@@ -25,13 +25,15 @@ from __future__ import annotations
 
 import logging
 import math
-from typing import Any, Callable, Hashable, Iterable, Sequence
+from typing import Any, Callable, Hashable, Iterable, Mapping, Sequence
 
 import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import minimize
 from scipy.special import expit
 from scipy.stats import rankdata
+
+from sepne_spark.jobs_common import UserError
 
 log = logging.getLogger(__name__)
 
@@ -223,6 +225,77 @@ def f1_scores(Y_true: np.ndarray, Y_pred: np.ndarray) -> tuple[float, float]:
     total = denom.sum()
     micro = float(2 * tp.sum() / total) if total > 0 else 0.0
     return micro, float(per.mean()) if per.size else 0.0
+
+
+class LabelsError(UserError, ValueError):
+    """A label file that cannot be what it claims (an edge list, labels of another graph)."""
+
+
+#: Below this fraction of labelled ids that are embedded nodes, the labels are refused.
+MIN_LABELLED_FOUND = 0.5
+#: From this many classes per labelled node on, the labels are reported as implausible.
+MAX_CLASSES_PER_NODE = 0.5
+
+
+def check_labels(
+    labels: Mapping[str, Iterable[str]], found: Iterable[str], path: str, embeddings: str = "the embeddings"
+) -> list[str]:
+    """Check that ``labels`` (node -> labels, as read from ``path``) fit the embedded nodes.
+
+    Parameters
+    ----------
+    labels : mapping of str to iterable of str
+        The label file's content, node id -> its labels.
+    found : iterable of str
+        The labelled ids that are nodes of the embeddings.
+    path, embeddings : str
+        The label file and the embeddings, as named in messages.
+
+    Returns
+    -------
+    list of str
+        Warnings (also logged): about as many classes as labelled nodes, or most
+        classes with a single node, which leaves nothing to learn.
+
+    Raises
+    ------
+    LabelsError
+        When fewer than half of the labelled ids are embedded nodes (labels of another
+        graph, or ids written differently), or when the "labels" are themselves mostly
+        node ids and about as many as the nodes: an edge list given as labels.
+    """
+    found = set(found)
+    n = len(labels)
+    if n and len(found) < MIN_LABELLED_FOUND * n:
+        missing = sorted(k for k in labels if k not in found)[:3]
+        raise LabelsError(
+            f"{path}: only {len(found)} of its {n} labelled ids are nodes of {embeddings} "
+            f"(e.g. {', '.join(repr(m) for m in missing)} are not); is it the label file of this graph, "
+            "with lines node<TAB>label?"
+        )
+    classes = {lab for k in found for lab in labels[k]}
+    members: dict[str, int] = {}
+    for k in found:
+        for lab in labels[k]:
+            members[lab] = members.get(lab, 0) + 1
+    many = len(found) >= 10 and len(classes) >= MAX_CLASSES_PER_NODE * len(found)
+    ids_as_labels = sum(1 for c in classes if c in labels or c in found)
+    if many and ids_as_labels >= 0.5 * len(classes):
+        raise LabelsError(
+            f"{path}: {len(classes)} classes for {len(found)} labelled nodes, and {ids_as_labels} of the "
+            "classes are node ids: this looks like an edge list, not node<TAB>label lines"
+        )
+    warnings = []
+    if many:
+        warnings.append(f"{path}: {len(classes)} classes for {len(found)} labelled nodes: nearly one class "
+                        "per node, so the scores say little; is this the right label file?")
+    singletons = sum(1 for c in members.values() if c == 1)
+    if len(classes) >= 10 and singletons > 0.5 * len(classes):
+        warnings.append(f"{path}: {singletons} of {len(classes)} classes have a single labelled node, "
+                        "which no split can both train on and test")
+    for w in warnings:
+        log.warning("%s", w)
+    return warnings
 
 
 def _binarize(labels: Sequence[Iterable[Hashable]]) -> tuple[np.ndarray, list[Hashable]]:

@@ -103,7 +103,8 @@ def fit(graph: Graph, params: Mapping[str, Any], timings: dict[str, float] | Non
     ``landmarkStrategy``, ``metric``, ``window``, ``scaling``, ``dim``, ``seed``).
     """
     spark = graph.edges.sparkSession
-    cached = [graph.edges.persist(), graph.vertices.persist()]
+    # The graph's tables are cached here unless the caller (the embed job) already has.
+    cached = [frame.persist() for frame in (graph.edges, graph.vertices) if not frame.is_cached]
     n_nodes = graph.vertices.count()  # fills the cache that the landmark choice reads
     k = params["landmarks"]
     if k > n_nodes:

@@ -2,11 +2,21 @@
 
 :func:`stage` wraps one stage of the pipeline. While it runs, every Spark job started
 from it carries the job description ``SepNE <stage>: <detail>`` and the job tag
-``sepne-<stage>``, so the Spark UI's job list says which SepNE stage a job belongs to
-and how much work it holds (the solve stage's description gives the number of sets,
-and its task progress bar counts them down). Both are set through the session
-(``spark.conf`` and ``SparkSession.addTag``), which works for classic sessions and for
-Spark Connect alike. When the stage ends it logs its counts and the time taken.
+``sepne-<stage>`` (the stage name as it is, e.g. ``sepne-solve_write``), so the Spark
+UI's job list says which SepNE stage a job belongs to and how much work it holds (the
+solve stage's description gives the number of sets, and its task progress bar counts
+them down). Both are set through the session (``spark.conf`` and
+``SparkSession.addTag``), which works for classic sessions and for Spark Connect alike;
+the UI shows the tag after Spark's own session prefix, and
+``spark.interruptTag("sepne-solve_write")`` cancels that stage's jobs. A stage logs one
+line when it starts and one when it ends (its counts and the time taken), and while it
+runs one line every :data:`HEARTBEAT_S` seconds saying how long it has been running.
+
+The lines go to the ``sepne_spark`` logger. So that they are seen without any logging
+set-up, a handler to stderr at INFO is added to that logger while the root logger has
+none (see :func:`ensure_default_handler`); it steps aside as soon as the application
+configures logging itself. :func:`set_verbosity` (or ``$SEPNE_LOG_LEVEL``) changes the
+level: ``set_verbosity("WARNING")`` keeps only warnings.
 
 Inside the solve stage each Python worker reports finished sets on its stderr (the
 executor log) at most every :data:`REPORT_EVERY_S` seconds; see :class:`SolveProgress`.
@@ -16,6 +26,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
+import threading
 import time
 from contextlib import contextmanager
 from typing import Any, Iterator
@@ -24,6 +35,101 @@ log = logging.getLogger("sepne_spark.progress")
 
 DESCRIPTION_KEY = "spark.job.description"
 REPORT_EVERY_S = 10.0
+#: Seconds between the "still running" lines of a long stage (``$SEPNE_HEARTBEAT_S``;
+#: 0 turns them off).
+HEARTBEAT_S = 30.0
+LEVEL_ENV = "SEPNE_LOG_LEVEL"
+
+_LIBRARY = "sepne_spark"
+
+
+def level_from_env(default: int = logging.INFO) -> int:
+    """The level named by ``$SEPNE_LOG_LEVEL`` (a name such as ``DEBUG`` or a number), else ``default``."""
+    text = os.environ.get(LEVEL_ENV, "").strip()
+    if not text:
+        return default
+    if text.isdigit():
+        return int(text)
+    level = logging.getLevelName(text.upper())
+    return level if isinstance(level, int) else default
+
+
+class _DefaultHandler(logging.StreamHandler):
+    """stderr at INFO for the ``sepne_spark`` logger while the application configured no
+    logging; it removes itself once the root logger has a handler (the records then go
+    there, as the application set up)."""
+
+    def __init__(self) -> None:
+        super().__init__(sys.stderr)
+        self.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s", "%H:%M:%S"))
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if logging.getLogger().handlers:
+            remove_default_handler()
+            return
+        self.stream = sys.stderr  # follow a replaced sys.stderr (notebooks, capture)
+        super().emit(record)
+
+
+def ensure_default_handler() -> None:
+    """Add the default stderr handler to the ``sepne_spark`` logger if nobody configured
+    logging: the root logger and the ``sepne_spark`` logger have no handler and the
+    latter no level of its own. Called on import of the package and by every stage."""
+    logger = logging.getLogger(_LIBRARY)
+    if logging.getLogger().handlers or logger.handlers or logger.level != logging.NOTSET:
+        return
+    logger.addHandler(_DefaultHandler())
+    logger.setLevel(level_from_env())
+    logger._sepne_default_level = logger.level  # type: ignore[attr-defined]
+
+
+def remove_default_handler() -> None:
+    """Remove the default handler (and the level it set, unless changed since)."""
+    logger = logging.getLogger(_LIBRARY)
+    for handler in [h for h in logger.handlers if isinstance(h, _DefaultHandler)]:
+        logger.removeHandler(handler)
+        if getattr(logger, "_sepne_default_level", None) == logger.level:
+            logger.setLevel(logging.NOTSET)
+        logger._sepne_default_level = None  # type: ignore[attr-defined]
+
+
+def set_verbosity(level: int | str) -> None:
+    """Set the level of the library's messages: ``"INFO"`` (stage start and end lines,
+    the default), ``"DEBUG"``, ``"WARNING"`` (warnings only) or a :mod:`logging` level.
+
+    Also makes sure they are shown when the application has not configured logging.
+    """
+    if isinstance(level, str):
+        value = logging.getLevelName(level.upper())
+        if not isinstance(value, int):
+            raise ValueError(f"unknown logging level {level!r}")
+        level = value
+    ensure_default_handler()
+    logger = logging.getLogger(_LIBRARY)
+    logger.setLevel(level)
+    if getattr(logger, "_sepne_default_level", None) is not None:
+        logger._sepne_default_level = level  # type: ignore[attr-defined]
+
+
+def _heartbeat_interval() -> float:
+    try:
+        return float(os.environ.get("SEPNE_HEARTBEAT_S", HEARTBEAT_S))
+    except ValueError:
+        return HEARTBEAT_S
+
+
+class _Heartbeat(threading.Thread):
+    """Logs "still running" every ``every`` seconds until stopped (elapsed time only:
+    library code asks Spark nothing, so it works on any session)."""
+
+    def __init__(self, text: str, started: float, every: float) -> None:
+        super().__init__(name=f"sepne-heartbeat {text}", daemon=True)
+        self.text, self.started, self.every = text, started, every
+        self.done = threading.Event()
+
+    def run(self) -> None:
+        while not self.done.wait(self.every):
+            log.info("%s: still running, %.0f s", self.text, time.time() - self.started)
 
 
 class Stage:
@@ -75,12 +181,19 @@ def stage(spark: Any, name: str, detail: str = "", timings: dict[str, float] | N
         previous = None
     text = f"SepNE {name}" + (f": {detail}" if detail else "")
     _set_description(spark, text)
-    tag = "sepne-" + "".join(c if c.isalnum() else "-" for c in name.lower())
+    tag = "sepne-" + "".join(c if c.isalnum() or c in "_-" else "-" for c in name)
     _tag(spark, True, tag)
+    ensure_default_handler()
     log.info("%s ...", text)
+    every = _heartbeat_interval()
+    beat = _Heartbeat(f"SepNE {name}", current.started, every) if every > 0 else None
+    if beat is not None:
+        beat.start()
     try:
         yield current
     finally:
+        if beat is not None:
+            beat.done.set()
         current.elapsed = time.time() - current.started
         _tag(spark, False, tag)
         _set_description(spark, previous)

@@ -355,7 +355,7 @@ def _text_layout(
         sep = {"tsv": "\t", "csv": ",", "txt": None}[fmt]
     named = any(isinstance(c, str) for c in (src_col, dst_col, weight_col))
     if header is False and named:
-        raise ValueError("columns given by name need a header line; pass header=True or use 0-based indices")
+        raise ValueError("columns given by name need a header line; pass header=True (--header yes) or use 0-based indices")
     explicit = src_col is not None or dst_col is not None
     where = _describe(paths)
 
@@ -577,7 +577,7 @@ def _read_text(
         if bad_lines == "fail":
             raise InputError(
                 f"{first_msg} ({bad} bad line{'s' if bad != 1 else ''} in total; "
-                "pass bad_lines='skip' to drop them)"
+                "pass bad_lines='skip' (--bad-lines skip) to drop them)"
             )
     if good == 0:
         total = sum(int(r["lines"]) for r in splits)
@@ -772,7 +772,7 @@ def _read_parquet(
         )
         if bad_lines == "fail":
             raise InputError(
-                f"{first_msg} ({bad} bad row{'s' if bad != 1 else ''} in total; pass bad_lines='skip' to drop them)"
+                f"{first_msg} ({bad} bad row{'s' if bad != 1 else ''} in total; pass bad_lines='skip' (--bad-lines skip) to drop them)"
             )
     if good == 0:
         detail = f"; all {bad} rows are bad, the first: {first_msg}" if bad else ""
@@ -909,7 +909,7 @@ def read_edges(
     if sep is not None and (not isinstance(sep, str) or sep == ""):
         raise ValueError(f"sep must be a non-empty string; got {sep!r}")
     if header is False and any(isinstance(c, str) for c in (src_col, dst_col, weight_col)):
-        raise ValueError("columns given by name need a header line; pass header=True or use 0-based indices")
+        raise ValueError("columns given by name need a header line; pass header=True (--header yes) or use 0-based indices")
     paths = _as_paths(path)
     comment = comment or None
 

@@ -32,6 +32,14 @@ def local_jars() -> list[str]:
     return sorted(glob.glob(str(jar_dir() / "*.jar")))
 
 
+def local_cores(master: str) -> int:
+    """Cores of a ``local``, ``local[N]``, ``local[*]`` or ``local[N,F]`` master (at least 2)."""
+    inner = master[master.find("[") + 1:master.find("]")] if "[" in master else "1"
+    first = inner.split(",")[0].strip()
+    cores = (os.cpu_count() or 2) if first == "*" else int(first) if first.isdigit() else 1
+    return max(2, cores)
+
+
 def active_session() -> SparkSession | None:
     """The active SparkSession (classic or Spark Connect), or ``None``."""
     spark = SparkSession.getActiveSession()
@@ -52,6 +60,12 @@ def get_spark(
 ) -> SparkSession:
     """Return the active SparkSession, or build a local one.
 
+    A session it builds with a local master runs its Python workers with this
+    interpreter (unless ``$PYSPARK_PYTHON`` says otherwise), uses one shuffle partition
+    per core with adaptive execution coalescing them, hides the console progress bar
+    (the library logs its stages instead) and has the GraphFrames JARs of
+    :func:`jar_dir` on ``spark.jars``. ``conf`` overrides any of these.
+
     Parameters
     ----------
     app_name:
@@ -71,13 +85,13 @@ def get_spark(
     master = master or os.environ.get("SEPNE_SPARK_MASTER") or (None if submitted else "local[*]")
     if master:
         builder = builder.master(master)
-    # The Python workers must import numpy/scipy from the interpreter running us.
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    local = bool(master) and master.startswith("local")
     settings: dict[str, str] = {
-        "spark.sql.shuffle.partitions": "8",
+        # Adaptive execution merges small shuffle partitions (and splits skewed ones), so
+        # a stage's task count follows the data, not a fixed partition number.
         "spark.sql.adaptive.enabled": "true",
+        "spark.sql.adaptive.coalescePartitions.enabled": "true",
         "spark.sql.execution.arrow.pyspark.enabled": "true",
-        "spark.driver.memory": os.environ.get("SEPNE_DRIVER_MEMORY", "4g"),
         "spark.checkpoint.dir": os.path.join(tempfile.gettempdir(), "sepne-checkpoints"),
         "spark.ui.showConsoleProgress": "false",
         # One BLAS thread per Python worker: the solve stage already runs one task per core.
@@ -85,6 +99,19 @@ def get_spark(
         "spark.executorEnv.OMP_NUM_THREADS": "1",
         "spark.executorEnv.MKL_NUM_THREADS": "1",
     }
+    # The Python workers must import numpy/scipy and sepne_spark from the interpreter
+    # running us, also when its virtualenv is not activated (PATH's python3 is then
+    # another one): PySpark starts them with $PYSPARK_PYTHON. A value set before is kept.
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    if local:
+        settings["spark.pyspark.python"] = os.environ["PYSPARK_PYTHON"]
+        settings["spark.pyspark.driver.python"] = sys.executable
+    if local:
+        # Spark's 200 shuffle partitions are 200 tasks per stage: on one machine the
+        # graphs are small and the fixed cost per task dominates. One partition per core
+        # (at least 2); adaptive execution coalesces further.
+        settings["spark.sql.shuffle.partitions"] = str(local_cores(master))
+        settings["spark.driver.memory"] = os.environ.get("SEPNE_DRIVER_MEMORY", "4g")
     jars = local_jars()
     if jars:
         settings["spark.jars"] = ",".join(jars)

@@ -10,7 +10,6 @@ YAML and ids made of shell metacharacters.
 from __future__ import annotations
 
 import ast
-import importlib.util
 import logging
 import os
 import stat
@@ -23,9 +22,10 @@ import yaml
 from pyspark.sql import SparkSession
 from pyspark.sql import types as T
 
-from graphs import random_graph
+from tests.helpers import random_graph
 from sepne_spark import config
-from sepne_spark.jobs_common import UserError, run_job
+from sepne_spark.jobs import embed as embed_module
+from sepne_spark.jobs.common import UserError, run_job
 from sepne_spark.model import RequestedIdsError, SepNE, SepNEModel, requested_ids
 from sepne_spark.reading import InputError, read_edges
 
@@ -48,14 +48,7 @@ WEIRD_IDS = [
 ]
 
 
-def _load_embed_job():
-    spec = importlib.util.spec_from_file_location("sepne_embed_job", ROOT / "jobs" / "embed.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-embed_job = _load_embed_job()
+embed_job = embed_module
 
 
 def run_embed(argv: list[str]) -> int:

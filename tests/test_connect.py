@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from sepne_spark.model import SepNE
-from tests.graphs import random_graph
+from tests.helpers import random_graph
 
 pytest.importorskip("grpc", reason="Spark Connect client needs pyspark[connect]")
 

@@ -1,7 +1,6 @@
 """Tests of the evaluation helpers, the baselines and the evaluate job."""
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
@@ -27,16 +26,14 @@ from sepne_spark.evaluation import (
     sample_non_edges,
     split_edges,
 )
-from sepne_spark.jobs_common import UserError
+from sepne_spark.jobs import evaluate as evaluate_job
+from sepne_spark.jobs.common import UserError
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def _job():
-    spec = importlib.util.spec_from_file_location("sepne_evaluate_job", ROOT / "jobs" / "evaluate.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return evaluate_job
 
 
 def _random_graph(n: int, m: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -393,6 +390,49 @@ def test_job_classify_end_to_end(spark, tmp_path, capsys):
     assert res["n_missing_embedding"] == 2 and res["n_nodes"] == 58
     assert res["vectors"] == "concat" and res["dim"] == 6
     assert res["results"]["0.5"]["micro_f1_mean"] == 1.0
+
+
+def test_job_classify_reports_zero_vectors_and_refuses_an_edge_list(spark, tmp_path, capsys):
+    rng = np.random.default_rng(1)
+    n = 60
+    y = np.arange(n) % 3
+    E = np.eye(3)[y] * 3 + rng.normal(scale=0.2, size=(n, 3))
+    E[:4] = 0.0  # four nodes that no landmark reached
+    pd.DataFrame({"id": np.arange(n, dtype=np.int64), "embedding": [r.tolist() for r in E]}
+                 ).to_parquet(tmp_path / "emb.parquet")
+    (tmp_path / "labels.tsv").write_text("".join(f"{i}\tc{y[i]}\n" for i in range(n)))
+    job = _job()
+    out = tmp_path / "res.json"
+    args = ["classify", "--embeddings", str(tmp_path / "emb.parquet"), "--ratios", "0.5", "--splits", "2"]
+    assert job.main(spark, args + ["--labels", str(tmp_path / "labels.tsv"), "--json", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "0 of 60 labelled nodes without an embedding" in text
+    assert "4 of 60 evaluated nodes have an all-zero embedding" in text
+    res = json.loads(out.read_text())
+    assert res["n_zero_embedding"] == 4 and res["zero_examples"] == ["0", "1", "2", "3"]
+
+    # An edge list given as labels: its first column is node ids, its "classes" too.
+    edges = tmp_path / "edges.tsv"
+    edges.write_text("".join(f"{i}\t{(i * 7 + 1) % n}\n" for i in range(n)))
+    with pytest.raises(UserError, match=r"edges\.tsv: .* classes for 60 labelled nodes.*looks like an edge list"):
+        job.main(spark, args + ["--labels", str(edges)])
+    # Labels of another graph: most ids are not embedded nodes.
+    other = tmp_path / "other.tsv"
+    other.write_text("".join(f"x{i}\tc{i % 3}\n" for i in range(n)) + "1\tc1\n")
+    with pytest.raises(UserError, match=r"other\.tsv: only 1 of its 61 labelled ids are nodes of"):
+        job.main(spark, args + ["--labels", str(other)])
+
+
+def test_check_labels_warns_about_nearly_one_class_per_node(caplog):
+    from sepne_spark.evaluation import check_labels
+
+    labels = {str(i): {f"c{i // 2}"} for i in range(40)}  # 20 classes of two nodes
+    with caplog.at_level("WARNING", logger="sepne_spark.evaluation"):
+        warnings = check_labels(labels, labels, "labels.tsv")
+    assert len(warnings) == 1 and "20 classes for 40 labelled nodes" in warnings[0]
+    assert "20 classes for 40 labelled nodes" in caplog.text
+    plain = {str(i): {f"c{i % 4}"} for i in range(40)}
+    assert check_labels(plain, plain, "labels.tsv") == []
 
 
 @pytest.mark.e2e

@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from jobs import embed
+from sepne_spark.jobs import embed
 from tests.helpers import random_graph
 from tests.spark_conf import spark_flags
 

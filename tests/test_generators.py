@@ -1,7 +1,6 @@
 """Synthetic graph generators, the atomic writers and the ``jobs/generate.py`` entry point."""
 from __future__ import annotations
 
-import importlib.util
 import os
 from pathlib import Path
 
@@ -37,10 +36,9 @@ def _degrees(edges: pd.DataFrame) -> np.ndarray:
 
 
 def _load_job():
-    spec = importlib.util.spec_from_file_location("generate_job", ROOT / "jobs" / "generate.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    from sepne_spark.jobs import generate
+
+    return generate
 
 
 # --------------------------------------------------------------------------- pure NumPy

@@ -4,11 +4,13 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import re
+import time
 from pathlib import Path
 
 import pytest
 
-from jobs import embed
+from sepne_spark.jobs import embed
 from sepne_spark.progress import DESCRIPTION_KEY, SolveProgress, stage
 
 SMALL = ["--gen-nodes", "200", "--landmarks", "12", "--dim", "4", "--iters", "2", "--set-size", "60"]
@@ -133,3 +135,55 @@ def test_saved_model_io_reads_only_the_neighbourhood(spark, tmp_path, capsys):
     scale = max(np.abs(v).max() for v in ref.values())
     for node, vec in ref.items():
         np.testing.assert_allclose(got[node], vec, rtol=0, atol=1e-9 * scale)
+
+
+def test_manifest_and_summary_a_person_can_trust(spark, tmp_path, capfd):
+    """The manifest names the profile, the Spark application, the input files (count,
+    size, modification time), start, end and duration, and whether GraphFrames ran; the
+    printed time line has fit's parts in brackets and a total; the metric names the
+    scaling. No Spark warning about re-cached data or ignored paths."""
+    from tests.helpers import random_graph
+
+    g = random_graph(80, 400, seed=11)
+    edges = tmp_path / "in" / "edges.tsv"
+    edges.parent.mkdir()
+    edges.write_text("".join(f"{s}\t{d}\t{w}\n" for s, d, w in g.rows), encoding="utf-8")
+    out = tmp_path / "emb"
+    capfd.readouterr()
+    argv = ["--input", str(edges), "--output", str(out), "--profile", "document", "--landmarks", "12",
+            "--dim", "4", "--iters", "2", "--set-size", "30", "--scaling", "log"]
+    assert embed.main(spark, argv) == 0
+    printed, err = capfd.readouterr()  # the JVM's log too: it writes to the same stderr
+    manifest = json.loads((out / "_manifest.json").read_text())
+
+    assert manifest["profile"] == "document"
+    assert manifest["spark_app_id"] == spark.conf.get("spark.app.id")
+    (fingerprint,) = manifest["input_files"]
+    stat = edges.stat()
+    assert fingerprint["path"] == str(edges) and fingerprint["files"] == 1 and fingerprint["bytes"] == stat.st_size
+    assert fingerprint["modified_utc"] == time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(stat.st_mtime))
+    assert manifest["started_utc"] <= manifest["finished_utc"]
+    assert 0 < manifest["duration_s"] == pytest.approx(manifest["timings_s"]["total"], abs=1e-3)
+    assert isinstance(manifest["graphframes_used"], bool)
+    assert manifest["graphframes_used"] == bool(getattr(spark, "_sepne_graphframes", False))
+
+    time_line = next(ln for ln in printed.splitlines() if ln.strip().startswith("time:"))
+    assert "fit " in time_line and "(landmarks " in time_line and "summaries_svd " in time_line
+    assert time_line.rstrip().split(", ")[-1].startswith("total ")
+    top = re.findall(r"(?:^|, )(read|fit|partition|proximity_rows|solve_write) ([\d.]+)s", time_line.split(":", 1)[1])
+    total = float(re.search(r"total ([\d.]+)s", time_line).group(1))
+    assert sum(float(v) for _, v in top) <= total + 0.2  # the stages add up to at most the total
+    assert "log scaling" in printed
+
+    noisy = [ln for ln in err.splitlines() if "already cached" in ln or "ignored" in ln]
+    assert not noisy, noisy
+
+
+def test_zero_embedding_advice_follows_the_settings():
+    base = {"landmarkStrategy": "DD", "landmarks": 200, "metric": "A+A2", "window": 2}
+    advice = embed.zero_advice(base, 2708)
+    assert "GDS" in advice and "more --landmarks" in advice and "--window" in advice
+    gds = embed.zero_advice({**base, "landmarkStrategy": "GDS", "window": 5}, 2708)
+    assert "GDS" not in gds and "more --landmarks" in gds and "--window" not in gds
+    assert "A+A2" in embed.zero_advice({**base, "metric": "I+A"}, 2708)
+    assert "more --landmarks" not in embed.zero_advice({**base, "landmarks": 50}, 50)

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from jobs import embed
+from sepne_spark.jobs import embed
 from sepne_spark.model import SepNE
 from tests.helpers import D, ETA, ITERS, K, LAM, SET, SmallGraph, collect, oracle_compare, random_graph
 

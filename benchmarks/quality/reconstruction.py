@@ -80,6 +80,15 @@ def main() -> None:
     print(f"wrote {path}")
 
 
+def _setting_text(result: dict) -> str:
+    """d, the metric and the number of runs, for the figures' titles."""
+    cfg = dict(part.split("=", 1) for part in result.get("config", "").split(",") if "=" in part)
+    metric = {"A+A2": "M = A + A^2", "I+A": "M = I + A"}.get(cfg.get("metric", "A+A2"), cfg.get("metric"))
+    way = "directed" if cfg.get("directed") == "True" else "undirected"
+    return (f"d = {result['d']}, {metric} (A row-normalised, {way}), exact R^2 of W C^T; "
+            f"one run per point (seed {cfg.get('seed', 0)})")
+
+
 def plot(result: dict, stem: Path) -> None:
     import matplotlib
 
@@ -87,6 +96,7 @@ def plot(result: dict, stem: Path) -> None:
     import matplotlib.pyplot as plt
 
     rows = result["rows"]
+    what = _setting_text(result)
     dd = [r for r in rows if r["strategy"] == "DD"]
     ks = [r["k"] for r in dd]
     fig, axes = plt.subplots(1, 2, figsize=(10, 4))
@@ -99,17 +109,19 @@ def plot(result: dict, stem: Path) -> None:
         ax.set_title(f"{result['dataset']}: {title}")
         ax.grid(alpha=0.3)
     axes[0].legend()
+    fig.suptitle(what, fontsize=9)
     fig.tight_layout()
     fig.savefig(f"{stem}_methods.png", dpi=110)
     plt.close(fig)
 
-    fig, ax = plt.subplots(figsize=(5.5, 4))
+    fig, ax = plt.subplots(figsize=(6.5, 4.6))
     for strategy in STRATEGIES:
         mine = [r for r in rows if r["strategy"] == strategy]
         ax.plot([r["k"] for r in mine], [r["sepne_r_all"] for r in mine], "o-", label=strategy)
     ax.set_xlabel("landmarks k")
     ax.set_ylabel("r_all")
-    ax.set_title(f"{result['dataset']}: SepNE r_all by landmark strategy")
+    ax.set_title(f"{result['dataset']}: SepNE r_all by landmark strategy\n" + what.replace(", exact", ",\nexact"),
+                 fontsize=9)
     ax.grid(alpha=0.3)
     ax.legend()
     fig.tight_layout()

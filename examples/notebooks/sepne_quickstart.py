@@ -6,7 +6,7 @@
 # MAGIC the model. Works on a classic cluster and on shared clusters and serverless
 # MAGIC (Spark Connect): the library only uses the notebook's `spark` session and
 # MAGIC DataFrame operations. Import this file into a workspace (File > Import) or run
-# MAGIC it as a plain script where a `spark` session exists.
+# MAGIC it as a plain script (`get_spark()` then starts a local session).
 
 # COMMAND ----------
 
@@ -29,6 +29,10 @@ import numpy as np
 from sepne_spark.evaluation import node_classification
 from sepne_spark.generators import sbm_graph
 from sepne_spark.model import SepNE, SepNEModel
+from sepne_spark.session import get_spark
+
+# The notebook's session; run as a plain script, a local one set up for SepNE.
+spark = get_spark()
 
 OUTPUT = os.environ.get("SEPNE_EXAMPLE_OUTPUT", "/Volumes/main/default/sepne/quickstart")
 NODES = int(os.environ.get("SEPNE_EXAMPLE_NODES", "5000"))
@@ -43,7 +47,7 @@ NODES = int(os.environ.get("SEPNE_EXAMPLE_NODES", "5000"))
 
 # COMMAND ----------
 
-edges, labels = sbm_graph(spark, NODES, communities=5, avg_degree=12.0, mixing=0.3, seed=1)  # noqa: F821
+edges, labels = sbm_graph(spark, NODES, communities=5, avg_degree=12.0, mixing=0.3, seed=1)
 edges = edges.select("src", "dst")
 print(f"{edges.count()} edges")
 
@@ -80,14 +84,19 @@ for ratio, result in sorted(scores["results"].items()):
 
 # MAGIC %md
 # MAGIC ## Save, load, and embed only the nodes you need
-# MAGIC The saved model is small (O(k^2 + k d)). Embedding a few nodes reads only their
-# MAGIC rows of the graph, so it costs the same however large the graph is.
+# MAGIC The saved model is small (O(k^2 + k d)). How much of the graph embedding a few
+# MAGIC nodes reads depends on M: with `metric="I+A"` (and no log scaling) only the
+# MAGIC requested nodes' neighbourhood is merged and normalised, after one scan of the
+# MAGIC input, so the cost follows those neighbourhoods; with `A+A2`, as here, the whole
+# MAGIC graph's transition matrix is built first, so the cost grows with the graph.
+# MAGIC `loaded.embeds_locally(edges, wanted)` says which case a call is.
 
 # COMMAND ----------
 
 model.save(f"{OUTPUT}/model", overwrite=True)
 loaded = SepNEModel.load(f"{OUTPUT}/model")
 wanted = edges.select(edges.src.alias("id")).distinct().limit(10)
+print("reads only the neighbourhood:", loaded.embeds_locally(edges, wanted))
 some = loaded.embed(wanted, edges)
 some.select("id", "embedding").show(3, truncate=60)
 
@@ -95,4 +104,4 @@ some.select("id", "embedding").show(3, truncate=60)
 
 embeddings.write.mode("overwrite").parquet(f"{OUTPUT}/embeddings")
 # or: embeddings.write.mode("overwrite").saveAsTable("main.default.sepne_embeddings")
-print(spark.read.parquet(f"{OUTPUT}/embeddings").count(), "rows written")  # noqa: F821
+print(spark.read.parquet(f"{OUTPUT}/embeddings").count(), "rows written")

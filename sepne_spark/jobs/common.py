@@ -1,0 +1,302 @@
+"""What every job entry point shares: argument errors, logging, session start-up and exit codes.
+
+A job module (``sepne_spark.jobs.embed``, ``evaluate``, ``generate``) defines
+``main(spark, args) -> int``, a ``prepare(argv)`` that parses and checks the command
+line and returns the Spark settings of the session to build, and a console entry::
+
+    def cli(argv=None) -> int:
+        return run_job(main, "sepne-<name>", argv, session_conf=prepare)
+
+``run_job`` calls ``prepare`` before any JVM starts, so a mistyped flag, a bad value or
+a missing local input is reported at once, in one line, with exit status 2. Notebooks
+and tests call ``main(spark, [...])`` directly.
+"""
+from __future__ import annotations
+
+import argparse
+import difflib
+import glob
+import logging
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable, Iterable, Sequence
+from urllib.parse import urlparse
+
+log = logging.getLogger("sepne_spark")
+
+
+from sepne_spark.errors import UserError  # noqa: E402 - the library's one base of user errors
+
+
+class JobArgumentParser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line, ``sepne-<job>: error: ...``, exit 2.
+
+    argparse's default prints the whole usage block first; for a scheduler's log and a
+    person alike one line naming the problem (and the closest option, for a mistyped
+    one) is easier to read. ``--help`` is unchanged. Subcommand parsers are of the
+    same class and report under the job's name.
+    """
+
+    def _options(self) -> list[str]:
+        names = [s for a in self._actions for s in a.option_strings]
+        for action in self._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for sub in action.choices.values():
+                    names += [s for a in sub._actions for s in a.option_strings]
+        return sorted(set(names))
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        if message.startswith("unrecognized arguments:"):
+            unknown = [w for w in message.split(":", 1)[1].split() if w.startswith("--")]
+            for word in unknown:
+                close = difflib.get_close_matches(word.split("=", 1)[0], self._options(), n=1, cutoff=0.6)
+                if close:
+                    message += f" (did you mean {close[0]}?)"
+                    break
+        name = self.prog.split()[0]
+        self.exit(2, f"{name}: error: {message}; see {name} --help\n")
+
+
+def profile_names() -> list[str]:
+    """The profiles that ``--profile NAME`` finds (``$SEPNE_CONF_DIR``, ``conf/``, the wheel's)."""
+    from sepne_spark import config
+
+    names: set[str] = set()
+    for folder in config.conf_dirs():
+        if folder.is_dir():
+            names.update(p.stem for p in folder.iterdir() if p.suffix in (".yaml", ".yml") and p.is_file())
+    return sorted(names)
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dict):
+        return ", ".join(f"{k}={v}" for k, v in value.items()) or "none"
+    return str(value)
+
+
+def show_profile_defaults(parser: argparse.ArgumentParser) -> None:
+    """Make the help of each setting flag give the value a run without ``--profile``
+    uses (the ``default`` profile's), where it differs from the built-in default.
+
+    A default profile that cannot be read leaves the help as it is: the run reports it.
+    """
+    from sepne_spark import config
+
+    try:
+        profile = config.load_profile(None)
+    except UserError:
+        return
+    for action in parser._actions:
+        if action.dest not in profile or not action.help or "default: " not in action.help:
+            continue
+        at = action.help.rfind("default: ")
+        builtin = action.help[at + len("default: "):].rstrip(")")
+        shown = _shown(profile[action.dest]).replace("%", "%%")
+        if shown != builtin:
+            action.help = f"{action.help[:at]}default: {shown}, from the default profile; built-in {builtin})"
+
+
+def setup_logging(level: int = logging.INFO) -> None:
+    """Log ``sepne_spark`` messages to stderr with timestamps (idempotent).
+
+    Replaces the library's default handler (see :mod:`sepne_spark.progress`) with one
+    that also prints the time, as a scheduler's log wants.
+    """
+    from sepne_spark import progress
+
+    logger = logging.getLogger("sepne_spark")
+    progress.remove_default_handler()
+    if not any(getattr(h, "_sepne_job", False) for h in logger.handlers):
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        handler._sepne_job = True  # type: ignore[attr-defined]
+        logger.addHandler(handler)
+    logger.setLevel(progress.level_from_env(level))
+
+
+def is_local_path(path: str) -> bool:
+    """Whether ``path`` is on the local file system (no scheme, or ``file:``).
+
+    A Windows drive letter is not taken for a scheme. Remote paths (``hdfs:``, ``s3a:``,
+    ``abfss:``, ``dbfs:`` ...) are left to Spark.
+    """
+    scheme = urlparse(path).scheme
+    return scheme in ("", "file") or len(scheme) == 1
+
+
+def _local(path: str) -> str:
+    parsed = urlparse(path)
+    return os.path.expanduser(parsed.path if parsed.scheme == "file" else path)
+
+
+def check_inputs_exist(paths: Iterable[str], flag: str) -> None:
+    """Raise a :class:`UserError` naming ``flag`` and the path when a local input is missing.
+
+    A glob must match something. Remote paths are not checked here: Spark reports them.
+    """
+    for path in paths:
+        if not is_local_path(path):
+            continue
+        local = _local(path)
+        if any(c in local for c in "*?[{"):
+            if not glob.glob(local.replace("{", "[").replace("}", "]")) and not glob.glob(local):
+                raise UserError(f"{flag} {path}: no file matches")
+        elif not os.path.exists(local):
+            parent = os.path.dirname(os.path.abspath(local))
+            where = "" if os.path.isdir(parent) else f" (nor does the folder {parent})"
+            raise UserError(f"{flag} {path} does not exist{where}")
+
+
+def _local_fingerprint(path: str) -> dict[str, Any]:
+    local = _local(path)
+    matches = sorted(glob.glob(local)) if any(c in local for c in "*?[") else [local]
+    files: list[str] = []
+    for match in matches:
+        if os.path.isdir(match):
+            for folder, dirs, names in os.walk(match):
+                dirs[:] = sorted(d for d in dirs if not d.startswith((".", "_")))
+                files += [os.path.join(folder, n) for n in sorted(names) if not n.startswith((".", "_"))]
+        elif os.path.isfile(match):
+            files.append(match)
+    stats = [os.stat(f) for f in files]
+    return {
+        "path": path,
+        "files": len(files),
+        "bytes": sum(st.st_size for st in stats),
+        "modified_utc": _utc(max(st.st_mtime for st in stats)) if stats else None,
+    }
+
+
+def _hadoop_fingerprint(spark: Any, path: str) -> dict[str, Any]:
+    """Through the Hadoop FileSystem of a classic session (the JVM gateway: job code only)."""
+    jvm = spark._jvm
+    conf = spark._jsc.hadoopConfiguration()
+    hpath = jvm.org.apache.hadoop.fs.Path(path)
+    fs = hpath.getFileSystem(conf)
+    statuses = fs.globStatus(hpath) or []
+    files = size = 0
+    latest = 0
+    for status in statuses:
+        summary = fs.getContentSummary(status.getPath())
+        files += summary.getFileCount()
+        size += summary.getLength()
+        latest = max(latest, status.getModificationTime())
+    return {"path": path, "files": int(files), "bytes": int(size),
+            "modified_utc": _utc(latest / 1000.0) if latest else None}
+
+
+def _utc(seconds: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds))
+
+
+def input_fingerprint(spark: Any, paths: Sequence[str]) -> list[dict[str, Any]]:
+    """For each input path: the number of files, their total size and the latest
+    modification time (UTC), so that a manifest says which data a run read.
+
+    Local paths are looked at with ``os.stat``; other file systems through Hadoop in a
+    classic session. Where neither works (Spark Connect, a file system without the
+    information) the entry says so instead of failing the run.
+    """
+    out = []
+    for path in paths:
+        try:
+            if is_local_path(path):
+                out.append(_local_fingerprint(path))
+            elif getattr(spark, "_jvm", None) is not None:
+                out.append(_hadoop_fingerprint(spark, path))
+            else:
+                out.append({"path": path, "files": None, "note": "not fingerprinted under Spark Connect"})
+        except Exception as exc:  # noqa: BLE001 - the manifest must not fail the run
+            out.append({"path": path, "files": None, "note": f"not fingerprinted: {type(exc).__name__}"})
+    return out
+
+
+#: JVM loggers that print a Java stack trace for conditions Spark handles or reports
+#: again itself (a missing path's metadata probe, ...); at ERROR they stay quiet.
+NOISY_LOGGERS = (
+    "org.apache.spark.sql.execution.streaming.FileStreamSink",
+    "org.apache.spark.sql.execution.streaming.sinks.FileStreamSink",
+    "org.apache.spark.sql.execution.datasources.InMemoryFileIndex",
+    # GraphFrames' label propagation warns that its result is cached, every call.
+    "org.graphframes.lib.LabelPropagation",
+)
+
+
+def quiet_jvm_loggers(spark: Any, names: Sequence[str] = NOISY_LOGGERS) -> None:
+    """Set the JVM loggers ``names`` to ERROR in a classic session (job code only).
+
+    Uses the Py4J gateway, which only classic sessions have; under Spark Connect, or
+    where the gateway is not reachable, it does nothing.
+    """
+    jvm = getattr(spark, "_jvm", None)
+    if jvm is None:
+        return
+    try:
+        configurator = jvm.org.apache.logging.log4j.core.config.Configurator
+        level = jvm.org.apache.logging.log4j.Level.ERROR
+        for name in names:
+            configurator.setLevel(name, level)
+    except Exception:  # noqa: BLE001 - a quieter log is a convenience
+        log.debug("could not quiet the JVM loggers", exc_info=True)
+
+
+def run_job(
+    main: Callable[[Any, Sequence[str] | None], int],
+    app_name: str,
+    argv: Sequence[str] | None = None,
+    session_conf: Callable[[Sequence[str]], dict] | None = None,
+) -> int:
+    """Run ``main`` in the active (or a new local) session; map failures to exit codes.
+
+    ``session_conf(argv)`` parses and checks the arguments and returns Spark settings
+    (a profile's ``spark:`` block) for the session built when none is active; an
+    active session is used as it is. It runs before any session or JVM is started, so
+    that argument errors arrive at once.
+
+    Returns 0 on success, 2 for a :class:`UserError` or bad arguments (one line on
+    stderr naming what is wrong) and 1 for any other failure.
+    """
+    setup_logging()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if any(a in ("-h", "--help") for a in argv):
+        try:
+            return main(None, argv)  # argparse prints help and exits before Spark starts
+        except SystemExit as exc:
+            return int(exc.code or 0)
+    start = time.time()
+    try:
+        conf = session_conf(argv) if session_conf else None
+        from sepne_spark.session import get_spark
+
+        spark = get_spark(app_name, conf=conf)
+        quiet_jvm_loggers(spark)
+        log.info("%s: sepne-spark %s from %s, Spark %s", app_name, _version(), _package_location(), spark.version)
+        rc = main(spark, argv)
+    except UserError as exc:
+        print(f"{app_name}: error: {exc}", file=sys.stderr)
+        return 2
+    except SystemExit as exc:  # argparse errors, already printed in one line
+        return int(exc.code or 0) if not isinstance(exc.code, str) else 2
+    except Exception as exc:  # noqa: BLE001 - one line for the scheduler, trace in the log
+        log.exception("job failed")
+        print(f"{app_name}: failed: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}", file=sys.stderr)
+        return 1
+    log.info("%s finished in %.1f s", app_name, time.time() - start)
+    return rc or 0
+
+
+def _version() -> str:
+    from sepne_spark import __version__
+
+    return __version__
+
+
+def _package_location() -> str:
+    """Where ``sepne_spark`` was imported from (a checkout, site-packages or a wheel)."""
+    import sepne_spark
+
+    return str(Path(sepne_spark.__file__).parent)

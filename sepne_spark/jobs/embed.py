@@ -1,0 +1,375 @@
+"""Embed a graph with SepNE and write the embeddings to Parquet.
+
+    sepne-embed --input edges.tsv --output out/emb --profile document
+    spark-submit jobs/embed.py --input edges.tsv --output out/emb --profile document
+
+Without ``--input`` it embeds a generated stochastic-block-model graph (no download
+needed) and reports how well the embeddings recover the planted communities.
+
+Output (Parquet): ``id`` (as in the input), ``embedding`` (array of d doubles),
+``is_landmark``, ``set_id`` (-1 for landmarks) and, with ``--context``, ``context``.
+Every node of the input gets exactly one row; with ``--nodes`` only the nodes asked for.
+A ``_manifest.json`` with the settings, versions, counts and stage timings is written
+inside the output directory.
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import logging
+import os
+import time
+from typing import Sequence
+
+from sepne_spark import __version__, config
+from sepne_spark.jobs.common import (
+    JobArgumentParser,
+    UserError,
+    check_inputs_exist,
+    profile_names,
+    run_job,
+    show_profile_defaults,
+)
+
+log = logging.getLogger("sepne_spark.jobs.embed")
+
+
+class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Append argparse's default, except to options whose default is "not given"
+    (``None``): their help already states the real default (the profile's value)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        if action.default is None:
+            return action.help
+        return super()._get_help_string(action)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = JobArgumentParser(
+        prog="sepne-embed",
+        description="Compute SepNE node embeddings of an edge list and write them to Parquet.",
+        formatter_class=_HelpFormatter,
+    )
+    io = p.add_argument_group("input and output")
+    io.add_argument("--profile", default=None,
+                    help=f"YAML profile: a name ({', '.join(profile_names()) or 'none found'}) or a path; "
+                         "default: the profile named default")
+    io.add_argument("--input", nargs="+", default=None,
+                    help="edge list file(s) or directories (tsv/csv/txt/parquet); default: a generated SBM graph")
+    io.add_argument("--output", default="out/embeddings", help="output directory (Parquet)")
+    io.add_argument("--overwrite", action="store_true", help="replace an existing output")
+    io.add_argument("--run-date", default=None, metavar="YYYY-MM-DD",
+                    help="write to OUTPUT/dt=YYYY-MM-DD/, replacing only that partition")
+    io.add_argument("--sep", default=None, help="field separator for text input (default: by format)")
+    io.add_argument("--header", default=None, choices=["auto", "yes", "no"], help="text input has a header line")
+    io.add_argument("--src-col", default=None, help="source column (name or 0-based index)")
+    io.add_argument("--dst-col", default=None, help="destination column (name or 0-based index)")
+    io.add_argument("--weight-col", default=None, help="weight column (name or 0-based index)")
+    io.add_argument("--nodes", default=None,
+                    help="embed only these ids (IO): a comma-separated list or @FILE with one id per line")
+    io.add_argument("--save-model", default=None, metavar="PATH", help="also save the fitted model here")
+    io.add_argument("--model", default=None, metavar="PATH",
+                    help="embed with a saved model instead of fitting; its parameters (k, d, metric, "
+                    "direction, ...) are used, whatever the profile and the flags say")
+    gen = p.add_argument_group("generated default graph (when --input is not given)")
+    gen.add_argument("--gen-nodes", type=int, default=3000, help="nodes of the generated SBM graph")
+    gen.add_argument("--gen-communities", type=int, default=6, help="planted communities")
+    gen.add_argument("--gen-avg-degree", type=float, default=12.0, help="average degree")
+    gen.add_argument("--gen-mixing", type=float, default=0.3, help="fraction of edges placed at random")
+    config.add_arguments(p)
+    show_profile_defaults(p)
+    return p
+
+
+def _col(value: str | None):
+    if value is None:
+        return None
+    return int(value) if value.isdigit() else value
+
+
+def _requested(spark, text: str):
+    """The ids of ``--nodes`` as strings (column ``id``), as written.
+
+    :func:`sepne_spark.model.requested_ids` converts them to the graph's id type.
+    """
+    from pyspark.sql import functions as F
+
+    if text.startswith("@"):
+        path = text[1:]
+        if not os.path.exists(path):
+            raise UserError(f"--nodes file {path} does not exist")
+        return spark.read.text(path).select(F.trim("value").alias("id")).where("id != '' and not id like '#%'")
+    return spark.createDataFrame([(x.strip(),) for x in text.split(",") if x.strip()], "id string")
+
+
+def _output_target(ns: argparse.Namespace) -> str:
+    """Where the embeddings go: ``--output``, or its ``dt=`` partition with ``--run-date``."""
+    target = ns.output.rstrip("/")
+    if ns.run_date:
+        try:
+            time.strptime(ns.run_date, "%Y-%m-%d")
+        except ValueError:
+            raise UserError(f"--run-date {ns.run_date!r} is not a date YYYY-MM-DD") from None
+        target = f"{target}/dt={ns.run_date}"
+    return target
+
+
+def _with_model_params(settings: config.EmbedSettings, params: dict) -> config.EmbedSettings:
+    """``settings`` with a loaded model's parameters in place of the resolved ones.
+
+    Where the command line or the profile asked for another value, a warning names it:
+    the model's value is the one used.
+    """
+    changed = {name: params[p] for p, name in config.MODEL_PARAMS.items() if getattr(settings, name) != params[p]}
+    for name, value in changed.items():
+        log.warning("--model: %s is the model's %r, not %r", name, value, getattr(settings, name))
+    return dataclasses.replace(settings, **changed)
+
+
+def _checked(argv: Sequence[str] | None) -> tuple[argparse.Namespace, config.EmbedSettings, str]:
+    """Parse ``argv`` and check everything that can be checked without Spark.
+
+    Returns the parsed arguments, the resolved settings and the output target. Only
+    paths are looked at: a local input or ``--nodes @FILE`` that does not exist, an
+    output that would overwrite data or the input, a bad ``--run-date``.
+    """
+    ns = build_parser().parse_args(None if argv is None else list(argv))
+    settings = config.resolve(ns, config.load_profile(ns.profile))
+
+    from sepne_spark.writing import check_output_path
+
+    if settings.partition == "IO" and not ns.nodes:
+        raise UserError("partition IO embeds only requested nodes: give them with --nodes")
+    target = _output_target(ns)
+    check_inputs_exist(ns.input or [], "--input")
+    if ns.nodes and ns.nodes.startswith("@"):
+        check_inputs_exist([ns.nodes[1:]], "--nodes file")
+    if ns.model:
+        check_inputs_exist([ns.model], "--model")
+    check_output_path(target, ns.input or [], overwrite=ns.overwrite or bool(ns.run_date))
+    if ns.save_model:
+        check_output_path(ns.save_model, ns.input or [], overwrite=ns.overwrite, what="--save-model path")
+    return ns, settings, target
+
+
+def zero_advice(used: dict, n_nodes: int | None) -> str:
+    """What to change so that fewer nodes get the zero vector, given the settings used
+    (a model's parameters: ``landmarkStrategy``, ``landmarks``, ``metric``, ``window``)."""
+    tips = []
+    if used["landmarkStrategy"] != "GDS":
+        tips.append("--landmark-strategy GDS (a greedy dominating set reaches more of the graph)")
+    if n_nodes is None or used["landmarks"] < n_nodes:
+        tips.append("more --landmarks")
+    if used["metric"] == "I+A":
+        tips.append("--metric A+A2 (two-hop proximity)")
+    elif used.get("window", 2) < 5:
+        tips.append("a longer --window (walks of more steps)")
+    tips.append("dropping those components (often small ones cut off from the rest)")
+    return "try " + ", or ".join(tips)
+
+
+def _conf(spark, key: str) -> str | None:
+    try:
+        return spark.conf.get(key, None)
+    except Exception:  # noqa: BLE001 - not every session exposes every key
+        return None
+
+
+def _utc(seconds: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds))
+
+
+#: The parts of fit, and the stages after it, in the order they run.
+FIT_PARTS = ("landmarks", "summaries_svd")
+AFTER_FIT = ("partition", "proximity_rows", "solve_write")
+
+
+def _time_line(timings: dict[str, float], loaded: bool) -> str:
+    """``read 2.0s, fit 30.1s (landmarks 10.0s, summaries_svd 19.9s), partition ..., total 45.0s``:
+    the top-level stages add up to about the total; fit's parts are in brackets."""
+    parts = [f"read {timings.get('read', 0.0):.1f}s"]
+    if loaded:
+        parts.append("fit: loaded model")
+    else:
+        inner = ", ".join(f"{k} {timings[k]:.1f}s" for k in FIT_PARTS if k in timings)
+        parts.append(f"fit {timings.get('fit', 0.0):.1f}s" + (f" ({inner})" if inner else ""))
+    parts += [f"{k} {timings[k]:.1f}s" for k in AFTER_FIT if k in timings]
+    parts.append(f"total {timings.get('total', 0.0):.1f}s")
+    return ", ".join(parts)
+
+
+def session_conf(argv: Sequence[str]) -> dict[str, str]:
+    """Check the arguments (see :func:`_checked`) and return the Spark settings of the
+    chosen profile (and ``--spark``) for a session we build.
+
+    :func:`cli` calls it before any session exists, so errors arrive at once.
+    """
+    quiet = logging.getLogger("sepne_spark.config")  # main() checks again and warns once
+    was, quiet.disabled = quiet.disabled, True
+    try:
+        _, settings, _ = _checked(argv)
+    finally:
+        quiet.disabled = was
+    return dict(settings.spark)
+
+
+def cli(argv: Sequence[str] | None = None) -> int:
+    """The ``sepne-embed`` command: check the arguments, then start Spark and run :func:`main`."""
+    return run_job(main, "sepne-embed", argv, session_conf=session_conf)
+
+
+def main(spark, args: Sequence[str] | None = None) -> int:
+    """Entry point: ``main(spark, ["--input", ...])``; returns the exit status."""
+    ns, settings, target = _checked(args)
+    started = time.time()
+
+    from pyspark.sql import Observation
+    from pyspark.sql import functions as F
+
+    from sepne_spark.jobs.common import input_fingerprint
+    from sepne_spark.model import SepNE, SepNEModel, requested_ids
+    from sepne_spark.progress import stage
+    from sepne_spark.proximity import metric_text
+    from sepne_spark.reading import load_graph, prepare_graph
+    from sepne_spark.writing import atomic_write, write_manifest
+
+    timings: dict[str, float] = {}
+    t0 = time.time()
+    labels = None
+    model = None
+    if ns.model:
+        # A saved model brings its own parameters: the graph is read its way, and the
+        # manifest records them (not the command line's or the profile's).
+        model = SepNEModel.load(ns.model)
+        log.info("loaded model %s (%d landmarks)", ns.model, len(model.landmark_ids))
+        settings = _with_model_params(settings, model.settings())
+    if ns.input:
+        header = {"auto": None, "yes": True, "no": False, None: None}[ns.header]
+        graph = load_graph(
+            spark, ns.input, settings.input_format, directed=settings.directed,
+            duplicates=settings.duplicates, self_loops=settings.self_loops, bad_lines=settings.bad_lines,
+            sep=ns.sep, header=header, src_col=_col(ns.src_col), dst_col=_col(ns.dst_col),
+            weight_col=_col(ns.weight_col),
+        )
+        source = ", ".join(ns.input)
+    else:
+        from sepne_spark.generators import sbm_graph
+
+        edges, labels = sbm_graph(spark, ns.gen_nodes, ns.gen_communities, ns.gen_avg_degree, ns.gen_mixing,
+                                  settings.seed, directed=settings.directed)
+        graph = prepare_graph(edges.select("src", "dst", F.lit(1.0).alias("weight")), settings.directed)
+        source = (f"generated SBM graph: {ns.gen_nodes} nodes, {ns.gen_communities} communities, "
+                  f"average degree {ns.gen_avg_degree}, mixing {ns.gen_mixing}")
+    requested = _requested(spark, ns.nodes) if ns.nodes else None
+    # With a saved model and requested nodes, M = I + A reads only their neighbourhood:
+    # the graph is never merged or counted as a whole (SepNEModel.embeds_locally).
+    local = model is not None and requested is not None and model.embeds_locally(graph, requested)
+    n_nodes = n_edges = None
+    if not local:
+        graph.edges.persist()
+        graph.vertices.persist()
+        n_edges = graph.edges.count()
+        n_nodes = graph.vertices.count()
+    timings["read"] = time.time() - t0
+    if local:
+        log.info("read %s: validated; only the requested nodes' neighbourhood is used (%.1f s)", source, timings["read"])
+    else:
+        log.info("read %s: %d nodes, %d directed edge rows (%.1f s)", source, n_nodes, n_edges, timings["read"])
+    if model is None and n_nodes < settings.landmarks:
+        raise UserError(f"landmarks={settings.landmarks} is more than the {n_nodes} nodes of the graph")
+    # Before fitting: requested ids that are not nodes are reported (an error when none is).
+    # With a loaded model the embedding does that itself.
+    wanted = requested
+    if requested is not None and model is None:
+        id_type = graph.vertices.schema["id"].dataType
+        wanted = requested_ids(requested, graph.vertices, id_type)
+
+    t = time.time()
+    if model is None:
+        model = SepNE(**config.model_params(settings)).fit(graph)
+    timings["fit"] = time.time() - t
+
+    used = model.settings()  # a loaded model's own parameters, not the command line's
+    what = metric_text(used["metric"], used["window"]) + (", log scaling" if used["scaling"] == "log" else "")
+    out = model.embed(wanted, graph)  # lazy: everything from the partition on runs in the write
+    timings.update(model.timings)  # landmarks, summaries_svd, partition, proximity_rows
+    cols = ["id", "embedding", "is_landmark", "set_id"] + (["context"] if settings.context else [])
+    out = out.select(*cols)
+
+    counts: dict[str, int] = {"bad_lines": graph.bad_lines}
+    if local:
+        counts["rows_of_A_read"] = int(model.plan["rows_read"])
+    else:
+        counts.update(input_nodes=n_nodes, input_edge_rows=n_edges)
+    plan = dict(model.plan)
+
+    def write(tmp: str) -> None:
+        detail = f"{plan['setup']} sets of about {used['setSize']} nodes, to {target}"
+        with stage(spark, "solve_write", detail, timings) as st:
+            # Rows, sets and all-zero vectors are counted as they are written (no second read).
+            seen = Observation("sepne_written")
+            zero = F.forall("embedding", lambda x: x == 0).cast("long")
+            out.observe(
+                seen, F.count(F.lit(1)).alias("rows"), F.sum(zero).alias("zero"),
+                F.max("set_id").alias("last_set"), F.sum((~F.col("is_landmark")).cast("long")).alias("nodes"),
+            ).write.parquet(tmp)
+            written = seen.get
+            counts["output_rows"] = int(written["rows"])
+            counts["zero_embeddings"] = int(written["zero"] or 0)
+            plan.update(sets=int(written["last_set"] if written["last_set"] is not None else -1) + 1,
+                        nodes=int(written["nodes"] or 0))
+            st.count(rows=counts["output_rows"], sets=plan["sets"])
+        if counts["zero_embeddings"]:
+            log.warning(
+                "%d of %d nodes got an all-zero embedding: neither they nor the other nodes of their set "
+                "reach a landmark through M (%s); %s", counts["zero_embeddings"], counts["output_rows"], what,
+                zero_advice(used, n_nodes),
+            )
+        timings["total"] = time.time() - started
+        write_manifest(tmp, {
+            "job": "embed", "version": __version__, "spark_version": spark.version,
+            "spark_app_id": _conf(spark, "spark.app.id"),
+            "profile": ns.profile or "default",
+            "input": source, "input_files": input_fingerprint(spark, ns.input or []),
+            "output": target, "settings": settings.as_dict(), "counts": counts,
+            "sets": plan, "model": ns.model, "nodes": ns.nodes,
+            "graphframes_used": bool(getattr(spark, "_sepne_graphframes", False)),
+            # fit is landmarks + summaries_svd (and the graph's caching): its parts are
+            # listed too, so the stages do not add up to total.
+            "timings_s": timings,
+            "started_utc": _utc(started), "finished_utc": _utc(time.time()),
+            "duration_s": round(timings["total"], 3),
+        })
+
+    atomic_write(write, target, overwrite=ns.overwrite or bool(ns.run_date))
+    if ns.save_model:
+        model.save(ns.save_model, overwrite=ns.overwrite)
+    expected = n_nodes if wanted is None else None
+    if expected is not None and counts["output_rows"] != expected:
+        raise RuntimeError(f"wrote {counts['output_rows']} rows for {expected} nodes")
+    timings["total"] = time.time() - started  # the manifest's is up to its writing
+    print(f"SepNE embedded {counts['output_rows']} nodes of {source}")
+    size = (f"neighbourhood of the requested nodes: {counts['rows_of_A_read']} rows of A" if local
+            else f"{n_nodes} nodes, {n_edges} directed edge rows")
+    print(f"  {size}; k={len(model.landmark_ids)} ({used['landmarkStrategy']}), "
+          f"d={model.factors.Phi.shape[0]}, metric {what}, partition {plan['setup']}, set size {used['setSize']}")
+    print("  time: " + _time_line(timings, loaded=bool(ns.model)))
+    print(f"  output: {target}")
+    if labels is not None:
+        import numpy as np
+
+        from sepne_spark.evaluation import node_classification
+
+        emb = spark.read.parquet(target).select("id", "embedding").toPandas()
+        lab = labels.toPandas().set_index("node")["label"]
+        X = np.vstack(emb["embedding"].to_numpy())
+        y = [[lab[i]] for i in emb["id"]]
+        res = node_classification(X, y, train_ratios=(0.1, 0.5), n_splits=3, seed=settings.seed)
+        for ratio, r in sorted(res["results"].items()):
+            print(f"  planted communities, {ratio:.0%} training: micro-F1 {r['micro_f1_mean']:.4f} "
+                  f"(logistic regression, {res['n_splits']} splits)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(cli())

@@ -1,0 +1,509 @@
+"""Evaluate node embeddings: node classification, reconstruction R^2, link prediction.
+
+Tasks (a subcommand, or ``--task NAME``)::
+
+    # micro/macro-F1 of one-vs-rest logistic regression (the SepNE paper's protocol)
+    sepne-evaluate classify --embeddings out/emb.parquet \\
+        --labels /data/cora/labels.tsv --ratios 0.1,0.9 --splits 10 --json cora.json
+
+    # R^2 of W C^T against the proximity matrix M of the graph (M as in the
+    # embeddings' _manifest.json; --metric, --window, --scaling, ... override it)
+    sepne-evaluate reconstruct --edges /data/cora/edges.tsv \\
+        --embeddings out/emb
+
+    # AUC of held-out edges against sampled non-edges, embedding with SepNE
+    sepne-evaluate linkpred --edges /data/cora/edges.tsv --fraction 0.1 \\
+        --profile document-quality
+
+Embeddings are Parquet with columns ``id``, ``embedding`` (array or ML vector) and
+optionally ``context``. Ids are matched to the labels and edge files as strings.
+Edge lists are read as the embed job reads ``--input`` (:func:`sepne_spark.reading.load_graph`).
+``classify`` brings only the labelled nodes' vectors to the driver; ``reconstruct``
+brings the merged edges and the embeddings of the graph's nodes into the driver and
+builds a sparse M there (it is meant for graphs that fit there; above
+``--dense-max-nodes`` nodes it estimates R^2 from a sample of M's zero entries).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+import time
+from typing import Any, Sequence
+
+import numpy as np
+import pandas as pd
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from sepne_spark.jobs.common import (
+    JobArgumentParser,
+    UserError,
+    check_inputs_exist,
+    profile_names,
+    run_job,
+    show_profile_defaults,
+)
+
+log = logging.getLogger("sepne_spark.jobs.evaluate")
+
+TASKS = ("classify", "reconstruct", "linkpred")
+VECTORS = ("embedding", "context", "concat", "sum")
+
+# ---------------------------------------------------------------------------
+# Command line
+# ---------------------------------------------------------------------------
+
+
+def _ratios(text: str) -> list[float]:
+    try:
+        values = [float(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated numbers, got {text!r}") from None
+    if not values or any(not 0.0 < v < 1.0 for v in values):
+        raise argparse.ArgumentTypeError(f"train ratios must be in (0, 1), got {text!r}")
+    return values
+
+
+def _task_alias(argv: Sequence[str]) -> list[str]:
+    """Turn ``--task NAME`` / ``--task=NAME`` anywhere into the ``NAME`` subcommand."""
+    argv = list(argv)
+    for i, a in enumerate(argv):
+        if a == "--task" and i + 1 < len(argv):
+            name = argv[i + 1]
+            return [name] + argv[:i] + argv[i + 2:]
+        if a.startswith("--task="):
+            return [a.split("=", 1)[1]] + argv[:i] + argv[i + 1:]
+    return argv
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser (``--help`` lists every option with its default)."""
+    p = JobArgumentParser(
+        prog="sepne-evaluate",
+        description="Evaluate node embeddings by node classification, reconstruction R^2 "
+        "or link prediction. Give the task as a subcommand or with --task NAME.",
+    )
+    sub = p.add_subparsers(dest="task", metavar="TASK", required=True,
+                           help="one of: " + ", ".join(TASKS) + " (also accepted as --task TASK)")
+
+    c = sub.add_parser("classify", help="micro/macro-F1 of one-vs-rest logistic regression",
+                       description="Node classification with one-vs-rest L2 logistic regression "
+                       "(C=1) on L2-normalised embeddings over random train/test splits.")
+    c.add_argument("--embeddings", required=True, metavar="PARQUET",
+                   help="embeddings: columns id, embedding [, context]")
+    c.add_argument("--labels", required=True, metavar="TSV",
+                   help="labels: node<TAB>label, one line per (node, label)")
+    c.add_argument("--ratios", type=_ratios, default=[0.1, 0.9], metavar="R1,R2,...",
+                   help="training fractions (default: 0.1,0.9)")
+    c.add_argument("--splits", type=int, default=10, help="random splits per ratio (default: %(default)s)")
+    c.add_argument("--seed", type=int, default=0, help="seed of the splits (default: %(default)s)")
+    c.add_argument("--vectors", choices=VECTORS, default="embedding",
+                   help="features: the embedding, the context vector, both concatenated, or "
+                   "their sum (default: %(default)s)")
+    c.add_argument("--use-context", action="store_true",
+                   help="shorthand for --vectors concat")
+    c.add_argument("--json", metavar="OUT.json", help="also write the results as JSON")
+
+    r = sub.add_parser("reconstruct", help="R^2 of W C^T against the proximity matrix",
+                       description="R^2 = 1 - SS_res/SS_tot of W C^T against M over all entries "
+                       "and over the non-zero entries of M.")
+    r.add_argument("--edges", required=True, metavar="FILE",
+                   help="edge list src, dst[, weight]: a file or directory (tsv/csv/txt/parquet), read as "
+                   "the embed job reads --input")
+    r.add_argument("--embeddings", required=True, metavar="PARQUET",
+                   help="embeddings: columns id, embedding [, context]")
+    m = r.add_argument_group(
+        "proximity matrix M",
+        "Each defaults to the value in the embeddings' _manifest.json (written by the embed job), "
+        "else to the embed job's built-in default.")
+    way = m.add_mutually_exclusive_group()
+    way.add_argument("--directed", dest="directed", action="store_const", const=True, default=None,
+                     help="treat edges as directed")
+    way.add_argument("--undirected", dest="directed", action="store_const", const=False,
+                     help="treat edges as undirected (built-in default)")
+    m.add_argument("--metric", choices=("A+A2", "I+A"), default=None, help="M = A + A^2 (built-in default) or I + A")
+    m.add_argument("--window", type=int, default=None, metavar="T",
+                   help="metric A+A2 with a window of T: M = A + ... + A^T (built-in default: 2)")
+    m.add_argument("--scaling", choices=("none", "log"), default=None, help="element-wise scaling of M")
+    m.add_argument("--duplicates", choices=("sum", "max"), default=None, help="merge repeated edges")
+    m.add_argument("--self-loops", dest="self_loops", choices=("drop", "keep"), default=None,
+                   help="edges from a node to itself")
+    r.add_argument("--method", choices=("auto", "exact", "sampled"), default="auto",
+                   help="auto: exact up to --dense-max-nodes nodes, sampled above; exact: over every "
+                   "entry of M; sampled: all non-zero entries and a sample of the zero ones "
+                   "(default: %(default)s)")
+    r.add_argument("--dense-max-nodes", type=int, default=20_000,
+                   help="largest graph for the exact R^2 under --method auto (default: %(default)s)")
+    r.add_argument("--zero-samples", type=int, default=1_000_000,
+                   help="zero entries of M sampled by the sampled estimator (default: %(default)s)")
+    r.add_argument("--seed", type=int, default=0, help="seed of the zero-entry sample (default: %(default)s)")
+    r.add_argument("--json", metavar="OUT.json", help="also write the results as JSON")
+
+    lp = sub.add_parser("linkpred", help="AUC of held-out edges against non-edges (SepNE)",
+                        description="Hold out a fraction of the edges, embed the rest with SepNE "
+                        "and report the AUC of dot-product scores of held-out edges against as "
+                        "many sampled non-edges.")
+    lp.add_argument("--edges", required=True, metavar="FILE",
+                    help="edge list src, dst[, weight]: a file or directory (tsv/csv/txt/parquet), read as "
+                    "the embed job reads --input")
+    lp.add_argument("--fraction", type=float, default=0.1, help="fraction of edges held out (default: %(default)s)")
+    lp.add_argument("--profile", default=None,
+                    help="YAML profile of the embedding settings, as for the embed job (a name: "
+                    f"{', '.join(profile_names()) or 'none found'}; or a path; default: the default profile); the flags below override it. --seed "
+                    "also seeds the held-out edges and the sampled non-edges")
+    from sepne_spark import config
+
+    config.add_arguments(lp)
+    show_profile_defaults(lp)
+    lp.add_argument("--json", metavar="OUT.json", help="also write the results as JSON")
+    return p
+
+
+def parse_args(args: Sequence[str] | None) -> argparse.Namespace:
+    """Parse the command line; ``--task NAME`` is accepted for the subcommand."""
+    argv = list(sys.argv[1:] if args is None else args)
+    ns = build_parser().parse_args(_task_alias(argv))
+    if getattr(ns, "use_context", False):
+        ns.vectors = "concat"
+    return ns
+
+
+# ---------------------------------------------------------------------------
+# Readers
+# ---------------------------------------------------------------------------
+
+
+def read_labels(path: str) -> dict[str, set[str]]:
+    """Read ``node<TAB>label`` lines (one per pair) into ``{node: {labels}}``."""
+    if not os.path.exists(path):
+        raise UserError(f"labels file not found: {path}")
+    try:
+        df = pd.read_csv(path, sep="\t", header=None, dtype=str, keep_default_na=False)
+        if df.shape[1] < 2:
+            df = pd.read_csv(path, sep=r"\s+", engine="python", header=None, dtype=str, keep_default_na=False)
+    except pd.errors.EmptyDataError:
+        raise UserError(f"labels file is empty: {path}") from None
+    if df.shape[1] < 2:
+        raise UserError(f"{path}: expected node<TAB>label lines")
+    labels: dict[str, set[str]] = {}
+    for node, lab in zip(df.iloc[:, 0].astype(str).str.strip(), df.iloc[:, 1].astype(str).str.strip()):
+        if node == "" or lab == "":
+            continue
+        labels.setdefault(node, set()).add(lab)
+    if not labels:
+        raise UserError(f"labels file has no labels: {path}")
+    return labels
+
+
+def _vector_col(df: DataFrame, name: str):
+    dtype = df.schema[name].dataType
+    if type(dtype).__name__ == "VectorUDT":
+        from pyspark.ml.functions import vector_to_array
+
+        return vector_to_array(F.col(name))
+    return F.col(name).cast("array<double>")
+
+
+def read_embeddings(spark: SparkSession, path: str, need_context: bool) -> DataFrame:
+    """Embeddings Parquet as ``(key string, e array<double>[, c array<double>])``."""
+    try:
+        df = spark.read.parquet(path)
+    except Exception as exc:  # noqa: BLE001 - missing path or not Parquet
+        raise UserError(f"cannot read embeddings Parquet {path}: {str(exc).splitlines()[0]}") from None
+    missing = [c for c in ("id", "embedding") if c not in df.columns]
+    if missing:
+        raise UserError(f"{path}: embeddings need columns id and embedding; missing {', '.join(missing)}")
+    cols = [F.col("id").cast("string").alias("key"), _vector_col(df, "embedding").alias("e")]
+    if "context" in df.columns:
+        cols.append(_vector_col(df, "context").alias("c"))
+    elif need_context:
+        raise UserError(f"{path}: has no context column (needed by the chosen vectors)")
+    return df.select(*cols)
+
+
+def _features(e: np.ndarray, c: np.ndarray | None, vectors: str) -> np.ndarray:
+    if vectors == "embedding":
+        return e
+    if vectors == "context":
+        return c  # type: ignore[return-value]
+    if vectors == "concat":
+        return np.concatenate([e, c], axis=1)  # type: ignore[list-item]
+    return e + c  # type: ignore[operator]
+
+
+def _stack(rows: list, field: str) -> np.ndarray:
+    vals = [r[field] for r in rows]
+    dims = {len(v) for v in vals}
+    if len(dims) > 1:
+        raise UserError(f"embedding vectors have different lengths: {sorted(dims)[:5]}")
+    return np.asarray(vals, dtype=np.float64).reshape(len(vals), dims.pop() if dims else 0)
+
+
+def _write_json(path: str | None, payload: dict[str, Any]) -> None:
+    if path:
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        with open(path, "w", encoding="utf-8") as fh:
+            json.dump(payload, fh, indent=2, sort_keys=False, default=str)
+        print(f"results written to {path}")
+
+
+# ---------------------------------------------------------------------------
+# Tasks
+# ---------------------------------------------------------------------------
+
+
+def run_classify(spark: SparkSession, ns: argparse.Namespace) -> dict[str, Any]:
+    """The ``classify`` task; prints a table and returns the results.
+
+    Only the labelled nodes' vectors are collected to the driver (joined in Spark).
+    Labelled nodes without an embedding (or with a null vector) are excluded from the
+    evaluation and counted in ``n_missing_embedding``.
+    """
+    from sepne_spark.evaluation import check_labels, node_classification
+
+    labels = read_labels(ns.labels)
+    need_ctx = ns.vectors != "embedding"
+    emb = read_embeddings(spark, ns.embeddings, need_ctx)
+    keys = spark.createDataFrame(pd.DataFrame({"key": sorted(labels)}))
+    rows = emb.join(keys, "key").collect()
+    seen: dict[str, Any] = {}
+    dup = set()
+    for r in rows:
+        if r["key"] in seen:
+            dup.add(r["key"])
+        seen[r["key"]] = r
+    if dup:
+        raise UserError(f"{len(dup)} labelled node ids occur more than once in the embeddings, e.g. {sorted(dup)[:3]}")
+    usable = [k for k in sorted(labels) if k in seen and seen[k]["e"] is not None
+              and (not need_ctx or seen[k]["c"] is not None)]
+    missing = [k for k in sorted(labels) if k not in set(usable)]
+    warnings = check_labels(labels, usable, ns.labels, ns.embeddings)
+    # All-zero vectors: nodes that no landmark reached (see the embed job's warning).
+    # They stay in the evaluation, as they are in the output, but are reported.
+    zero = [k for k in usable if not np.any(np.asarray(seen[k]["e"], dtype=np.float64))]
+    if len(usable) < 2:
+        raise UserError(f"only {len(usable)} of {len(labels)} labelled nodes have an embedding")
+    chosen = [seen[k] for k in usable]
+    E = _stack(chosen, "e")
+    Cx = _stack(chosen, "c") if need_ctx else None
+    if Cx is not None and Cx.shape != E.shape:
+        raise UserError("embedding and context vectors have different lengths")
+    X = _features(E, Cx, ns.vectors)
+    res = node_classification(X, [labels[k] for k in usable], train_ratios=ns.ratios,
+                              n_splits=ns.splits, seed=ns.seed)
+    res.update({
+        "task": "classify",
+        "embeddings": ns.embeddings,
+        "labels": ns.labels,
+        "vectors": ns.vectors,
+        "dim": int(X.shape[1]),
+        "n_labelled": len(labels),
+        "n_missing_embedding": len(missing),
+        "missing_examples": missing[:10],
+        "n_zero_embedding": len(zero),
+        "zero_examples": zero[:10],
+        "label_warnings": warnings,
+    })
+    print(f"node classification: {res['n_nodes']} labelled nodes evaluated, {res['n_classes']} classes, "
+          f"{res['mode']}, {res['n_splits']} splits, vectors={ns.vectors} (dim {X.shape[1]})")
+    if missing:
+        print(f"{len(missing)} of {len(labels)} labelled nodes have no embedding and were excluded "
+              f"(e.g. {', '.join(missing[:5])})")
+    else:
+        print(f"0 of {len(labels)} labelled nodes without an embedding")
+    if zero:
+        print(f"{len(zero)} of {len(usable)} evaluated nodes have an all-zero embedding (no landmark reaches "
+              f"them; kept in the evaluation, e.g. {', '.join(zero[:5])})")
+    else:
+        print(f"0 of {len(usable)} evaluated nodes with an all-zero embedding")
+    for w in warnings:
+        print(f"warning: {w}")
+    print(f"{'train ratio':>11}  {'n_train':>7}  {'micro-F1 (mean ± std)':>22}  {'macro-F1 (mean ± std)':>22}")
+    for ratio, v in res["results"].items():
+        print(f"{ratio:>11.2f}  {v['n_train']:>7d}  {v['micro_f1_mean']:>13.4f} ± {v['micro_f1_std']:.4f}  "
+              f"{v['macro_f1_mean']:>13.4f} ± {v['macro_f1_std']:.4f}")
+    return res
+
+
+#: The settings that define M, as the embed job names them (each has a flag here).
+MATRIX_SETTINGS = ("metric", "window", "scaling", "directed", "duplicates", "self_loops")
+#: How the embed job read its input: taken from the manifest too, without flags.
+READ_SETTINGS = ("input_format", "bad_lines")
+
+
+def matrix_settings(ns: argparse.Namespace) -> tuple[dict[str, Any], str]:
+    """The settings of M and of reading the edges: flags over the embeddings' manifest
+    over the built-in defaults.
+
+    Returns the settings and where they came from, in words.
+    """
+    from sepne_spark import config
+    from sepne_spark.writing import read_manifest
+
+    manifest = read_manifest(ns.embeddings) or {}
+    wanted = MATRIX_SETTINGS + READ_SETTINGS
+    saved = {k: v for k, v in (manifest.get("settings") or {}).items() if k in wanted}
+    flags = {k: getattr(ns, k) for k in MATRIX_SETTINGS if getattr(ns, k) is not None}
+    settings = config.resolve(flags, saved)
+    source = "the embeddings' manifest" if saved else "the built-in defaults"
+    if flags:
+        source += " and " + ", ".join("--" + k.replace("_", "-") for k in flags)
+    return {k: getattr(settings, k) for k in wanted}, source
+
+
+def run_reconstruct(spark: SparkSession, ns: argparse.Namespace) -> dict[str, Any]:
+    """The ``reconstruct`` task (driver-side; see the module docstring)."""
+    from sepne_spark import dense
+    from sepne_spark.evaluation import reconstruction_r2, reconstruction_r2_sampled
+    from sepne_spark.proximity import metric_text
+    from sepne_spark.reading import load_graph
+
+    settings, source = matrix_settings(ns)
+    # The embed job's own reading: the same validation, merging and self-loop policy.
+    graph = load_graph(spark, ns.edges, settings["input_format"], directed=settings["directed"],
+                       duplicates=settings["duplicates"], self_loops=settings["self_loops"],
+                       bad_lines=settings["bad_lines"])
+    nodes = sorted(str(r["id"]) for r in graph.vertices.collect())  # self-loop-only nodes too
+    index = {k: i for i, k in enumerate(nodes)}
+    n = len(nodes)
+    edges = graph.edges.select(F.col("src").cast("string"), F.col("dst").cast("string"), "weight").toPandas()
+    src = edges["src"].map(index).to_numpy(np.int64)
+    dst = edges["dst"].map(index).to_numpy(np.int64)
+    w = edges["weight"].to_numpy(np.float64)
+    what = metric_text(settings["metric"], settings["window"]) + (
+        ", log scaling" if settings["scaling"] == "log" else "")
+    print(f"M = {what}, {'directed' if settings['directed'] else 'undirected'} "
+          f"(duplicates {settings['duplicates']}, self-loops {settings['self_loops']}; from {source})")
+
+    emb = read_embeddings(spark, ns.embeddings, need_context=False)
+    keys = spark.createDataFrame(pd.DataFrame({"key": list(nodes)}))
+    rows = emb.join(keys, "key").collect()
+    has_ctx = "c" in emb.columns
+    d = len(rows[0]["e"]) if rows else 0
+    W = np.zeros((n, d))
+    Cm = np.zeros((n, d))
+    found = np.zeros(n, dtype=bool)
+    for r in rows:
+        i = index[r["key"]]
+        if r["e"] is None:
+            continue
+        W[i] = r["e"]
+        Cm[i] = r["c"] if has_ctx and r["c"] is not None else r["e"]
+        found[i] = True
+    n_missing = int((~found).sum())
+    n_zero = int((found & ~W.any(axis=1)).sum())
+    if not found.any():
+        raise UserError("no node of the graph has an embedding (are the ids the same?)")
+    if not has_ctx:
+        print("the embeddings have no context column: the embedding is used as the context vector")
+    if n_missing:
+        print(f"{n_missing} of {n} graph nodes have no embedding: their rows and columns predict 0")
+    if n_zero:
+        print(f"{n_zero} of {n} graph nodes have an all-zero embedding (no landmark reaches them)")
+
+    method = ns.method
+    if method == "auto":
+        method = "exact" if n <= ns.dense_max_nodes else "sampled"
+    t0 = time.time()
+    M = dense.sparse_proximity(n, src, dst, w, settings["metric"], settings["window"], settings["scaling"])
+    if method == "exact":
+        res = reconstruction_r2(M, W, Cm)
+    else:
+        coo = M.tocoo()
+        res = reconstruction_r2_sampled(coo.row, coo.col, coo.data, W, Cm,
+                                        n_zero_samples=ns.zero_samples, seed=ns.seed)
+    res.update({
+        "task": "reconstruct",
+        "edges": ns.edges,
+        "embeddings": ns.embeddings,
+        **settings,
+        "settings_from": source,
+        "n_nodes": int(n),
+        "n_missing_embedding": n_missing,
+        "n_zero_embedding": n_zero,
+        "seconds": round(time.time() - t0, 3),
+    })
+    kind = "exact" if res["exact"] else (
+        f"sampled: all {res['sample_nonzero']} non-zero entries and {res['sample_zero']} zero entries, "
+        f"stderr of r2_all {res['r2_all_stderr']:.2g}")
+    print(f"reconstruction of M ({n} nodes, {res['n_nonzero']} non-zero entries; {kind})")
+    print(f"  R^2 over all entries      : {res['r2_all']:.6f}")
+    print(f"  R^2 over non-zero entries : {res['r2_nonzero']:.6f}")
+    return res
+
+
+def run_linkpred(spark: SparkSession, ns: argparse.Namespace) -> dict[str, Any]:
+    """The ``linkpred`` task: :func:`sepne_spark.evaluation.link_prediction` with SepNE."""
+    from sepne_spark import config
+    from sepne_spark.evaluation import link_prediction
+    from sepne_spark.reading import read_edges
+
+    settings = config.resolve(ns, config.load_profile(ns.profile))
+    if settings.partition == "IO":
+        raise UserError("partition IO embeds only requested nodes; link prediction needs every node")
+    edges, _ = read_edges(spark, ns.edges, settings.input_format, bad_lines=settings.bad_lines)
+
+    def fit_embed(train: DataFrame) -> DataFrame:
+        from sepne_spark.model import SepNE
+
+        model = SepNE(**config.model_params(settings)).fit(train)
+        return model.transform(train)
+
+    res = link_prediction(spark, edges, fit_embed, fraction=ns.fraction, seed=settings.seed,
+                          directed=settings.directed)
+    res.update({"task": "linkpred", "edges": ns.edges, "profile": ns.profile,
+                "settings": {k: v for k, v in settings.as_dict().items() if k != "spark"}})
+    print(f"link prediction: {res['n_test_edges']} held-out edges vs {res['n_negative']} non-edges, "
+          f"{res['n_train_edges']} training edges")
+    ec = res["auc_embedding_context"]
+    print(f"  AUC embedding.context   : {ec:.4f}" if ec is not None else "  AUC embedding.context   : n/a")
+    print(f"  AUC embedding.embedding : {res['auc_embedding_embedding']:.4f}")
+    if res["n_test_missing"] or res["n_negative_missing"]:
+        print(f"  left out for lack of an embedding: {res['n_test_missing']} held-out, "
+              f"{res['n_negative_missing']} negative pairs")
+    return res
+
+
+def _check_paths(ns: argparse.Namespace) -> None:
+    """Local input paths that do not exist, reported before Spark starts."""
+    for flag in ("embeddings", "labels", "edges"):
+        value = getattr(ns, flag, None)
+        if value:
+            check_inputs_exist([value], "--" + flag)
+
+
+def session_conf(argv: Sequence[str]) -> dict[str, str]:
+    """Check the arguments and return the Spark settings of ``linkpred``'s profile (and
+    ``--spark``) for a session we build; :func:`cli` calls it before Spark starts."""
+    from sepne_spark import config
+
+    ns = parse_args(argv)
+    _check_paths(ns)
+    if ns.task != "linkpred":
+        return {}
+    return dict(config.resolve(ns, config.load_profile(ns.profile)).spark)
+
+
+def cli(argv: Sequence[str] | None = None) -> int:
+    """The ``sepne-evaluate`` command: check the arguments, then start Spark and run :func:`main`."""
+    return run_job(main, "sepne-evaluate", argv, session_conf=session_conf)
+
+
+def main(spark: SparkSession | None, args: Sequence[str] | None = None) -> int:
+    """Entry point: parse ``args`` (``--help`` works without Spark) and run the task."""
+    ns = parse_args(args)
+    if spark is None:
+        from sepne_spark.session import get_spark
+
+        spark = get_spark("sepne-evaluate")
+    runners = {"classify": run_classify, "reconstruct": run_reconstruct, "linkpred": run_linkpred}
+    res = runners[ns.task](spark, ns)
+    _write_json(getattr(ns, "json", None), res)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(cli())

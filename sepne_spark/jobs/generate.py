@@ -1,0 +1,214 @@
+"""Generate a synthetic graph (stochastic block model or R-MAT) and write it out.
+
+Writes ``OUTPUT/edges`` (``src<TAB>dst`` TSV or Parquet ``src long, dst long``) and, for
+the block model, ``OUTPUT/labels`` (``node<TAB>label`` / ``node long, label int``), each
+a directory of part files, or one file (``edges.tsv``, ``labels.parquet`` ...) with
+``--single-file``. Examples::
+
+    sepne-generate --model sbm --nodes 1000000 --communities 100 \\
+        --avg-degree 20 --mixing 0.1 --format parquet --output /data/sbm-1m
+    spark-submit jobs/generate.py --model rmat --scale 20 --edges 16000000 --output /tmp/rmat20
+"""
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+import time
+from typing import Sequence
+
+from pyspark.sql import DataFrame, Observation, SparkSession
+from pyspark.sql import functions as F
+
+from sepne_spark.generators import (
+    output_exists,
+    rmat_graph,
+    sbm_edge_count,
+    sbm_graph,
+    write_edges,
+    write_labels,
+)
+from sepne_spark.jobs.common import JobArgumentParser, UserError, run_job, setup_logging
+
+log = logging.getLogger("sepne_spark.jobs.generate")
+
+
+def parse_args(args: Sequence[str] | None) -> argparse.Namespace:
+    """Parse the command line (``--help`` lists every option with its default)."""
+    p = JobArgumentParser(
+        prog="sepne-generate",
+        description="Generate a stochastic block model or R-MAT graph with Spark and "
+        "write OUTPUT/edges (and OUTPUT/labels for sbm) as TSV or Parquet.",
+    )
+    p.add_argument("--model", choices=("sbm", "rmat"), default="sbm",
+                   help="graph model (default: %(default)s)")
+    p.add_argument("--output", required=True, metavar="DIR",
+                   help="output folder (local path or URI), required; receives edges and, "
+                   "for sbm, labels")
+    p.add_argument("--format", choices=("tsv", "parquet"), default="tsv",
+                   help="output format: TSV without header, or Parquet (default: %(default)s)")
+    p.add_argument("--seed", type=int, default=0,
+                   help="random seed; the graph does not depend on the partitioning "
+                   "(default: %(default)s)")
+    p.add_argument("--directed", action="store_true",
+                   help="keep edges directed (default: off, undirected edges stored once "
+                   "as src < dst)")
+    p.add_argument("--partitions", type=int, default=None,
+                   help="partitions (and output files) for the edges (default: Spark's "
+                   "default parallelism and shuffle partitions)")
+    p.add_argument("--single-file", action="store_true",
+                   help="write one file per table (edges.tsv, labels.tsv ...) instead of "
+                   "a directory of part files (default: off)")
+    p.add_argument("--overwrite", action="store_true",
+                   help="replace existing output (default: off, existing output is an error)")
+    sbm = p.add_argument_group("sbm", "stochastic block model")
+    sbm.add_argument("--nodes", type=int, default=10_000,
+                     help="number of nodes (default: %(default)s)")
+    sbm.add_argument("--communities", type=int, default=10,
+                     help="planted communities, node i is in community i mod C "
+                     "(default: %(default)s)")
+    sbm.add_argument("--avg-degree", type=float, default=10.0,
+                     help="target mean degree, mean out-degree with --directed "
+                     "(default: %(default)s)")
+    sbm.add_argument("--mixing", type=float, default=0.1,
+                     help="probability that an edge's destination ignores the communities "
+                     "(default: %(default)s)")
+    rmat = p.add_argument_group("rmat", "R-MAT / Kronecker graph over 2**scale nodes")
+    rmat.add_argument("--scale", type=int, default=16,
+                      help="log2 of the number of nodes (default: %(default)s)")
+    rmat.add_argument("--edges", type=int, default=None,
+                      help="edges drawn before removing self-loops and repeats "
+                      "(default: 16 * 2**scale, the Graph500 edge factor)")
+    rmat.add_argument("--rmat-a", type=float, default=0.57,
+                      help="top-left quadrant probability (default: %(default)s)")
+    rmat.add_argument("--rmat-b", type=float, default=0.19,
+                      help="top-right quadrant probability (default: %(default)s)")
+    rmat.add_argument("--rmat-c", type=float, default=0.19,
+                      help="bottom-left quadrant probability (default: %(default)s)")
+    rmat.add_argument("--no-permute", action="store_true",
+                      help="keep R-MAT node ids unpermuted, node 0 is then the hub "
+                      "(default: off, ids permuted with a seeded bijection)")
+    return p.parse_args(args)
+
+
+def _target(output: str, table: str, fmt: str, single_file: bool) -> str:
+    name = f"{table}.{fmt}" if single_file else table
+    return output.rstrip("/") + "/" + name
+
+
+def _observed(df: DataFrame, name: str) -> tuple[DataFrame, Observation]:
+    """Count rows while they are written, without a second pass over the data."""
+    obs = Observation(name)
+    return df.observe(obs, F.count(F.lit(1)).alias("rows")), obs
+
+
+def main(spark: SparkSession | None, args: Sequence[str] | None = None) -> int:
+    """Generate the graph described by ``args`` and write it; returns the exit code.
+
+    Parameters
+    ----------
+    spark : SparkSession or None
+        Session to run in; ``None`` only for ``--help`` (argument parsing comes first),
+        otherwise the active or a new local session is used.
+    args : sequence of str, optional
+        Command-line arguments (``sys.argv[1:]`` when omitted).
+
+    Returns
+    -------
+    int
+        0 on success.
+
+    Raises
+    ------
+    UserError
+        For invalid parameters or an existing output without ``--overwrite``.
+    """
+    ns = parse_args(args)
+    setup_logging()
+    if spark is None:
+        from sepne_spark.session import get_spark
+
+        spark = get_spark("sepne-generate")
+    fmt = ns.format
+    edges_path = _target(ns.output, "edges", fmt, ns.single_file)
+    labels_path = _target(ns.output, "labels", fmt, ns.single_file)
+    if not ns.overwrite:
+        for path in (edges_path, labels_path) if ns.model == "sbm" else (edges_path,):
+            if output_exists(spark, path):
+                raise UserError(f"output exists: {path} (pass --overwrite to replace it)")
+
+    start = time.time()
+    try:
+        if ns.model == "sbm":
+            edges, labels = sbm_graph(
+                spark, ns.nodes, ns.communities, ns.avg_degree, ns.mixing, ns.seed,
+                directed=ns.directed, partitions=ns.partitions,
+            )
+            nodes = ns.nodes
+            drawn = sbm_edge_count(ns.nodes, ns.avg_degree, ns.directed)
+            log.info(
+                "sbm: %d nodes, %d communities, avg degree %g, mixing %g, seed %d, %s: "
+                "drawing %d edges", nodes, ns.communities, ns.avg_degree, ns.mixing,
+                ns.seed, "directed" if ns.directed else "undirected", drawn,
+            )
+        else:
+            if not 1 <= ns.scale <= 62:
+                raise ValueError(f"--scale must be in [1, 62], got {ns.scale}")
+            nodes = 1 << ns.scale
+            drawn = 16 * nodes if ns.edges is None else ns.edges
+            edges = rmat_graph(
+                spark, ns.scale, drawn, ns.rmat_a, ns.rmat_b, ns.rmat_c, seed=ns.seed,
+                directed=ns.directed, permute=not ns.no_permute, partitions=ns.partitions,
+            )
+            labels = None
+            log.info(
+                "rmat: scale %d (%d nodes), a=%g b=%g c=%g, seed %d, %s: drawing %d edges",
+                ns.scale, nodes, ns.rmat_a, ns.rmat_b, ns.rmat_c, ns.seed,
+                "directed" if ns.directed else "undirected", drawn,
+            )
+    except ValueError as exc:
+        raise UserError(str(exc)) from exc
+
+    edges, edge_obs = _observed(edges, "edges")
+    try:
+        written = write_edges(edges, edges_path, fmt, single_file=ns.single_file,
+                              overwrite=ns.overwrite)
+    except FileExistsError as exc:
+        raise UserError(f"{exc}") from exc
+    m = int(edge_obs.get["rows"])
+    t_edges = time.time() - start
+    mean_degree = (m if ns.directed else 2 * m) / nodes
+    log.info(
+        "wrote %d edges (%d self-loops/repeats dropped, mean %sdegree %.3f) to %s in %.1f s",
+        m, drawn - m, "out-" if ns.directed else "", mean_degree, written, t_edges,
+    )
+    if labels is not None:
+        t0 = time.time()
+        labels, label_obs = _observed(labels, "labels")
+        try:
+            written = write_labels(labels, labels_path, fmt, single_file=ns.single_file,
+                                   overwrite=ns.overwrite)
+        except FileExistsError as exc:
+            raise UserError(f"{exc}") from exc
+        log.info("wrote %d labels to %s in %.1f s", int(label_obs.get["rows"]), written,
+                 time.time() - t0)
+    log.info("generated %s graph in %.1f s", ns.model, time.time() - start)
+    return 0
+
+
+def session_conf(argv: Sequence[str]) -> dict[str, str]:
+    """Check the arguments before Spark starts (no Spark settings of its own)."""
+    ns = parse_args(argv)
+    if ns.model == "rmat" and not 1 <= ns.scale <= 62:
+        raise UserError(f"--scale must be in [1, 62], got {ns.scale}")
+    return {}
+
+
+def cli(argv: Sequence[str] | None = None) -> int:
+    """The ``sepne-generate`` command: check the arguments, then start Spark and run :func:`main`."""
+    return run_job(main, "sepne-generate", argv, session_conf=session_conf)
+
+
+if __name__ == "__main__":
+    raise SystemExit(cli())

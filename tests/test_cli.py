@@ -1,0 +1,83 @@
+"""The command-line entry points report argument errors at once, before any JVM starts.
+
+Each case runs a job in a subprocess whose ``JAVA_HOME`` and ``SPARK_HOME`` point at
+an empty folder: had the job tried to start Spark, it would fail with a Java launch
+error and exit 1. An exit status of 2 with the one promised line shows that the
+arguments were checked first.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _run(tmp_path: Path, how: list[str], *args: str) -> subprocess.CompletedProcess:
+    nowhere = tmp_path / "no-java"
+    nowhere.mkdir(exist_ok=True)
+    env = {k: v for k, v in os.environ.items() if k not in ("PYSPARK_GATEWAY_PORT", "PYSPARK_GATEWAY_SECRET")}
+    env.update(JAVA_HOME=str(nowhere), SPARK_HOME=str(nowhere), PYTHONPATH=str(ROOT), COLUMNS="400")
+    env["PATH"] = os.pathsep.join(p for p in env.get("PATH", "").split(os.pathsep) if "java" not in p.lower())
+    return subprocess.run([sys.executable, *how, *args], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=120)
+
+
+EMBED_FILE = [str(ROOT / "jobs" / "embed.py")]
+EMBED_MODULE = ["-m", "sepne_spark.jobs.embed"]
+
+
+@pytest.mark.parametrize(
+    "how, args, words",
+    [
+        (EMBED_FILE, ["--inputs", "edges.tsv"], ["unrecognized arguments: --inputs", "did you mean --input?"]),
+        (EMBED_MODULE, ["--dimension", "64"], ["unrecognized arguments: --dimension", "did you mean --dim?"]),
+        (EMBED_FILE, ["--run-date", "2026-13-01"], ["--run-date '2026-13-01' is not a date YYYY-MM-DD"]),
+        (EMBED_FILE, ["--input", "missing/edges.tsv"], ["--input missing/edges.tsv does not exist"]),
+        (EMBED_FILE, ["--input", "missing/*.tsv"], ["--input missing/*.tsv: no file matches"]),
+        (EMBED_FILE, ["--dim", "abc"], ["argument --dim", "expected an integer"]),
+        (EMBED_FILE, ["--profile", "no-such-profile"], ["profile 'no-such-profile' not found", "document-quality"]),
+        (EMBED_FILE, ["--nodes", "@missing.txt"], ["--nodes file missing.txt does not exist"]),
+        ([str(ROOT / "jobs" / "evaluate.py")], ["classify", "--embeddings", "emb", "--labels", "l.tsv"],
+         ["sepne-evaluate: error:", "--embeddings emb does not exist"]),
+        ([str(ROOT / "jobs" / "evaluate.py")], ["clasify"], ["sepne-evaluate: error:", "invalid choice: 'clasify'"]),
+        ([str(ROOT / "jobs" / "generate.py")], ["--output", "g", "--model", "rmat", "--scale", "99"],
+         ["sepne-generate: error:", "--scale must be in [1, 62]"]),
+    ],
+)
+def test_argument_errors_exit_2_in_one_line_before_spark(tmp_path, how, args, words):
+    proc = _run(tmp_path, how, *args)
+    lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
+    assert proc.returncode == 2, proc.stderr[-3000:]
+    assert len(lines) == 1, proc.stderr[-3000:]
+    name = "sepne-" + how[-1].rsplit(".", 1)[-1] if how[0] == "-m" else "sepne-" + Path(how[-1]).stem
+    assert lines[0].startswith(f"{name}: error: "), lines
+    for word in words:
+        assert word in lines[0], lines
+    assert not (tmp_path / "out").exists()
+
+
+def test_help_lists_every_profile_and_the_default_profiles_values(tmp_path):
+    from sepne_spark import config
+
+    proc = _run(tmp_path, EMBED_FILE, "--help")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    profile_line = next(ln for ln in proc.stdout.splitlines() if ln.lstrip().startswith("--profile"))
+    for name in sorted(p.stem for p in (ROOT / "conf").glob("*.yaml")):
+        assert name in profile_line, name
+    # The value a run without --profile uses, not only the built-in one.
+    set_size = next(ln for ln in proc.stdout.splitlines() if ln.lstrip().startswith("--set-size"))
+    expected = config.resolve({}, config.load_profile(None)).set_size
+    assert f"default: {expected}, from the default profile" in set_size, set_size
+
+
+def test_a_valid_command_line_does_get_to_spark(tmp_path):
+    """The counter-check: with arguments that pass, the same set-up does try to start
+    Java (and fails for want of one), so the cases above really stopped before it."""
+    proc = _run(tmp_path, EMBED_FILE, "--gen-nodes", "50", "--output", str(tmp_path / "out"))
+    assert proc.returncode == 1, proc.stderr[-3000:]
+    assert "sepne-embed: failed:" in proc.stderr

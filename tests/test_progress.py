@@ -1,0 +1,68 @@
+"""The library's progress lines: shown without logging set-up, quiet on request, a
+heartbeat inside long stages, and job tags as the README names them."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from sepne_spark.progress import stage
+
+ROOT = Path(__file__).resolve().parent.parent
+
+STAGE_LINES = """
+import time
+from pyspark.sql import SparkSession
+{setup}
+from sepne_spark.progress import stage
+with stage(None, "solve_write", "2 sets") as st:
+    st.count(rows=7)
+"""
+
+
+def _python(code: str, **env: str) -> subprocess.CompletedProcess:
+    environ = {k: v for k, v in os.environ.items() if k != "SEPNE_LOG_LEVEL"}
+    environ.update(PYTHONPATH=str(ROOT), **env)
+    return subprocess.run([sys.executable, "-c", code], env=environ, capture_output=True, text=True, timeout=120)
+
+
+def test_stage_lines_show_without_any_logging_setup():
+    proc = _python(STAGE_LINES.format(setup=""))
+    assert proc.returncode == 0, proc.stderr
+    assert "SepNE solve_write: 2 sets ..." in proc.stderr
+    assert "SepNE solve_write done in" in proc.stderr and "(rows 7)" in proc.stderr
+
+
+def test_an_applications_logging_setup_takes_over():
+    # basicConfig at WARNING: the application wants warnings only, in its own format.
+    proc = _python(STAGE_LINES.format(setup="import logging; logging.basicConfig(level=logging.WARNING)"))
+    assert proc.returncode == 0, proc.stderr
+    assert "SepNE" not in proc.stderr
+    # basicConfig at INFO: the lines come once, through the application's handler.
+    proc = _python(STAGE_LINES.format(setup="import logging; logging.basicConfig(level=logging.INFO, format='APP %(message)s')"))
+    assert proc.returncode == 0, proc.stderr
+    lines = [ln for ln in proc.stderr.splitlines() if "SepNE solve_write done" in ln]
+    assert len(lines) == 1 and lines[0].startswith("APP "), proc.stderr
+
+
+def test_verbosity_by_function_and_environment():
+    proc = _python(STAGE_LINES.format(setup="import sepne_spark; sepne_spark.set_verbosity('WARNING')"))
+    assert proc.returncode == 0 and "SepNE" not in proc.stderr, proc.stderr
+    proc = _python(STAGE_LINES.format(setup=""), SEPNE_LOG_LEVEL="WARNING")
+    assert proc.returncode == 0 and "SepNE" not in proc.stderr, proc.stderr
+
+
+def test_heartbeat_inside_a_long_stage(spark, caplog, monkeypatch):
+    monkeypatch.setenv("SEPNE_HEARTBEAT_S", "0.2")
+    with caplog.at_level("INFO", logger="sepne_spark.progress"):
+        with stage(spark, "summaries_svd", "M00 of 8 landmarks"):
+            assert "sepne-summaries_svd" in spark.getTags()  # the tag as README names it
+            time.sleep(0.9)
+        after = len(caplog.messages)
+        time.sleep(0.5)
+    beats = [m for m in caplog.messages if "still running" in m]
+    assert len(beats) >= 2, caplog.messages
+    assert beats[0].startswith("SepNE summaries_svd: still running, 0 s")
+    assert len(caplog.messages) == after, "the heartbeat went on after the stage ended"
