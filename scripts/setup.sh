@@ -90,3 +90,20 @@ else
   echo "[setup] implementations of degrees and label propagation. Set SEPNE_GRAPHFRAMES_JARS to a" >&2
   echo "[setup] folder with the JARs and SHA256SUMS, or pass --packages ${GF_ARTIFACT} on a cluster." >&2
 fi
+
+# 3. The Spark Connect server plugin, when the JARs above came from elsewhere (Maven, or an
+#    earlier set-up) without it: only from a local folder with SHA256SUMS.
+GF_CONNECT="graphframes-connect-spark4_2.13-${GF_VERSION}.jar"
+if have_jars && [ ! -f "jars/connect/$GF_CONNECT" ]; then
+  for dir in "${SEPNE_GRAPHFRAMES_JARS:-}" "../shared/graphframes/jars"; do
+    [ -n "$dir" ] && [ -f "$dir/$GF_CONNECT" ] && [ -f "$dir/SHA256SUMS" ] || continue
+    if (cd "$dir" && grep -E "[ /]$GF_CONNECT\$" SHA256SUMS | sha256sum -c --quiet - >/dev/null 2>&1); then
+      mkdir -p jars/connect && cp "$dir/$GF_CONNECT" jars/connect/
+      echo "[setup] GraphFrames Spark Connect plugin: from $(cd "$dir" && pwd) (checksum verified)"
+      break
+    fi
+    echo "[setup] $dir/$GF_CONNECT does not match its SHA256SUMS entry: not used" >&2
+  done
+  [ -f "jars/connect/$GF_CONNECT" ] || echo "[setup] no GraphFrames Spark Connect plugin in jars/connect:" \
+    "the Spark Connect tests of GraphFrames will skip (and fail under CI)" >&2
+fi

@@ -124,6 +124,8 @@ def random_walk_embeddings(
     max_neighbors: int = 50,
     window_size: int = 5,
     word2vec_iter: int = 1,
+    word2vec_partitions: int = 1,
+    hash2vec_norm_channel: bool = True,
     aggregate_neighbors: bool = False,
     temporary_prefix: str | None = None,
 ) -> DataFrame:
@@ -150,8 +152,15 @@ def random_walk_embeddings(
     walks_per_node, num_batches, walks_per_batch, restart_probability, max_neighbors
         Random-walk settings (GraphFrames' ``set_rw_model``).
     window_size, word2vec_iter
-        Word2Vec window and epochs (``mode="word2vec"``); the Word2Vec minimum count is
-        0 so that every walked vertex gets a vector.
+        Context window (both modes) and Word2Vec epochs (``mode="word2vec"``); the
+        Word2Vec minimum count is 0 so that every walked vertex gets a vector.
+    word2vec_partitions : int
+        Spark ML Word2Vec ``numPartitions`` (1, its default, trains on one core; more
+        trains in parallel at some cost in quality).
+    hash2vec_norm_channel : bool
+        Hash2Vec L2-normalises every vector; with this (GraphFrames' default) the
+        magnitude lost is kept as one extra channel, ``log(norm + 1) / sqrt(dim)``, so
+        the vectors have ``dim + 1`` components. Without it they have ``dim``.
     aggregate_neighbors : bool
         Concatenate each vector with the mean of sampled neighbours' vectors
         (GraphFrames' option; doubles the dimension). Off by default.
@@ -162,8 +171,10 @@ def random_walk_embeddings(
     Returns
     -------
     DataFrame
-        ``(id, embedding)``, ``embedding`` an ``array<double>``; ``id`` has the type of
-        the edges' ``src`` column.
+        ``(id, embedding)``, ``embedding`` an ``array<double>`` (length ``dim``; ``dim + 1``
+        for Hash2Vec with ``hash2vec_norm_channel``; twice that with
+        ``aggregate_neighbors``); ``id`` has the type of the edges' ``src`` column.
+        One row per vertex that appears in an edge.
 
     Raises
     ------
@@ -175,9 +186,10 @@ def random_walk_embeddings(
         raise UserError(f"unknown random-walk embedding mode {mode!r}; expected 'word2vec' or 'hash2vec'")
     if not graphframes_available(spark):
         raise UserError(
-            "random-walk embeddings need the GraphFrames JVM library: put the GraphFrames JAR "
-            "(and its dependencies) on the session, e.g. in jars/ or $SEPNE_SPARK_JARS for local "
-            "sessions, or with --packages / spark.jars on a cluster"
+            "random-walk embeddings need the GraphFrames JVM library: put the GraphFrames JARs "
+            "(graphframes and graphframes-graphx) on the session, e.g. in jars/ or $SEPNE_SPARK_JARS "
+            "for local sessions, or with --packages io.graphframes:graphframes-spark4_2.13 / spark.jars "
+            "on a cluster (under Spark Connect the server needs the graphframes-connect plugin)"
         )
     from graphframes import GraphFrame
     from graphframes.graphframe import RandomWalkEmbeddings
@@ -208,11 +220,19 @@ def random_walk_embeddings(
             max_iter=word2vec_iter,
             embeddings_dim=dim,
             window_size=window_size,
+            num_partitions=word2vec_partitions,
             min_count=0,
             seed=seed,
         )
     else:
-        rwe.set_hash2vec(embeddings_dim=dim, context_size=window_size, hashing_seed=seed, sign_seed=seed + 1)
+        rwe.set_hash2vec(
+            embeddings_dim=dim,
+            context_size=window_size,
+            hashing_seed=seed,
+            sign_seed=seed + 1,
+            l2_norm=True,
+            save_norm=hash2vec_norm_channel,
+        )
     if aggregate_neighbors:
         rwe.set_neighbors_aggregation(max_neighbors=max_neighbors, seed=seed)
     else:

@@ -11,7 +11,7 @@ import logging
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from sepne_spark.session import graphframes_available
+from sepne_spark.session import resolve_graphframes
 
 log = logging.getLogger(__name__)
 
@@ -24,17 +24,40 @@ def hash_uniform(col: Column, seed: int) -> Column:
     return (F.pmod(h, F.lit(1 << 53)).cast("double") + 0.5) / float(1 << 53)
 
 
-def degrees(spark: SparkSession, vertices: DataFrame, edges: DataFrame) -> DataFrame:
+def degrees(
+    spark: SparkSession,
+    vertices: DataFrame,
+    edges: DataFrame,
+    use_graphframes: bool | None = None,
+) -> DataFrame:
     """Total degree (in + out edge count of the directed edge list) of every vertex.
 
-    Returns a DataFrame ``(id, degree)`` covering all of ``vertices`` (0 for isolated
-    nodes). Uses GraphFrames' ``degrees`` when the GraphFrames JAR is available.
+    Parameters
+    ----------
+    spark : SparkSession
+        Session (classic or Spark Connect).
+    vertices : DataFrame
+        ``(id, ...)``.
+    edges : DataFrame
+        ``(src, dst, ...)``.
+    use_graphframes : bool, optional
+        ``None`` (default): GraphFrames' ``degrees`` when GraphFrames is on the session,
+        else the equivalent DataFrame aggregation. ``True``: GraphFrames, an error when
+        it is not available. ``False``: the DataFrame aggregation.
+
+    Returns
+    -------
+    DataFrame
+        ``(id, degree)`` covering all of ``vertices``, ``degree`` a long (0 for
+        isolated nodes).
     """
-    if graphframes_available(spark):
+    if resolve_graphframes(spark, use_graphframes, "degrees"):
         from graphframes import GraphFrame
 
-        deg = GraphFrame(vertices, edges.select("src", "dst")).degrees
+        log.debug("degrees: GraphFrames")
+        deg = GraphFrame(vertices.select("id"), edges.select("src", "dst")).degrees
     else:
+        log.debug("degrees: DataFrame aggregation")
         deg = (
             edges.select(F.col("src").alias("id"))
             .unionByName(edges.select(F.col("dst").alias("id")))
@@ -53,6 +76,7 @@ def select_landmarks(
     k: int,
     strategy: str = "DD",
     seed: int = 0,
+    use_graphframes: bool | None = None,
 ) -> list:
     """Choose k landmark ids, in landmark order.
 
@@ -66,7 +90,7 @@ def select_landmarks(
         raise ValueError(f"unknown landmark strategy {strategy!r}; expected one of {STRATEGIES}")
     if k < 1:
         raise ValueError(f"the number of landmarks must be >= 1, got {k}")
-    deg = degrees(spark, vertices, edges)
+    deg = degrees(spark, vertices, edges, use_graphframes=use_graphframes)
     if strategy == "DD":
         rows = deg.orderBy(F.col("degree").desc(), F.col("id").asc()).limit(k).collect()
     elif strategy == "UF":

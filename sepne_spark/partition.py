@@ -7,15 +7,18 @@ from __future__ import annotations
 
 import logging
 import math
+from functools import partial
 
-from pyspark.sql import DataFrame, SparkSession, Window
+from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
+from pyspark.sql.types import IntegralType
 
-from sepne_spark.session import graphframes_available
+from sepne_spark.session import resolve_graphframes
 
 log = logging.getLogger(__name__)
 
 SETUPS = ("RP", "LP", "IO")
+LP_HASH_SEED = 1_000_003  # keys of non-integral ids in label propagation
 
 
 def _hash_sets(nodes: DataFrame, set_size: int, seed: int) -> DataFrame:
@@ -40,37 +43,59 @@ def requested_partition(requested: DataFrame, set_size: int, seed: int = 0) -> D
     return _hash_sets(requested.select("id").distinct(), set_size, seed)
 
 
-def label_propagation(
-    spark: SparkSession, vertices: DataFrame, edges: DataFrame, max_iter: int = 10
-) -> DataFrame:
-    """Community labels ``(id, label)`` by synchronous label propagation.
+def _vertex_key(col: Column, integral: bool, salt: int) -> Column:
+    """The long key label propagation runs on: the id itself for integral ids, else a
+    seeded 63-bit hash of it (so that ties break the same way whatever the partitioning)."""
+    if integral:
+        return col.cast("long")
+    return F.shiftright(F.xxhash64(col, F.lit(LP_HASH_SEED + salt)), 1)
 
-    Uses GraphFrames' ``labelPropagation`` when its JAR is available. Otherwise runs the
-    same algorithm with DataFrame joins: every node takes the label carried by most of
-    its neighbours (edges counted in both directions; ties go to the largest label),
-    for ``max_iter`` rounds, with the lineage cut by a local checkpoint each round.
+
+def _keyed(vertices: DataFrame, edges: DataFrame) -> tuple[DataFrame, DataFrame, DataFrame]:
+    """``(id, key)`` for every vertex, the vertices ``(id=key)`` and edges ``(src, dst)`` in keys.
+
+    Integral ids are their own keys. Other ids are hashed; the number of distinct keys is
+    checked against the number of vertices (a collision, about 1 in 10^7 at 10^6 nodes,
+    moves to the next salt).
     """
-    if graphframes_available(spark):
-        from graphframes import GraphFrame
+    integral = isinstance(vertices.schema["id"].dataType, IntegralType)
+    for salt in range(8):
+        key = partial(_vertex_key, integral=integral, salt=salt)
+        ids = vertices.select("id", key(F.col("id")).alias("key"))
+        if not integral:
+            c = ids.agg(F.count(F.lit(1)).alias("n"), F.count_distinct("key").alias("k")).first()
+            if c["n"] != c["k"]:
+                log.info("label propagation: %d hash collisions among %d ids; rehashing", c["n"] - c["k"], c["n"])
+                continue
+        kv = ids.select(F.col("key").alias("id"))
+        ke = edges.select(key(F.col("src")).alias("src"), key(F.col("dst")).alias("dst"))
+        return ids, kv, ke
+    raise RuntimeError("label propagation: vertex id hashes collide for every salt")  # pragma: no cover
 
-        out = GraphFrame(vertices.select("id"), edges.select("src", "dst")).labelPropagation(maxIter=max_iter)
-        return out.select("id", F.col("label").cast("string").alias("label"))
-    und = (
-        edges.select("src", "dst")
-        .unionByName(edges.select(F.col("dst").alias("src"), F.col("src").alias("dst")))
-        .where(F.col("src") != F.col("dst"))
-        .distinct()
-    )
-    und = und.localCheckpoint()
-    labels = vertices.select("id", F.col("id").cast("string").alias("label")).localCheckpoint()
-    for it in range(max_iter):
-        msgs = und.join(labels.withColumnRenamed("id", "src"), "src").select(F.col("dst").alias("id"), "label")
+
+def _lp_dataframes(vertices: DataFrame, edges: DataFrame, max_iter: int) -> DataFrame:
+    """GraphFrames' (GraphX) label propagation written with DataFrame joins.
+
+    Every edge sends each end's label to the other end (so an undirected neighbour
+    counts once per edge in either direction, a self-loop twice to itself); a vertex
+    takes the most frequent label it receives, the smallest on ties, and a vertex that
+    receives nothing keeps its label. ``max_iter`` synchronous rounds, the lineage cut
+    by a local checkpoint each round.
+    """
+    edges = edges.localCheckpoint()
+    labels = vertices.select("id", F.col("id").alias("label")).localCheckpoint()
+    for _ in range(max_iter):
+        to_dst = edges.join(labels.withColumnRenamed("id", "src"), "src").select(F.col("dst").alias("id"), "label")
+        to_src = edges.join(labels.withColumnRenamed("id", "dst"), "dst").select(F.col("src").alias("id"), "label")
         best = (
-            msgs.groupBy("id", "label")
+            to_dst.unionByName(to_src)
+            .groupBy("id", "label")
             .agg(F.count(F.lit(1)).alias("c"))
             .groupBy("id")
-            .agg(F.max(F.struct("c", "label")).alias("b"))
-            .select("id", F.col("b.label").alias("new"))
+            # the largest count, then the smallest label (bitwise NOT reverses the order
+            # of longs without overflow)
+            .agg(F.max(F.struct("c", F.bitwise_not(F.col("label")).alias("nl"))).alias("b"))
+            .select("id", F.bitwise_not(F.col("b.nl")).alias("new"))
         )
         labels = (
             labels.join(best, "id", "left")
@@ -78,6 +103,59 @@ def label_propagation(
             .localCheckpoint()
         )
     return labels
+
+
+def label_propagation(
+    spark: SparkSession,
+    vertices: DataFrame,
+    edges: DataFrame,
+    max_iter: int = 10,
+    use_graphframes: bool | None = None,
+) -> DataFrame:
+    """Community labels ``(id, label)`` by synchronous label propagation.
+
+    Runs GraphFrames' ``labelPropagation`` (its GraphX implementation) when GraphFrames
+    is on the session, otherwise the same algorithm with DataFrame joins
+    (:func:`_lp_dataframes`); both give the same labels. The algorithm runs on long
+    keys: integral ids themselves, other ids a seeded hash of them, so that its
+    tie-breaking (smallest label) and hence the result do not depend on how Spark
+    partitions or numbers the vertices.
+
+    Parameters
+    ----------
+    spark : SparkSession
+        Session (classic or Spark Connect).
+    vertices : DataFrame
+        ``(id, ...)``, one row per vertex.
+    edges : DataFrame
+        ``(src, dst, ...)``; direction is ignored, duplicates count as often as they occur.
+    max_iter : int
+        Rounds of label propagation.
+    use_graphframes : bool, optional
+        ``None`` (default): GraphFrames when it is available. ``True``: GraphFrames, an
+        error when it is not. ``False``: the DataFrame implementation.
+
+    Returns
+    -------
+    DataFrame
+        ``(id, label)``, ``label`` a long (the key of the vertex the label started at),
+        materialised (local checkpoint).
+    """
+    if max_iter < 1:
+        raise ValueError(f"label propagation needs at least one round, got max_iter={max_iter}")
+    via_gf = resolve_graphframes(spark, use_graphframes, "label propagation")
+    ids, kv, ke = _keyed(vertices, edges)
+    if via_gf:
+        from graphframes import GraphFrame
+
+        log.info("label propagation: GraphFrames labelPropagation (graphx), %d rounds", max_iter)
+        out = GraphFrame(kv, ke).labelPropagation(maxIter=max_iter, algorithm="graphx")
+        keyed = out.select("id", F.col("label").cast("long").alias("label")).localCheckpoint()
+        out.unpersist()  # GraphFrames returns its result persisted; the checkpoint holds it now
+    else:
+        log.info("label propagation: DataFrame implementation, %d rounds", max_iter)
+        keyed = _lp_dataframes(kv, ke, max_iter)
+    return ids.join(keyed.withColumnRenamed("id", "key"), "key").select("id", "label")
 
 
 def pack_communities(labels: DataFrame, set_size: int, seed: int = 0) -> DataFrame:
@@ -125,9 +203,13 @@ def lp_partition(
     set_size: int,
     max_iter: int = 10,
     seed: int = 0,
+    use_graphframes: bool | None = None,
 ) -> DataFrame:
     """``LP``: label propagation over the whole graph, then :func:`pack_communities`
-    over ``nodes`` (the non-landmark nodes to embed)."""
-    labels = label_propagation(spark, vertices, edges, max_iter)
+    over ``nodes`` (the non-landmark nodes to embed).
+
+    ``use_graphframes`` is passed to :func:`label_propagation` (``None``: GraphFrames
+    when available)."""
+    labels = label_propagation(spark, vertices, edges, max_iter, use_graphframes=use_graphframes)
     mine = labels.join(nodes.select("id"), "id", "left_semi")
     return pack_communities(mine, set_size, seed)

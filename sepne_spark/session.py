@@ -8,6 +8,7 @@ with the GraphFrames JARs from ``jars/`` (or ``$SEPNE_SPARK_JARS``) on ``spark.j
 from __future__ import annotations
 
 import glob
+import logging
 import os
 import sys
 import tempfile
@@ -16,7 +17,12 @@ from typing import Mapping
 
 from pyspark.sql import SparkSession
 
+from sepne_spark.jobs_common import UserError
+
+log = logging.getLogger(__name__)
+
 GRAPHFRAMES_CLASS = "org.graphframes.GraphFramePythonAPI"
+GRAPHFRAMES_CONNECT_CLASS = "org.apache.spark.sql.graphframes.GraphFramesConnect"
 
 
 def jar_dir() -> Path:
@@ -38,6 +44,15 @@ def local_cores(master: str) -> int:
     first = inner.split(",")[0].strip()
     cores = (os.cpu_count() or 2) if first == "*" else int(first) if first.isdigit() else 1
     return max(2, cores)
+
+
+def connect_plugin_jars() -> list[str]:
+    """The GraphFrames Spark Connect server plugin JAR(s) in ``jar_dir()/connect``.
+
+    Only a Spark Connect *server* loads them, next to :func:`local_jars`, with
+    ``spark.connect.extensions.relation.classes`` set to :data:`GRAPHFRAMES_CONNECT_CLASS`.
+    """
+    return sorted(glob.glob(str(jar_dir() / "connect" / "*.jar")))
 
 
 def active_session() -> SparkSession | None:
@@ -140,12 +155,47 @@ def graphframes_available(spark: SparkSession) -> bool:
         e = spark.createDataFrame([(1, 1)], "src long, dst long")
         # labelPropagation runs in the JVM (the plugin under Spark Connect, where some
         # GraphFrame methods are plain DataFrame code and would succeed without it).
-        GraphFrame(v, e).labelPropagation(maxIter=1).collect()
+        probe = GraphFrame(v, e).labelPropagation(maxIter=1)
+        probe.collect()
+        probe.unpersist()  # GraphFrames returns it persisted
         ok = True
-    except Exception:
+    except Exception as exc:  # noqa: BLE001 - any failure means "not usable"
+        log.info("GraphFrames is not usable from this session (%s: %s); using the DataFrame "
+                 "implementations of degrees and label propagation", type(exc).__name__, str(exc).splitlines()[0][:200] if str(exc) else "")
         ok = False
     try:
         spark._sepne_graphframes = ok  # type: ignore[attr-defined]
     except Exception:  # pragma: no cover - some session types forbid attributes
         pass
     return ok
+
+
+def resolve_graphframes(spark: SparkSession, use_graphframes: bool | None, what: str) -> bool:
+    """Whether a computation (``what``, for messages) runs through GraphFrames.
+
+    Parameters
+    ----------
+    spark : SparkSession
+        Session (classic or Spark Connect) the computation runs in.
+    use_graphframes : bool or None
+        ``None``: GraphFrames when :func:`graphframes_available`, else the DataFrame
+        implementation. ``True``: GraphFrames, an error when it is not available.
+        ``False``: the DataFrame implementation.
+    what : str
+        What is computed, e.g. ``"label propagation"``.
+
+    Raises
+    ------
+    UserError
+        ``use_graphframes=True`` on a session without GraphFrames.
+    """
+    if use_graphframes is None:
+        return graphframes_available(spark)
+    if use_graphframes and not graphframes_available(spark):
+        raise UserError(
+            f"{what} through GraphFrames was requested, but the GraphFrames JVM library is not on the "
+            "session: add io.graphframes:graphframes-spark4_2.13 (--packages, or spark.jars with the "
+            "graphframes and graphframes-graphx JARs; under Spark Connect the server also needs the "
+            f"graphframes-connect plugin and spark.connect.extensions.relation.classes={GRAPHFRAMES_CONNECT_CLASS})"
+        )
+    return bool(use_graphframes)

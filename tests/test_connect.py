@@ -1,4 +1,11 @@
-"""The main path (RP, IO and LP sets) under Spark Connect gives the classic session's result."""
+"""The main path (RP, IO and LP sets) under Spark Connect gives the classic session's result,
+and GraphFrames runs through the server's GraphFrames Connect plugin.
+
+One Spark Connect server (tests/connect/server.py) serves the module: with the
+GraphFrames core, GraphX and Connect plugin JARs on its ``spark.jars`` and GraphFrames'
+relation extension registered, as a Databricks or self-managed Connect server would be
+set up. The client (tests/connect/run_connect.py) runs in its own process.
+"""
 from __future__ import annotations
 
 import json
@@ -6,30 +13,41 @@ import os
 import socket
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from sepne_spark.model import SepNE
+from sepne_spark.partition import label_propagation
+from sepne_spark.session import connect_plugin_jars, local_jars
+from tests import gf_support
 from tests.helpers import random_graph
 
 pytest.importorskip("grpc", reason="Spark Connect client needs pyspark[connect]")
 
+GRAPH = dict(n=50, m=180, seed=4)
 
-def test_rp_io_and_lp_under_spark_connect(spark):
-    g = random_graph(n=50, m=180, seed=4)
+
+@pytest.fixture(scope="module")
+def remote():
+    """Start the server (with the GraphFrames JARs when they are here), run the client,
+    return its result and whether the server had the GraphFrames plugin."""
+    g = random_graph(**GRAPH)
     here = Path(__file__).parent / "connect"
-    env = dict(os.environ, PYTHONPATH=str(Path(__file__).parent.parent))
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).parent.parent), SPARK_LOCAL_IP="127.0.0.1")
+    jars = local_jars() + connect_plugin_jars()
+    plugin = bool(connect_plugin_jars()) and len(local_jars()) >= 2
     with socket.socket() as s:  # a free port for the server
-        s.bind(("localhost", 0))
+        s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    server = subprocess.Popen([sys.executable, str(here / "server.py"), str(port)], env=env, text=True,
+    server = subprocess.Popen([sys.executable, str(here / "server.py"), str(port), *jars], env=env, text=True,
                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     try:
         assert server.stdout.readline().strip() == "READY", "the Spark Connect server did not start"
         proc = subprocess.run(
-            [sys.executable, str(here / "run_connect.py"), f"sc://localhost:{port}", json.dumps(g.rows)],
+            [sys.executable, str(here / "run_connect.py"), f"sc://127.0.0.1:{port}", json.dumps(g.rows)],
             capture_output=True, text=True, timeout=900, env=env,
         )
     finally:
@@ -38,10 +56,14 @@ def test_rp_io_and_lp_under_spark_connect(spark):
             server.wait(timeout=120)
         except subprocess.TimeoutExpired:
             server.kill()
+            server.wait()
     lines = [line for line in proc.stdout.splitlines() if line.startswith("RESULT ")]
     assert proc.returncode == 0 and lines, proc.stderr[-4000:]
-    remote = json.loads(lines[0][len("RESULT "):])
+    return g, json.loads(lines[0][len("RESULT "):]), plugin
 
+
+def test_rp_io_and_lp_under_spark_connect(spark, remote):
+    g, result, _ = remote
     edges = spark.createDataFrame(g.rows, "src string, dst string, weight double")
     for partition in ("RP", "IO", "LP"):
         model = SepNE(dim=4, landmarks=8, metric="A+A2", setSize=20, iters=5, partition=partition).fit(edges)
@@ -50,9 +72,31 @@ def test_rp_io_and_lp_under_spark_connect(spark):
         else:
             out = model.transform(edges)
         local = {r["id"]: (np.asarray(r["embedding"]), r["set_id"]) for r in out.collect()}
-        got = remote[partition]
+        got = result[partition]
         assert got["landmarks"] == model.landmark_ids
         assert sorted(got["rows"]) == sorted(local)
         for node, (vec, set_id) in local.items():
             assert got["rows"][node][1] == set_id
             np.testing.assert_allclose(got["rows"][node][0], vec, rtol=1e-9, atol=1e-12)
+
+
+def test_label_propagation_under_spark_connect_goes_through_graphframes(spark, remote):
+    g, result, plugin = remote
+    if not plugin:
+        gf_support.connect_jars()  # skips, or fails under CI
+    assert result["graphframes"] is True, "GraphFrames did not work through the Connect server's plugin"
+    # The labels GraphFrames computed on the server are those of the DataFrame implementation here.
+    edges = spark.createDataFrame(g.rows, "src string, dst string, weight double")
+    vertices = edges.select("src").union(edges.select("dst")).distinct().withColumnRenamed("src", "id")
+    here = label_propagation(spark, vertices, edges, 5, use_graphframes=False)
+    assert result["lp_labels"] == {r["id"]: r["label"] for r in here.collect()}
+    assert 1 < len(set(result["lp_labels"].values())) < len(result["lp_labels"])
+    # The LP fit under Connect: every non-landmark node in exactly one set of at most
+    # setSize (20) nodes, at most one set under half of it (where packing ends).
+    lp = result["LP"]
+    assert sorted(lp["rows"]) == sorted(result["lp_labels"])  # every node exactly once
+    sets = Counter(set_id for node, (_, set_id) in lp["rows"].items() if node not in lp["landmarks"])
+    assert all(lp["rows"][node][1] == -1 for node in lp["landmarks"])
+    assert -1 not in sets and max(sets.values()) <= 20
+    assert sum(1 for size in sets.values() if size < 10) <= 1, sorted(sets.values())
+    assert sum(sets.values()) == len(lp["rows"]) - len(lp["landmarks"])

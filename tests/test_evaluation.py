@@ -10,7 +10,7 @@ import pytest
 import scipy.sparse as sp
 
 from sepne_spark import dense
-from sepne_spark.baselines import nystrom_embedding, random_walk_embeddings, svd_embedding
+from sepne_spark.baselines import nystrom_embedding, svd_embedding
 from sepne_spark.evaluation import (
     OneVsRestLogisticRegression,
     _predict_labels,
@@ -230,16 +230,6 @@ def test_nystrom_equals_sepne_landmark_only_solution():
     Wsp, Csp = nystrom_embedding(sp.csr_matrix(M), landmarks, 4)
     np.testing.assert_allclose(Wsp, W, atol=1e-12)
     np.testing.assert_allclose(Csp, C, atol=1e-12)
-
-
-def test_random_walk_embeddings_needs_graphframes(spark):
-    from sepne_spark.session import graphframes_available
-
-    if graphframes_available(spark):
-        pytest.skip("GraphFrames JAR present: the error path cannot be exercised")
-    edges = spark.createDataFrame([(1, 2), (2, 3)], "src long, dst long")
-    with pytest.raises(UserError, match="GraphFrames"):
-        random_walk_embeddings(spark, edges, dim=8)
 
 
 # ---------------------------------------------------------------------------

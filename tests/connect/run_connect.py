@@ -1,9 +1,11 @@
 """Run the main SepNE path (RP, IO and LP sets) under Spark Connect; print the results as JSON.
 
 Used by tests/test_connect.py in a separate process: ``python run_connect.py URL ROWS``
-connects to the Spark Connect server at URL (``sc://localhost:PORT``, started by the
+connects to the Spark Connect server at URL (``sc://127.0.0.1:PORT``, started by the
 test with server.py) and everything below talks to it over gRPC, as a Databricks
-shared cluster or serverless notebook would.
+shared cluster or serverless notebook would. Besides the embeddings it reports whether
+GraphFrames works through the server (its Connect plugin) and, if so, the labels of
+GraphFrames' label propagation computed there.
 """
 import json
 import os
@@ -20,10 +22,12 @@ from pyspark.sql.connect.session import SparkSession as ConnectSession  # noqa: 
 assert isinstance(spark, ConnectSession), type(spark)
 
 from sepne_spark.model import SepNE  # noqa: E402
+from sepne_spark.partition import label_propagation  # noqa: E402
+from sepne_spark.session import graphframes_available  # noqa: E402
 
 rows = json.loads(sys.argv[2])
 edges = spark.createDataFrame(rows, "src string, dst string, weight double")
-result = {}
+result = {"graphframes": graphframes_available(spark)}
 for partition in ("RP", "IO", "LP"):
     model = SepNE(dim=4, landmarks=8, metric="A+A2", setSize=20, iters=5, partition=partition).fit(edges)
     if partition == "IO":
@@ -35,5 +39,9 @@ for partition in ("RP", "IO", "LP"):
         "landmarks": model.landmark_ids,
         "rows": {r["id"]: [list(r["embedding"]), r["set_id"]] for r in out.collect()},
     }
+if result["graphframes"]:
+    vertices = edges.select("src").union(edges.select("dst")).distinct().withColumnRenamed("src", "id")
+    labels = label_propagation(spark, vertices, edges, 5, use_graphframes=True)
+    result["lp_labels"] = {r["id"]: r["label"] for r in labels.collect()}
 print("RESULT " + json.dumps(result))
 spark.stop()
