@@ -1,0 +1,154 @@
+"""Spectral propagation (sepne_spark.spectral): NumPy/SciPy only, no Spark session."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy.linalg import expm
+from scipy.special import iv
+
+from sepne_spark.evaluation import l2_normalize
+from sepne_spark.spectral import (
+    chebyshev_coefficients,
+    gram_matrix,
+    gram_transform,
+    propagate,
+    reorthogonalize,
+    sparse_products,
+    transition_with_self_loops,
+)
+
+
+def _graph(n: int = 60, seed: int = 0) -> sp.csr_matrix:
+    """A small weighted undirected graph with an isolated node and a degree-1 node."""
+    rng = np.random.default_rng(seed)
+    m = 3 * n
+    src, dst = rng.integers(0, n - 2, m), rng.integers(0, n - 2, m)
+    keep = src != dst
+    w = rng.uniform(0.5, 2.0, keep.sum())
+    W = sp.coo_matrix((w, (src[keep], dst[keep])), shape=(n, n)).tocsr()
+    W = W + W.T
+    W = sp.lil_matrix(W)
+    W[n - 1, 0] = W[0, n - 1] = 1.0  # node n-1 has degree 1; node n-2 is isolated
+    return sp.csr_matrix(W)
+
+
+def _dense_polynomial(A: np.ndarray, E: np.ndarray, order: int, mu: float, theta: float) -> np.ndarray:
+    """(I + A)(E - sum_i c_i T_i(X) E) with X = M^2/2 - I, built from dense matrices."""
+    n = A.shape[0]
+    IA = np.eye(n) + A
+    T = IA / IA.sum(axis=1, keepdims=True)
+    M = (1 - mu) * np.eye(n) - T
+    X = M @ M / 2 - np.eye(n)
+    c = chebyshev_coefficients(order, theta)
+    Tk = [np.eye(n), X]
+    for _ in range(2, order):
+        Tk.append(2 * X @ Tk[-1] - Tk[-2])
+    P = sum(c[i] * Tk[i] for i in range(order))
+    return IA @ (E - P @ E)
+
+
+def test_coefficients_are_signed_bessel_values():
+    for order, theta in [(1, 0.5), (2, 0.5), (10, 0.5), (7, 1.3)]:
+        c = chebyshev_coefficients(order, theta)
+        assert c.shape == (order,)
+        assert c[0] == pytest.approx(iv(0, theta), rel=1e-14)
+        for i in range(1, order):
+            assert c[i] == pytest.approx(2 * (-1) ** i * iv(i, theta), rel=1e-14)
+    with pytest.raises(ValueError, match="order"):
+        chebyshev_coefficients(0, 0.5)
+
+
+def test_chebyshev_sum_approximates_the_gaussian_filter():
+    # sum_i c_i T_i(x) -> exp(-theta x) on [-1, 1]: the filter the coefficients stand for
+    x = np.linspace(-1, 1, 41)
+    c = chebyshev_coefficients(12, 0.5)
+    approx = np.polynomial.chebyshev.chebval(x, c)
+    np.testing.assert_allclose(approx, np.exp(-0.5 * x), atol=1e-12)
+
+
+@pytest.mark.parametrize("order,mu,theta", [(10, 0.2, 0.5), (5, 0.2, 0.5), (3, 0.1, 1.0), (2, 0.2, 0.5)])
+def test_propagate_matches_dense_polynomial(order, mu, theta):
+    A = _graph()
+    E = np.random.default_rng(1).standard_normal((A.shape[0], 8))
+    E[5] = 0.0  # a zero row is filled from its neighbours
+    got = propagate(A, E, order, mu, theta)
+    want = _dense_polynomial(A.toarray(), E, order, mu, theta)
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-10 * np.abs(want).max())
+    assert np.abs(got[5]).sum() > 0
+
+
+def test_propagate_order_one_is_identity_and_product_count():
+    A = _graph()
+    E = np.random.default_rng(2).standard_normal((A.shape[0], 4))
+    np.testing.assert_array_equal(propagate(A, E, 1), E)
+    assert [sparse_products(o) for o in (1, 2, 3, 5, 10)] == [0, 3, 5, 9, 19]
+
+
+def test_propagate_counts_its_sparse_products(monkeypatch):
+    """The documented number of T @ block products is what the code performs."""
+    import sepne_spark.spectral as spectral
+
+    calls = []
+
+    class Counting(sp.csr_matrix):
+        def __matmul__(self, other):
+            calls.append(other.shape)
+            return sp.csr_matrix(self).__matmul__(other)
+
+    real = spectral.transition_with_self_loops
+
+    def counting(A):
+        T, D = real(A)
+        return Counting(T), D
+
+    monkeypatch.setattr(spectral, "transition_with_self_loops", counting)
+    A = _graph()
+    E = np.ones((A.shape[0], 3))
+    for order in (2, 3, 10):
+        calls.clear()
+        spectral.propagate(A, E, order)
+        assert len(calls) == sparse_products(order)
+        assert all(s == E.shape for s in calls)
+
+
+def test_transition_with_self_loops():
+    A = _graph()
+    T, D = transition_with_self_loops(A)
+    np.testing.assert_allclose(np.asarray(T.sum(axis=1)).ravel(), 1.0)
+    np.testing.assert_allclose(D, 1.0 + np.asarray(A.sum(axis=1)).ravel())
+    assert T[A.shape[0] - 2, A.shape[0] - 2] == 1.0  # the isolated node keeps its own row
+    with pytest.raises(ValueError, match="non-negative"):
+        transition_with_self_loops(-A)
+
+
+def test_gram_route_equals_svd_route():
+    A = _graph()
+    E = np.random.default_rng(3).standard_normal((A.shape[0], 10))
+    Y = propagate(A, E, 10, 0.2, 0.5)
+    # ProNE: dense SVD, U * sqrt(S)
+    U, s, _ = np.linalg.svd(Y, full_matrices=False)
+    ref = U * np.sqrt(s)
+    # Gram route, with G summed over row blocks as a distributed job would
+    G = sum(gram_matrix(Y[b]) for b in np.array_split(np.arange(Y.shape[0]), 4))
+    R = gram_transform(G)
+    got = np.vstack([Y[b] @ R for b in np.array_split(np.arange(Y.shape[0]), 4)])
+    np.testing.assert_allclose(got, reorthogonalize(Y), atol=1e-12)
+    # equal up to the sign of each column
+    signs = np.sign(np.sum(got * ref, axis=0))
+    np.testing.assert_allclose(got, ref * signs, atol=1e-8 * np.abs(ref).max())
+    # hence identical rows after L2 normalisation up to those signs, and the same Gram
+    np.testing.assert_allclose(got.T @ got, np.diag(s), atol=1e-8 * s.max())
+    np.testing.assert_allclose(l2_normalize(got) @ l2_normalize(got).T,
+                               l2_normalize(ref) @ l2_normalize(ref).T, atol=1e-8)
+
+
+def test_gram_transform_rank_deficient():
+    rng = np.random.default_rng(4)
+    Y = rng.standard_normal((50, 3)) @ rng.standard_normal((3, 6))  # rank 3 of 6 columns
+    Z = reorthogonalize(Y)
+    assert np.all(np.isfinite(Z))
+    np.testing.assert_allclose(Z[:, 3:], 0.0, atol=1e-12)
+    U, s, _ = np.linalg.svd(Y, full_matrices=False)
+    ref = U[:, :3] * np.sqrt(s[:3])
+    np.testing.assert_allclose(np.abs(Z[:, :3]), np.abs(ref), atol=1e-6)
