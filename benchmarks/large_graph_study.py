@@ -58,7 +58,7 @@ from sepne_spark.evaluation import (  # noqa: E402
     l2_normalize,
 )
 from sepne_spark.generators import dcsbm_edges_numpy, sbm_edges_numpy  # noqa: E402
-from sepne_spark.solver import landmark_factors, set_constants, solve_set  # noqa: E402
+from sepne_spark.solver import LandmarkFactors, landmark_factors, set_constants, solve_set  # noqa: E402
 from sepne_spark.spectral import propagate, reorthogonalize, sparse_products  # noqa: E402
 
 DATA_DIR = Path(os.environ.get("SEPNE_DATA_DIR", "/work/shared/datasets"))
@@ -139,6 +139,7 @@ class Base:
     set_size: int = 2000
     d: int = 128
     seed: int = 0
+    factor: str = "M00"  # "rows": landmark subspaces from all landmark rows / columns
 
 
 SOCIAL = Base()
@@ -186,11 +187,17 @@ def sepne_embed(G: Graph, b: Base) -> np.ndarray:
     Dn = sp.diags(nonl)
     Mrow0 = M[V0].tocsr()  # k x n
     Mcol0 = M[:, V0].tocsr()  # n x k
-    F = landmark_factors(Mrow0[:, V0].toarray(), b.d)
+    M00 = Mrow0[:, V0].toarray()
     R0 = Mrow0 @ Dn
     C0 = Dn @ Mcol0
     S_A = (R0 @ R0.T).toarray()
     S_B = (C0.T @ C0).toarray()
+    if b.factor == "M00":
+        F = landmark_factors(M00, b.d)
+    elif b.factor == "rows":
+        F = row_space_factors(M00, S_A, S_B, b.d)
+    else:
+        raise ValueError(b.factor)
     RA = (M @ Dn @ Mrow0.T).tocsr()  # n x k: Rhat_A^T
     RB = ((Dn @ M).T @ Mcol0).tocsr()  # n x k: Rhat_B^T
     consts = set_constants(F, S_A, S_B, b.lam, b.eta)
@@ -215,6 +222,21 @@ def sepne_embed(G: Graph, b: Base) -> np.ndarray:
     return W
 
 
+def row_space_factors(M00: np.ndarray, S_A: np.ndarray, S_B: np.ndarray, d: int) -> LandmarkFactors:
+    """Phi, Psi spanning the top-d eigenvectors of ``M_0: M_0:^T = S_A + M00 M00^T`` (the
+    landmark rows over all columns) and of ``M_:0^T M_:0 = S_B + M00^T M00``, in place of
+    M00's own singular vectors; P is M00 projected on the two subspaces. Needs only the
+    k x k summaries S_A, S_B the job computes anyway."""
+    _, UL = np.linalg.eigh(S_A + M00 @ M00.T)
+    _, VR = np.linalg.eigh(S_B + M00.T @ M00)
+    UL, VR = UL[:, ::-1][:, :d], VR[:, ::-1][:, :d]
+    X, sig, Yt = np.linalg.svd(UL.T @ M00 @ VR)
+    root = np.sqrt(sig)
+    Phi = ((UL @ X) * root).T.copy()
+    Psi = ((VR @ Yt.T) * root).T.copy()
+    return LandmarkFactors(Phi=Phi, Psi=Psi, P=Phi.T @ Psi, singular_values=sig)
+
+
 # --------------------------------------------------------------------------- methods
 
 
@@ -228,6 +250,7 @@ class Method:
     theta: float = 0.5
     pre_normalize: bool = True  # L2-normalise the base rows before propagating
     fill: bool = False  # zero base rows get a random unit row (seeded) before propagating
+    gram: bool = False  # ProNE's final SVD done through the d x d Gram matrix (always for SepNE)
 
 
 def _parse_value(field: str, text: str):
@@ -238,7 +261,7 @@ def _parse_value(field: str, text: str):
 def parse_method(name: str) -> Method:
     """``BASE[:key=value,...][+pORDER[:mu=..,theta=..,raw]]``; BASE in prone(-base), social, docq."""
     head, _, prop = name.partition("+p")
-    order, mu, theta, pre, fill = 1, 0.2, 0.5, True, False
+    order, mu, theta, pre, fill, gram = 1, 0.2, 0.5, True, False, False
     if prop:
         o, _, opts = prop.partition(":")
         order = int(o)
@@ -249,6 +272,9 @@ def parse_method(name: str) -> Method:
             if kv == "fill":
                 fill = True
                 continue
+            if kv == "gram":
+                gram = True
+                continue
             key, val = kv.split("=")
             if key == "mu":
                 mu = float(val)
@@ -257,7 +283,8 @@ def parse_method(name: str) -> Method:
             else:
                 raise ValueError(kv)
     if head in ("prone", "prone-base"):
-        return Method(name, "prone", order=10 if head == "prone" and not prop else order, mu=mu, theta=theta)
+        return Method(name, "prone", order=10 if head == "prone" and not prop else order, mu=mu, theta=theta,
+                      gram=gram)
     preset, _, opts = head.partition(":")
     b = PRESETS[preset]
     for kv in filter(None, opts.split(",")):
@@ -281,7 +308,7 @@ def embed(G: Graph, m: Method) -> tuple[np.ndarray, float, float]:
         if m.fill:
             X = fill_zero_rows(X)
         Y = propagate(G.A, X, m.order, m.mu, m.theta)
-        if m.base == "prone":  # the peer exactly as published: dense SVD of Y
+        if m.base == "prone" and not m.gram:  # the peer exactly as published: dense SVD of Y
             E = dense_svd_embedding(Y, 128)
         else:  # the distributed route: Gram matrix, d x d eigendecomposition
             E = reorthogonalize(Y)
