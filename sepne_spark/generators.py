@@ -1,4 +1,4 @@
-"""Synthetic graphs for tests and benchmarks: stochastic block model and R-MAT.
+"""Synthetic graphs for tests and benchmarks: stochastic block models and R-MAT.
 
 Every random choice is a function of the edge index, the seed and a stream number (a
 splitmix64-style hash), so a graph depends only on its parameters and its seed: not on
@@ -11,6 +11,10 @@ repeated hashing of an R-MAT draw or of a Feistel round makes Catalyst inline ev
 larger expression trees when it pushes filters down, so the arithmetic lives in NumPy,
 where 64-bit multiplication wraps as the hash needs.)
 
+The same edges are available without Spark from :func:`sbm_edges_numpy` and
+:func:`dcsbm_edges_numpy` (plain NumPy over all edge indices, for benchmarks and
+single-machine oracles): both paths call the same per-edge draw.
+
 Edges come back as ``src long, dst long`` without self-loops or repeated edges. An
 undirected edge is stored once, as ``src < dst``; a directed graph keeps ``(u, v)`` and
 ``(v, u)`` as two edges. The executors need this package, NumPy and PyArrow.
@@ -22,6 +26,7 @@ interrupted run never leaves a half-written table at the final path.
 """
 from __future__ import annotations
 
+import math
 import os
 import shutil
 import uuid
@@ -34,6 +39,10 @@ from pyspark.sql import functions as F
 
 __all__ = [
     "sbm_graph",
+    "sbm_edges_numpy",
+    "dcsbm_graph",
+    "dcsbm_edges_numpy",
+    "dcsbm_expected_degrees",
     "rmat_graph",
     "sbm_edge_count",
     "output_exists",
@@ -56,6 +65,7 @@ _CHUNK_ROWS = 1 << 18  # edge indices per generated Arrow batch
 
 # Hash streams: each random decision of an edge reads its own stream.
 _S_SRC, _S_CHOICE, _S_DST = 0, 1, 2
+_S_WEIGHT = 3  # per-node degree weights of the degree-corrected SBM (hash of the node id)
 _S_RMAT_LEVEL = 16  # levels use streams 16 .. 16 + scale - 1
 _S_PERMUTE = 1024  # Feistel rounds use streams 1024 .. 1024 + rounds - 1
 
@@ -171,6 +181,43 @@ def _generate(
     return pairs.dropDuplicates(["src", "dst"])
 
 
+def _edges_numpy(
+    count: int, draw: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]], directed: bool
+) -> tuple[np.ndarray, np.ndarray]:
+    """The edges :func:`_generate` produces, computed with NumPy alone.
+
+    Returns ``(src, dst)`` ``int64`` arrays without self-loops or repeated edges
+    (``src < dst`` when undirected), sorted by ``(src, dst)``.
+    """
+    srcs, dsts = [], []
+    for lo in range(0, count, _CHUNK_ROWS):
+        hi = min(lo + _CHUNK_ROWS, count)
+        src, dst = draw(np.arange(lo, hi, dtype=np.uint64))
+        keep = src != dst
+        src, dst = src[keep].astype(np.int64), dst[keep].astype(np.int64)
+        if not directed:
+            src, dst = np.minimum(src, dst), np.maximum(src, dst)
+        srcs.append(src)
+        dsts.append(dst)
+    if not srcs:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    pairs = np.unique(np.stack([np.concatenate(srcs), np.concatenate(dsts)], axis=1), axis=0)
+    return np.ascontiguousarray(pairs[:, 0]), np.ascontiguousarray(pairs[:, 1])
+
+
+def _check_sbm(nodes: int, communities: int, avg_degree: float, mixing: float) -> tuple[int, int]:
+    nodes, communities = int(nodes), int(communities)
+    if nodes < 1:
+        raise ValueError(f"nodes must be positive, got {nodes}")
+    if not 1 <= communities <= nodes:
+        raise ValueError(f"communities must be in [1, nodes={nodes}], got {communities}")
+    if not avg_degree >= 0:
+        raise ValueError(f"avg_degree must be non-negative, got {avg_degree}")
+    if not 0.0 <= mixing <= 1.0:
+        raise ValueError(f"mixing must be in [0, 1], got {mixing}")
+    return nodes, communities
+
+
 def sbm_edge_count(nodes: int, avg_degree: float, directed: bool = False) -> int:
     """Number of edges :func:`sbm_graph` draws before removing self-loops and repeats.
 
@@ -260,29 +307,250 @@ def sbm_graph(
     ValueError
         If a parameter is out of range.
     """
-    nodes, communities = int(nodes), int(communities)
-    if nodes < 1:
-        raise ValueError(f"nodes must be positive, got {nodes}")
-    if not 1 <= communities <= nodes:
-        raise ValueError(f"communities must be in [1, nodes={nodes}], got {communities}")
-    if not avg_degree >= 0:
-        raise ValueError(f"avg_degree must be non-negative, got {avg_degree}")
-    if not 0.0 <= mixing <= 1.0:
-        raise ValueError(f"mixing must be in [0, 1], got {mixing}")
+    nodes, communities = _check_sbm(nodes, communities, avg_degree, mixing)
     seed = _check_seed(seed)
     partitions = _check_partitions(partitions)
     m = sbm_edge_count(nodes, avg_degree, directed)
 
     draw = _sbm_draw(nodes, communities, float(mixing), seed)
     edges = _generate(spark, m, draw, directed, partitions)
+    return edges, _community_labels(spark, nodes, communities, partitions)
+
+
+def _community_labels(spark: SparkSession, nodes: int, communities: int, partitions: int | None) -> DataFrame:
+    """``node long, label int``: node ``i`` in community ``i mod communities``."""
     node_ids = (
         spark.range(0, nodes, 1) if partitions is None else spark.range(0, nodes, 1, partitions)
     )
-    labels = node_ids.select(
+    return node_ids.select(
         F.col("id").alias("node"),
         F.pmod(F.col("id"), F.lit(communities).cast("long")).cast("int").alias("label"),
     )
-    return edges, labels
+
+
+def sbm_edges_numpy(
+    nodes: int,
+    communities: int,
+    avg_degree: float,
+    mixing: float,
+    seed: int,
+    directed: bool = False,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The graph of :func:`sbm_graph` with the same parameters, computed with NumPy alone.
+
+    Returns
+    -------
+    src, dst : numpy.ndarray
+        ``int64`` edges, exactly the rows of :func:`sbm_graph`'s edge DataFrame, sorted
+        by ``(src, dst)``.
+    labels : numpy.ndarray
+        ``int64`` planted community of each node (``arange(nodes) % communities``).
+    """
+    nodes, communities = _check_sbm(nodes, communities, avg_degree, mixing)
+    seed = _check_seed(seed)
+    draw = _sbm_draw(nodes, communities, float(mixing), seed)
+    src, dst = _edges_numpy(sbm_edge_count(nodes, avg_degree, directed), draw, directed)
+    return src, dst, np.arange(nodes, dtype=np.int64) % communities
+
+
+class _DcsbmDraw:
+    """The per-edge draw of :func:`dcsbm_graph` (a picklable callable).
+
+    Node ``i``'s weight is ``w_i = min_degree + slope * (theta_i - 1)``, ``theta_i`` a
+    capped Pareto draw from the hash of ``i`` (:meth:`weights`); an edge's source is
+    drawn with probability proportional to ``w``, its destination proportional to ``w``
+    within the source's community (probability ``1 - mixing``) or over all nodes. The
+    O(nodes) tables (weights, cumulative sums) are built on first use in the process
+    that draws, not shipped with the task.
+    """
+
+    def __init__(
+        self, nodes: int, communities: int, mixing: float, seed: int, exponent: float,
+        cap: float, min_degree: float, slope: float,
+    ) -> None:
+        self.nodes, self.communities, self.mixing, self.seed = nodes, communities, mixing, seed
+        self.exponent, self.cap, self.min_degree, self.slope = exponent, cap, min_degree, slope
+        self._tables: tuple | None = None
+
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        state["_tables"] = None
+        return state
+
+    def theta(self) -> np.ndarray:
+        """``theta`` (nodes,): ``u^(-1 / (exponent - 1))`` capped at ``cap``, ``u`` uniform
+        in ``(0, 1]`` from the hash of the node id: a Pareto law with minimum 1 and tail
+        ``P(theta > x) = x^-(exponent - 1)`` (a degree power law of exponent ``exponent``)."""
+        key = _stream_key(self.seed, _S_WEIGHT)
+        bits = _unit_bits(_hash(np.arange(self.nodes, dtype=np.uint64), key))
+        u = (bits.astype(np.float64) + 1.0) / float(_UNIT)  # (0, 1]
+        return np.minimum(u ** (-1.0 / (self.exponent - 1.0)), self.cap)
+
+    def weights(self) -> np.ndarray:
+        """Expected degrees ``min_degree + slope * (theta - 1)`` (before repeats are dropped)."""
+        return self.min_degree + self.slope * (self.theta() - 1.0)
+
+    def _build(self) -> tuple:
+        w = self.weights()
+        cum_all = np.cumsum(w)
+        # Nodes ordered by community (community c holds c, c + C, c + 2C, ...), with the
+        # cumulative weights in that order and each community's first and last position.
+        c = self.communities
+        label = np.arange(self.nodes) % c
+        order = np.argsort(label, kind="stable")
+        cum_comm = np.cumsum(w[order])
+        sizes = np.bincount(label, minlength=c)
+        end = np.cumsum(sizes)  # exclusive end position of each community
+        start = end - sizes
+        below = np.where(start > 0, cum_comm[np.maximum(start - 1, 0)], 0.0)
+        total_c = cum_comm[end - 1] - below
+        self._tables = (cum_all, order, cum_comm, start, end, below, total_c)
+        return self._tables
+
+    def __call__(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        cum_all, order, cum_comm, start, end, below, total_c = self._tables or self._build()
+        n = self.nodes
+        u_src = _unit_bits(_hash(idx, _stream_key(self.seed, _S_SRC))).astype(np.float64) / _UNIT
+        u_dst = _unit_bits(_hash(idx, _stream_key(self.seed, _S_DST))).astype(np.float64) / _UNIT
+        intra = _unit_bits(_hash(idx, _stream_key(self.seed, _S_CHOICE))) < _threshold(1.0 - self.mixing)
+        src = np.minimum(np.searchsorted(cum_all, u_src * cum_all[-1], side="right"), n - 1)
+        community = src % self.communities
+        pos = np.searchsorted(cum_comm, below[community] + u_dst * total_c[community], side="right")
+        pos = np.clip(pos, start[community], end[community] - 1)
+        inside = order[pos]
+        anywhere = np.minimum(np.searchsorted(cum_all, u_dst * cum_all[-1], side="right"), n - 1)
+        dst = np.where(intra, inside, anywhere)
+        return src.astype(np.uint64), dst.astype(np.uint64)
+
+
+def _dcsbm_draw(
+    nodes: int, communities: int, avg_degree: float, mixing: float, seed: int,
+    exponent: float, min_degree: float, max_degree: float | None,
+) -> _DcsbmDraw:
+    """Validate the degree-corrected SBM's parameters and build its draw.
+
+    The weights are ``w = min_degree + slope * (theta - 1)`` with ``theta`` capped at
+    ``cap``; ``slope`` and ``cap`` solve ``mean(w) = avg_degree`` and
+    ``max(w) <= max_degree`` (a fixed point: the mean of the capped ``theta`` depends
+    on the cap).
+    """
+    nodes, communities = _check_sbm(nodes, communities, avg_degree, mixing)
+    seed = _check_seed(seed)
+    avg_degree, min_degree = float(avg_degree), float(min_degree)
+    if not exponent > 2.0:
+        raise ValueError(f"exponent must be > 2 (finite mean degree), got {exponent}")
+    if not 0.0 < min_degree <= avg_degree:
+        raise ValueError(f"min_degree must be in (0, avg_degree={avg_degree}], got {min_degree}")
+    if max_degree is None:
+        max_degree = max(avg_degree, math.sqrt(avg_degree * nodes))
+    max_degree = float(max_degree)
+    if not max_degree >= avg_degree:
+        raise ValueError(f"max_degree must be >= avg_degree={avg_degree}, got {max_degree}")
+    raw = _DcsbmDraw(nodes, communities, float(mixing), seed, float(exponent), math.inf, 1.0, 1.0).theta()
+    cap, slope = math.inf, 0.0
+    for _ in range(200):
+        excess = float(np.minimum(raw, cap).mean()) - 1.0
+        slope = (avg_degree - min_degree) / excess if excess > 0 else 0.0
+        new_cap = 1.0 + (max_degree - min_degree) / slope if slope > 0 else math.inf
+        if new_cap == cap or (math.isfinite(cap) and abs(new_cap - cap) <= 1e-12 * cap):
+            break
+        cap = new_cap
+    return _DcsbmDraw(nodes, communities, float(mixing), seed, float(exponent), cap, min_degree, slope)
+
+
+def dcsbm_expected_degrees(
+    nodes: int,
+    communities: int,
+    avg_degree: float,
+    mixing: float,
+    seed: int,
+    exponent: float = 2.5,
+    min_degree: float = 1.0,
+    max_degree: float | None = None,
+) -> np.ndarray:
+    """Expected degree of every node of :func:`dcsbm_graph` (before repeated edges and
+    self-loops are dropped); their mean is ``avg_degree``."""
+    return _dcsbm_draw(nodes, communities, avg_degree, mixing, seed, exponent, min_degree, max_degree).weights()
+
+
+def dcsbm_edges_numpy(
+    nodes: int,
+    communities: int,
+    avg_degree: float,
+    mixing: float,
+    seed: int,
+    exponent: float = 2.5,
+    min_degree: float = 1.0,
+    max_degree: float | None = None,
+    directed: bool = False,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The graph of :func:`dcsbm_graph` with the same parameters, with NumPy alone.
+
+    Returns ``src, dst`` (``int64``, sorted by ``(src, dst)``, exactly the rows of
+    :func:`dcsbm_graph`'s edge DataFrame) and ``labels`` (``arange(nodes) % communities``).
+    """
+    draw = _dcsbm_draw(nodes, communities, avg_degree, mixing, seed, exponent, min_degree, max_degree)
+    src, dst = _edges_numpy(sbm_edge_count(nodes, avg_degree, directed), draw, directed)
+    return src, dst, np.arange(int(nodes), dtype=np.int64) % int(communities)
+
+
+def dcsbm_graph(
+    spark: SparkSession,
+    nodes: int,
+    communities: int,
+    avg_degree: float,
+    mixing: float,
+    seed: int,
+    exponent: float = 2.5,
+    min_degree: float = 1.0,
+    max_degree: float | None = None,
+    directed: bool = False,
+    partitions: int | None = None,
+) -> tuple[DataFrame, DataFrame]:
+    """Degree-corrected stochastic block model with power-law degrees (Chung-Lu weights).
+
+    Node ``i`` belongs to community ``i mod communities`` and has an expected degree
+    ``w_i = min_degree + slope * (theta_i - 1)``, where ``theta_i >= 1`` is a Pareto draw
+    (``P(theta > x) = x^-(exponent - 1)``) from the hash of ``i``, capped so that no
+    ``w_i`` exceeds ``max_degree``, and ``slope`` makes the mean of ``w`` equal to
+    ``avg_degree`` (:func:`dcsbm_expected_degrees`). The tail of the degrees is a power
+    law of exponent ``exponent``: a few hubs, and many nodes of degree 1 or 2 (and some
+    of degree 0, since a degree is a sum of rare events). Each of the
+    :func:`sbm_edge_count` edges picks its source with probability proportional to
+    ``w``; with probability ``1 - mixing`` its destination is drawn proportional to ``w``
+    among the source's community, otherwise among all nodes. Repeated edges (mostly
+    between hubs) and self-loops are dropped, which trims the hubs' degrees a little.
+
+    Parameters
+    ----------
+    spark : SparkSession
+        Session to build the DataFrames in.
+    nodes, communities, avg_degree, mixing, seed, directed, partitions
+        As in :func:`sbm_graph`.
+    exponent : float, default 2.5
+        Power-law exponent of the degree distribution, ``> 2``.
+    min_degree : float, default 1.0
+        Smallest expected degree, in ``(0, avg_degree]``.
+    max_degree : float, optional
+        Largest expected degree; by default ``sqrt(avg_degree * nodes)`` (the natural
+        cut-off of a Chung-Lu graph), at least ``avg_degree``.
+
+    Returns
+    -------
+    edges, labels : DataFrame
+        As in :func:`sbm_graph`. :func:`dcsbm_edges_numpy` gives the same edges without
+        Spark.
+
+    Raises
+    ------
+    ValueError
+        If a parameter is out of range.
+    """
+    draw = _dcsbm_draw(nodes, communities, avg_degree, mixing, seed, exponent, min_degree, max_degree)
+    partitions = _check_partitions(partitions)
+    m = sbm_edge_count(draw.nodes, avg_degree, directed)
+    edges = _generate(spark, m, draw, directed, partitions)
+    return edges, _community_labels(spark, draw.nodes, draw.communities, partitions)
 
 
 def _feistel_permute(x: np.ndarray, bits: int, keys: list[np.uint64]) -> np.ndarray:

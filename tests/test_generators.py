@@ -159,6 +159,71 @@ def test_rmat_skewed_deterministic_and_well_formed(spark):
     assert deg.max() > 10 * deg[deg > 0].mean()
 
 
+# --------------------------------------------------------------------------- NumPy twins and DC-SBM
+
+
+def test_sbm_numpy_equals_spark(spark):
+    args = (1500, 5, 6.0, 0.3, 21)
+    src, dst, labels = gen.sbm_edges_numpy(*args)
+    a = _pairs(sbm_graph(spark, *args, partitions=3)[0])
+    np.testing.assert_array_equal(a["src"].to_numpy(), src)
+    np.testing.assert_array_equal(a["dst"].to_numpy(), dst)
+    np.testing.assert_array_equal(labels, np.arange(1500) % 5)
+
+
+def test_dcsbm_numpy_equals_spark(spark):
+    args = dict(nodes=2000, communities=8, avg_degree=10.0, mixing=0.4, seed=5)
+    src, dst, labels = gen.dcsbm_edges_numpy(**args)
+    edges, lab = gen.dcsbm_graph(spark, **args, partitions=3)
+    a = _pairs(edges)
+    np.testing.assert_array_equal(a["src"].to_numpy(), src)
+    np.testing.assert_array_equal(a["dst"].to_numpy(), dst)
+    lab = lab.toPandas().sort_values("node")
+    np.testing.assert_array_equal(lab["label"].to_numpy(), labels)
+    # directed, other partitioning
+    s2, d2, _ = gen.dcsbm_edges_numpy(**args, directed=True)
+    b = _pairs(gen.dcsbm_graph(spark, **args, directed=True, partitions=2)[0])
+    np.testing.assert_array_equal(b["src"].to_numpy(), s2)
+    np.testing.assert_array_equal(b["dst"].to_numpy(), d2)
+
+
+def test_dcsbm_degrees_are_heavy_tailed():
+    nodes, c, deg, mu = 20_000, 20, 12.0, 0.3
+    src, dst, labels = gen.dcsbm_edges_numpy(nodes, c, deg, mu, seed=3)
+    assert (src < dst).all() and len(np.unique(src * nodes + dst)) == len(src)
+    d = np.bincount(np.concatenate([src, dst]), minlength=nodes)
+    assert d.mean() == pytest.approx(deg, rel=0.1)  # repeats between hubs trim a little
+    assert (d == 1).mean() > 0.05  # many degree-1 nodes
+    cutoff = np.sqrt(deg * nodes)
+    assert d.max() > 0.5 * cutoff and d.max() > 20 * deg  # hubs, near the cut-off
+    expected = gen.dcsbm_expected_degrees(nodes, c, deg, mu, seed=3)
+    assert expected.min() == pytest.approx(1.0, rel=1e-3)
+    assert expected.max() == pytest.approx(cutoff, rel=1e-6)
+    assert expected.mean() == pytest.approx(deg, rel=1e-9)
+    # realised degrees follow the weights
+    assert np.corrcoef(d, expected)[0, 1] > 0.9
+    # power-law tail: P(D >= x) ~ x^-(exponent - 1); compare two points of the tail
+    tail = lambda x: np.mean(expected >= x)  # noqa: E731
+    slope = np.log(tail(200) / tail(50)) / np.log(4)
+    assert slope == pytest.approx(-1.5, abs=0.2)
+    intra = np.mean(labels[src] == labels[dst])
+    assert intra == pytest.approx(1 - mu + mu / c, abs=0.04)
+    # the weights do not depend on the id: hubs are spread over the communities
+    hubs = np.argsort(-d)[:100]
+    assert len(np.unique(labels[hubs])) >= 15
+
+
+def test_dcsbm_invalid_parameters():
+    with pytest.raises(ValueError, match="exponent"):
+        gen.dcsbm_edges_numpy(100, 2, 4.0, 0.1, 0, exponent=2.0)
+    with pytest.raises(ValueError, match="min_degree"):
+        gen.dcsbm_edges_numpy(100, 2, 4.0, 0.1, 0, min_degree=5.0)
+    with pytest.raises(ValueError, match="max_degree"):
+        gen.dcsbm_edges_numpy(100, 2, 4.0, 0.1, 0, max_degree=2.0)
+    with pytest.raises(ValueError, match="mixing"):
+        gen.dcsbm_edges_numpy(100, 2, 4.0, 1.1, 0)
+
+
 # --------------------------------------------------------------------------- writers
 
 

@@ -1,0 +1,446 @@
+"""Large-graph study: SepNE's base factorisation, ProNE's spectral propagation, ProNE.
+
+NumPy/SciPy only (no Spark session), deterministic (every seed fixed), BLAS on one
+thread. For each graph (a uniform SBM or a degree-corrected SBM from
+:mod:`sepne_spark.generators`, or a document graph from ``$SEPNE_DATA_DIR``) and each
+method it records, as one JSON line in ``benchmarks/results/large_graph_study.jsonl``:
+
+* ``val``: the model-selection score, computed inside the training part of each split
+  only (3-fold cross-validation of the training nodes, mean of 3 splits), per ratio;
+* ``test``: micro-F1 of one-vs-rest logistic regression (``sepne_spark.evaluation``'s,
+  L2-normalised rows) trained on the training part, on the held-out nodes, mean of 5
+  splits, per ratio (10% and 50% on generated graphs, 10% and 90% on document graphs);
+* ``zero_frac``: fraction of all-zero embedding rows among the nodes with an edge;
+* ``seconds``: wall time of the embedding (not of the evaluation), and ``products``:
+  the sparse products of the propagation (:func:`sepne_spark.spectral.sparse_products`).
+
+On generated graphs the classification uses a fixed random sample of 5,000 nodes (the
+same for every method) so that the logistic regressions stay cheap; the embeddings are
+always of the whole graph.
+
+Methods are named on the command line, e.g. ``prone``, ``prone-base``,
+``social``, ``social+p3`` (the ``social`` base then the propagation of order 3),
+``social:k=2000,strategy=DP+p5``, ``docq``; see :func:`parse_method`.
+
+    PYTHONPATH=. python benchmarks/large_graph_study.py --graphs sbm-10k dcsbm-10k \\
+        --methods prone prone-base social social+p10 social+p3
+    PYTHONPATH=. python benchmarks/large_graph_study.py --report
+"""
+from __future__ import annotations
+
+import os
+
+for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "VECLIB_MAXIMUM_THREADS"):
+    os.environ.setdefault(_v, "1")
+
+import argparse
+import json
+import math
+import sys
+import time
+from dataclasses import asdict, dataclass, fields, replace
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+if str(ROOT / "benchmarks") not in sys.path:
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from sepne_spark.dense import sparse_proximity  # noqa: E402
+from sepne_spark.evaluation import (  # noqa: E402
+    OneVsRestLogisticRegression,
+    _predict_labels,
+    f1_scores,
+    l2_normalize,
+)
+from sepne_spark.generators import dcsbm_edges_numpy, sbm_edges_numpy  # noqa: E402
+from sepne_spark.solver import LandmarkFactors, landmark_factors, set_constants, solve_set  # noqa: E402
+from sepne_spark.spectral import propagate, reorthogonalize, sparse_products  # noqa: E402
+
+DATA_DIR = Path(os.environ.get("SEPNE_DATA_DIR", "/work/shared/datasets"))
+RESULTS = ROOT / "benchmarks" / "results" / "large_graph_study.jsonl"
+EVAL_SAMPLE = 5000
+
+
+# --------------------------------------------------------------------------- graphs
+
+
+@dataclass
+class Graph:
+    name: str
+    A: sp.csr_matrix  # symmetric 0/1 adjacency, no self-loops
+    labels: np.ndarray  # int64 label per node, -1 when unlabelled
+    ratios: tuple[float, float]
+
+    @property
+    def n(self) -> int:
+        return self.A.shape[0]
+
+
+def _adjacency(n: int, src: np.ndarray, dst: np.ndarray) -> sp.csr_matrix:
+    keep = src != dst
+    W = sp.coo_matrix((np.ones(int(keep.sum())), (src[keep], dst[keep])), shape=(n, n)).tocsr()
+    W = (W + W.T).tocsr()
+    W.data[:] = 1.0  # an undirected 0/1 graph: repeated and reciprocal links kept once
+    return W
+
+
+def load_dataset(name: str) -> Graph:
+    """A document graph read as undirected (as the ``document`` profiles do)."""
+    folder = DATA_DIR / name
+    e = [line.split()[:2] for line in open(folder / "edges.tsv") if len(line.split()) >= 2]
+    lab = dict(line.split()[:2] for line in open(folder / "labels.tsv") if len(line.split()) >= 2)
+    ids = sorted({v for p in e for v in p} | set(lab))
+    index = {v: i for i, v in enumerate(ids)}
+    src = np.array([index[a] for a, _ in e])
+    dst = np.array([index[b] for _, b in e])
+    classes = {c: j for j, c in enumerate(sorted(set(lab.values())))}
+    labels = np.array([classes[lab[v]] if v in lab else -1 for v in ids], dtype=np.int64)
+    return Graph(name, _adjacency(len(ids), src, dst), labels, (0.1, 0.9))
+
+
+def generated(kind: str, n: int, communities: int, degree: float, mixing: float, seed: int) -> Graph:
+    fn = sbm_edges_numpy if kind == "sbm" else dcsbm_edges_numpy
+    src, dst, labels = fn(n, communities, degree, mixing, seed)
+    name = f"{kind}-n{n}-c{communities}-d{degree:g}-mu{mixing:g}"
+    return Graph(name, _adjacency(n, src, dst), labels.astype(np.int64), (0.1, 0.5))
+
+
+GRAPHS = {
+    "sbm-10k": lambda: generated("sbm", 10_000, 50, 15, 0.7, 1),
+    "dcsbm-10k": lambda: generated("dcsbm", 10_000, 50, 15, 0.7, 1),
+    "sbm-100k": lambda: generated("sbm", 100_000, 100, 15, 0.7, 1),
+    "dcsbm-100k": lambda: generated("dcsbm", 100_000, 100, 15, 0.7, 1),
+    "cora": lambda: load_dataset("cora"),
+    "citeseer": lambda: load_dataset("citeseer"),
+    "wiki": lambda: load_dataset("wiki"),
+}
+
+
+# --------------------------------------------------------------------------- SepNE
+
+
+@dataclass(frozen=True)
+class Base:
+    """SepNE base settings (names as in the job's profiles)."""
+
+    metric: str = "I+A"
+    window: int = 2
+    scaling: str = "none"
+    k: int = 1000
+    strategy: str = "DD"
+    lam: float = 50.0
+    eta: float = 1.0
+    iters: int = 5
+    set_size: int = 2000
+    d: int = 128
+    seed: int = 0
+    factor: str = "M00"  # "rows": landmark subspaces from all landmark rows / columns
+
+
+SOCIAL = Base()
+DOCQ = Base(metric="A+A2", window=5, scaling="log", k=250, strategy="GDS", lam=0.4, eta=1000.0, iters=100, set_size=500)
+PRESETS = {"social": SOCIAL, "docq": DOCQ}
+
+
+def select_landmarks(A: sp.csr_matrix, k: int, strategy: str, seed: int) -> np.ndarray:
+    """DD (degree, then id), DP (degree-proportional, seeded), GDS (greedy dominating set)."""
+    n = A.shape[0]
+    deg = np.diff(A.indptr).astype(np.float64)
+    order = np.lexsort((np.arange(n), -deg))
+    k = min(k, n)
+    if strategy == "DD":
+        return order[:k]
+    if strategy == "DP":
+        rng = np.random.default_rng([seed, 17])
+        nz = np.flatnonzero(deg > 0)
+        return rng.choice(nz, size=min(k, nz.size), replace=False, p=deg[nz] / deg[nz].sum())
+    if strategy == "GDS":
+        blocked = np.zeros(n, dtype=bool)
+        chosen: list[int] = []
+        for v in order:
+            if len(chosen) == k:
+                break
+            if not blocked[v]:
+                chosen.append(int(v))
+                blocked[v] = True
+                blocked[A.indices[A.indptr[v]:A.indptr[v + 1]]] = True
+        if len(chosen) < k:
+            taken = set(chosen)
+            chosen += [int(v) for v in order if int(v) not in taken][: k - len(chosen)]
+        return np.array(chosen, dtype=np.int64)
+    raise ValueError(strategy)
+
+
+def sepne_embed(G: Graph, b: Base) -> np.ndarray:
+    """W (n x d) of SepNE with random sets: landmark rows Phi^T, other rows Phi A."""
+    n = G.n
+    coo = G.A.tocoo()
+    M = sparse_proximity(n, coo.row, coo.col, coo.data, b.metric, b.window, b.scaling).tocsr()
+    V0 = select_landmarks(G.A, b.k, b.strategy, b.seed)
+    nonl = np.ones(n)
+    nonl[V0] = 0.0
+    Dn = sp.diags(nonl)
+    Mrow0 = M[V0].tocsr()  # k x n
+    Mcol0 = M[:, V0].tocsr()  # n x k
+    M00 = Mrow0[:, V0].toarray()
+    R0 = Mrow0 @ Dn
+    C0 = Dn @ Mcol0
+    S_A = (R0 @ R0.T).toarray()
+    S_B = (C0.T @ C0).toarray()
+    if b.factor == "M00":
+        F = landmark_factors(M00, b.d)
+    elif b.factor == "rows":
+        F = row_space_factors(M00, S_A, S_B, b.d)
+    else:
+        raise ValueError(b.factor)
+    RA = (M @ Dn @ Mrow0.T).tocsr()  # n x k: Rhat_A^T
+    RB = ((Dn @ M).T @ Mcol0).tocsr()  # n x k: Rhat_B^T
+    consts = set_constants(F, S_A, S_B, b.lam, b.eta)
+    nl = np.flatnonzero(nonl > 0)
+    s = max(1, math.ceil(len(nl) / b.set_size))
+    assign = np.random.default_rng([b.seed, 7919]).integers(0, s, size=len(nl))
+    d = F.Phi.shape[0]
+    W = np.zeros((n, d))
+    W[V0] = F.Phi.T
+    Mc = M.tocsc()
+    for j in range(s):
+        Vi = nl[assign == j]
+        if Vi.size == 0:
+            continue
+        Mii = M[Vi][:, Vi]
+        Wi, _ = solve_set(
+            F, None, None, Mii, Mcol0[Vi].toarray(), Mrow0[:, Vi].toarray(),
+            RA[Vi].toarray().T, RB[Vi].toarray().T, b.lam, b.eta, b.iters, constants=consts,
+        )
+        W[Vi] = Wi.T
+    del Mc
+    return W
+
+
+def row_space_factors(M00: np.ndarray, S_A: np.ndarray, S_B: np.ndarray, d: int) -> LandmarkFactors:
+    """Phi, Psi spanning the top-d eigenvectors of ``M_0: M_0:^T = S_A + M00 M00^T`` (the
+    landmark rows over all columns) and of ``M_:0^T M_:0 = S_B + M00^T M00``, in place of
+    M00's own singular vectors; P is M00 projected on the two subspaces. Needs only the
+    k x k summaries S_A, S_B the job computes anyway."""
+    _, UL = np.linalg.eigh(S_A + M00 @ M00.T)
+    _, VR = np.linalg.eigh(S_B + M00.T @ M00)
+    UL, VR = UL[:, ::-1][:, :d], VR[:, ::-1][:, :d]
+    X, sig, Yt = np.linalg.svd(UL.T @ M00 @ VR)
+    root = np.sqrt(sig)
+    Phi = ((UL @ X) * root).T.copy()
+    Psi = ((VR @ Yt.T) * root).T.copy()
+    return LandmarkFactors(Phi=Phi, Psi=Psi, P=Phi.T @ Psi, singular_values=sig)
+
+
+# --------------------------------------------------------------------------- methods
+
+
+@dataclass(frozen=True)
+class Method:
+    name: str
+    base: str  # "prone", "sepne"
+    sepne: Base | None = None
+    order: int = 1  # 1: no propagation
+    mu: float = 0.2
+    theta: float = 0.5
+    pre_normalize: bool = True  # L2-normalise the base rows before propagating
+    fill: bool = False  # zero base rows get a random unit row (seeded) before propagating
+    gram: bool = False  # ProNE's final SVD done through the d x d Gram matrix (always for SepNE)
+
+
+def _parse_value(field: str, text: str):
+    typ = {f.name: f.type for f in fields(Base)}[field]
+    return {"int": int, "float": float, "str": str}[typ if isinstance(typ, str) else typ.__name__](text)
+
+
+def parse_method(name: str) -> Method:
+    """``BASE[:key=value,...][+pORDER[:mu=..,theta=..,raw]]``; BASE in prone(-base), social, docq."""
+    head, _, prop = name.partition("+p")
+    order, mu, theta, pre, fill, gram = 1, 0.2, 0.5, True, False, False
+    if prop:
+        o, _, opts = prop.partition(":")
+        order = int(o)
+        for kv in filter(None, opts.split(",")):
+            if kv == "raw":
+                pre = False
+                continue
+            if kv == "fill":
+                fill = True
+                continue
+            if kv == "gram":
+                gram = True
+                continue
+            key, val = kv.split("=")
+            if key == "mu":
+                mu = float(val)
+            elif key == "theta":
+                theta = float(val)
+            else:
+                raise ValueError(kv)
+    if head in ("prone", "prone-base"):
+        return Method(name, "prone", order=10 if head == "prone" and not prop else order, mu=mu, theta=theta,
+                      gram=gram)
+    preset, _, opts = head.partition(":")
+    b = PRESETS[preset]
+    for kv in filter(None, opts.split(",")):
+        key, val = kv.split("=")
+        b = replace(b, **{key: _parse_value(key, val)})
+    return Method(name, "sepne", b, order, mu, theta, pre, fill)
+
+
+def embed(G: Graph, m: Method) -> tuple[np.ndarray, float, float]:
+    """Embedding, seconds of the base stage, seconds of the propagation stage."""
+    from prone import dense_svd_embedding, prone_base
+
+    t0 = time.perf_counter()
+    if m.base == "prone":
+        E = prone_base(G.A, 128)
+    else:
+        E = sepne_embed(G, m.sepne)
+    t1 = time.perf_counter()
+    if m.order > 1:
+        X = l2_normalize(E) if m.pre_normalize else E
+        if m.fill:
+            X = fill_zero_rows(X)
+        Y = propagate(G.A, X, m.order, m.mu, m.theta)
+        if m.base == "prone" and not m.gram:  # the peer exactly as published: dense SVD of Y
+            E = dense_svd_embedding(Y, 128)
+        else:  # the distributed route: Gram matrix, d x d eigendecomposition
+            E = reorthogonalize(Y)
+    t2 = time.perf_counter()
+    return E, t1 - t0, t2 - t1
+
+
+def fill_zero_rows(X: np.ndarray, seed: int = 0) -> np.ndarray:
+    """Rows of ``X`` that are zero replaced by random unit rows (Gaussian, seeded by the
+    node's index; a distributed job would hash (node id, column))."""
+    zero = np.linalg.norm(X, axis=1) == 0
+    if not zero.any():
+        return X
+    X = X.copy()
+    R = np.random.default_rng(seed).standard_normal(X.shape)[zero]
+    scale = np.median(np.linalg.norm(X[~zero], axis=1)) if (~zero).any() else 1.0
+    X[zero] = scale * R / np.linalg.norm(R, axis=1, keepdims=True)
+    return X
+
+
+# --------------------------------------------------------------------------- evaluation
+
+
+def _fit_predict(X: np.ndarray, y: np.ndarray, tr: np.ndarray, te: np.ndarray, L: int) -> float:
+    Y = np.zeros((len(y), L), dtype=bool)
+    Y[np.arange(len(y)), y] = True
+    clf = OneVsRestLogisticRegression(max_iter=300, tol=1e-6).fit(X[tr], Y[tr])
+    pred = _predict_labels(clf.decision_function(X[te]), None)
+    return f1_scores(Y[te], pred)[0]
+
+
+def evaluate(G: Graph, E: np.ndarray, test_splits: int = 5, val_splits: int = 3, folds: int = 3) -> dict:
+    lab = np.flatnonzero(G.labels >= 0)
+    if G.name.startswith(("sbm", "dcsbm")) and lab.size > EVAL_SAMPLE:
+        lab = np.sort(np.random.default_rng(12345).choice(lab, EVAL_SAMPLE, replace=False))
+    X = l2_normalize(E[lab])
+    y = G.labels[lab]
+    L = int(G.labels.max()) + 1
+    n = len(lab)
+    out: dict = {"val": {}, "test": {}}
+    for r in G.ratios:
+        tests, vals = [], []
+        for s in range(test_splits):
+            perm = np.random.default_rng([0, s]).permutation(n)
+            ntr = int(r * n)
+            tr, te = perm[:ntr], perm[ntr:]
+            tests.append(_fit_predict(X, y, tr, te, L))
+            if s < val_splits:
+                inner = np.random.default_rng([0, s, 999]).permutation(tr)
+                parts = np.array_split(inner, folds)
+                f = []
+                for j in range(folds):
+                    fit = np.concatenate([parts[i] for i in range(folds) if i != j])
+                    f.append(_fit_predict(X, y, fit, parts[j], L) * len(parts[j]))
+                vals.append(sum(f) / len(inner))
+        out["test"][str(r)] = float(np.mean(tests))
+        out["val"][str(r)] = float(np.mean(vals))
+    return out
+
+
+def zero_fraction(G: Graph, E: np.ndarray) -> float:
+    has_edge = np.diff(G.A.indptr) > 0
+    norms = np.linalg.norm(E, axis=1)
+    tiny = norms <= 1e-12 * max(norms.max(), 1e-300)
+    return float(np.mean(tiny[has_edge]))
+
+
+# --------------------------------------------------------------------------- driver
+
+
+def run(graph_names: list[str], method_names: list[str]) -> None:
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    for gname in graph_names:
+        G = GRAPHS[gname]()
+        deg = np.diff(G.A.indptr)
+        print(f"# {gname}: n={G.n} edges={G.A.nnz // 2} mean degree={deg.mean():.2f} max={deg.max()} "
+              f"degree-1 {np.mean(deg == 1):.3f} isolated {np.mean(deg == 0):.3f}", flush=True)
+        for mname in method_names:
+            m = parse_method(mname)
+            load0 = os.getloadavg()[0]
+            E, tb, tp = embed(G, m)
+            ev = evaluate(G, E)
+            rec = {
+                "graph": gname, "graph_name": G.name, "method": mname, "n": G.n,
+                "edges": int(G.A.nnz // 2), "val": ev["val"], "test": ev["test"],
+                "zero_frac": zero_fraction(G, E), "base_s": tb, "prop_s": tp,
+                "products": sparse_products(m.order), "load1": load0,
+                "method_spec": {**asdict(m), "sepne": asdict(m.sepne) if m.sepne else None},
+            }
+            with open(RESULTS, "a") as fh:
+                fh.write(json.dumps(rec) + "\n")
+            r0, r1 = (str(r) for r in G.ratios)
+            print(f"{gname:10s} {mname:40s} val {ev['val'][r0]:.4f} {ev['val'][r1]:.4f}  test {ev['test'][r0]:.4f} "
+                  f"{ev['test'][r1]:.4f}  zero {rec['zero_frac']:.4f}  {tb:7.1f}s + {tp:6.1f}s  load {load0:.1f}",
+                  flush=True)
+
+
+def report(path: Path = RESULTS) -> None:
+    """Markdown tables of the log (last record of each graph/method), one per graph."""
+    recs: dict[tuple[str, str], dict] = {}
+    for line in open(path):
+        r = json.loads(line)
+        recs[(r["graph"], r["method"])] = r
+    graphs = list(dict.fromkeys(g for g, _ in recs))
+    for g in graphs:
+        rows = [r for (gg, _), r in recs.items() if gg == g]
+        ratios = list(rows[0]["test"])
+        prone_rec = recs.get((g, "prone"))
+        print(f"\n### {g} ({rows[0]['graph_name']}, n = {rows[0]['n']}, {rows[0]['edges']} edges)\n")
+        print(f"| method | products | val {ratios[0]} | val {ratios[1]} | test {ratios[0]} | test {ratios[1]} "
+              f"| test / ProNE | zero rows | base s | prop s | load |")
+        print("|---|---|---|---|---|---|---|---|---|---|---|")
+        for r in rows:
+            ratio = ""
+            if prone_rec:
+                ratio = " / ".join(f"{r['test'][x] / prone_rec['test'][x]:.3f}" for x in ratios)
+            print(f"| {r['method']} | {r['products']} | {r['val'][ratios[0]]:.4f} | {r['val'][ratios[1]]:.4f} | "
+                  f"{r['test'][ratios[0]]:.4f} | {r['test'][ratios[1]]:.4f} | {ratio} | {100 * r['zero_frac']:.2f}% | "
+                  f"{r['base_s']:.1f} | {r['prop_s']:.1f} | {r['load1']:.1f} |")
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--graphs", nargs="*", default=[])
+    ap.add_argument("--methods", nargs="*", default=[])
+    ap.add_argument("--report", action="store_true")
+    args = ap.parse_args(argv)
+    if args.graphs:
+        run(args.graphs, args.methods)
+    if args.report:
+        report()
+
+
+if __name__ == "__main__":
+    main()
