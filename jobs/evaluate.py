@@ -13,5 +13,7 @@ if os.path.isdir(os.path.join(_checkout, "sepne_spark")):  # run from a source c
 
 from sepne_spark.jobs.evaluate import build_parser, cli, main, session_conf  # noqa: E402,F401
 
+__all__ = ["build_parser", "cli", "main", "session_conf"]
+
 if __name__ == "__main__":
     raise SystemExit(cli())

@@ -13,5 +13,7 @@ if os.path.isdir(os.path.join(_checkout, "sepne_spark")):  # run from a source c
 
 from sepne_spark.jobs.generate import cli, main, parse_args, session_conf  # noqa: E402,F401
 
+__all__ = ["cli", "main", "parse_args", "session_conf"]
+
 if __name__ == "__main__":
     raise SystemExit(cli())

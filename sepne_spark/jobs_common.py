@@ -6,3 +6,5 @@ from sepne_spark.jobs.common import (  # noqa: F401
     run_job,
     setup_logging,
 )
+
+__all__ = ["JobArgumentParser", "UserError", "check_inputs_exist", "run_job", "setup_logging"]

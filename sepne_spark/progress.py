@@ -194,6 +194,7 @@ def stage(spark: Any, name: str, detail: str = "", timings: dict[str, float] | N
     finally:
         if beat is not None:
             beat.done.set()
+            beat.join(timeout=5.0)  # no "still running" line after the stage's end
         current.elapsed = time.time() - current.started
         _tag(spark, False, tag)
         _set_description(spark, previous)

@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import argparse
 import logging
-import os
-import sys
 import time
 from typing import Sequence
 
