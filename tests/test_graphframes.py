@@ -28,7 +28,7 @@ from sepne_spark.landmarks import degrees, select_landmarks
 from sepne_spark.partition import _keyed, label_propagation, lp_partition
 from sepne_spark.session import graphframes_available, resolve_graphframes
 from tests import gf_support
-from tests.graphs import random_graph
+from tests.helpers import random_graph
 
 ROOT = Path(__file__).resolve().parent.parent
 MAX_ITER = 5
