@@ -34,6 +34,7 @@ from scipy.special import expit
 from scipy.stats import rankdata
 
 from sepne_spark.jobs_common import UserError
+from sepne_spark.spectral import l2_normalize
 
 log = logging.getLogger(__name__)
 
@@ -66,26 +67,6 @@ __all__ = [
 # ---------------------------------------------------------------------------
 # Logistic regression and node classification (NumPy / SciPy)
 # ---------------------------------------------------------------------------
-
-
-def l2_normalize(X: np.ndarray) -> np.ndarray:
-    """Scale every row of ``X`` to unit Euclidean norm; zero rows stay zero.
-
-    Parameters
-    ----------
-    X : numpy.ndarray
-        Matrix of shape (n, d).
-
-    Returns
-    -------
-    numpy.ndarray
-        A new float64 array of the same shape.
-    """
-    X = np.asarray(X, dtype=np.float64)
-    norms = np.linalg.norm(X, axis=1, keepdims=True)
-    out = np.zeros_like(X)
-    np.divide(X, norms, out=out, where=norms > 0)
-    return out
 
 
 class OneVsRestLogisticRegression:

@@ -35,6 +35,7 @@ from sepne_spark.blocks import BlockGraph, gram, transform_rows
 from sepne_spark.spectral import (
     chebyshev_coefficients,
     gram_transform,
+    l2_normalize,
     propagate,
     reorthogonalize,
     sparse_products,
@@ -69,6 +70,9 @@ def propagate_embeddings(
 ) -> DataFrame:
     """ProNE's spectral propagation and re-orthogonalisation of ``embeddings``.
 
+    The vectors are L2-normalised first (all-zero ones stay zero), so that the filter
+    weighs every node's base vector alike, whatever its norm.
+
     Parameters
     ----------
     vertices : DataFrame
@@ -95,7 +99,8 @@ def propagate_embeddings(
     -------
     DataFrame
         ``(id, column)``: ``U S^1/2`` of ``Y = propagate(A, E)`` (column signs fixed by
-        :func:`~sepne_spark.spectral.gram_transform`); lazy.
+        :func:`~sepne_spark.spectral.gram_transform`) with ``E`` the normalised
+        vectors; lazy.
     """
     if order <= 1:
         return embeddings.select("id", column)
@@ -106,6 +111,7 @@ def propagate_embeddings(
     c = [float(x) for x in chebyshev_coefficients(order, theta)]
     shift = 1.0 - float(mu)
     state = bg.to_chunks(embeddings, column, "x0").unionByName(bg.row_sums("s"))
+    state = bg.map_blocks(state, lambda o: {"x0": l2_normalize(o["x0"]), "s": o["s"]})
 
     def t_of(Y: np.ndarray, Z: np.ndarray, s: np.ndarray) -> np.ndarray:
         return (Z + Y) / (1.0 + s)  # T Z = D^-1 (I + A) Z, with Y = A Z
@@ -177,10 +183,10 @@ def _in_one_task(
         n = len(index)
         A = sp.csr_matrix((ed["w"].to_numpy(np.float64), (index.get_indexer(ed["a"]), index.get_indexer(ed["b"]))),
                           shape=(n, n))
-        Z = reorthogonalize(propagate(A, E, order=order, mu=mu, theta=theta))
+        Z = reorthogonalize(propagate(A, l2_normalize(E), order=order, mu=mu, theta=theta))
         return pd.DataFrame({"id": index.to_numpy(), column: list(Z)})
 
     return parts.groupBy(F.lit(0).alias("one")).applyInPandas(run, schema=schema)
 
 
-__all__ = ["ONE_TASK_NODES", "ROWS_PER_BLOCK", "default_blocks", "propagate_embeddings"]
+__all__ = ["ONE_TASK_NODES", "ROWS_PER_BLOCK", "default_blocks", "l2_normalize", "propagate_embeddings"]

@@ -53,6 +53,7 @@ import scipy.sparse as sp
 from scipy.special import iv
 
 __all__ = [
+    "l2_normalize",
     "chebyshev_coefficients",
     "transition_with_self_loops",
     "propagate",
@@ -61,6 +62,26 @@ __all__ = [
     "gram_transform",
     "reorthogonalize",
 ]
+
+
+def l2_normalize(X: np.ndarray) -> np.ndarray:
+    """Scale every row of ``X`` to unit Euclidean norm; zero rows stay zero.
+
+    Parameters
+    ----------
+    X : numpy.ndarray
+        Matrix of shape (n, d).
+
+    Returns
+    -------
+    numpy.ndarray
+        A new float64 array of the same shape.
+    """
+    X = np.asarray(X, dtype=np.float64)
+    norms = np.linalg.norm(X, axis=1, keepdims=True)
+    out = np.zeros_like(X)
+    np.divide(X, norms, out=out, where=norms > 0)
+    return out
 
 
 def chebyshev_coefficients(order: int, theta: float) -> np.ndarray:

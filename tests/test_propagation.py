@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from sepne_spark.propagation import default_blocks, propagate_embeddings
+from sepne_spark.propagation import default_blocks, l2_normalize, propagate_embeddings
 from sepne_spark.spectral import propagate, reorthogonalize
 
 
@@ -35,7 +35,7 @@ def test_propagation_matches_numpy_oracle(spark, order, blocks):
     got = {r["id"]: r["embedding"] for r in
            propagate_embeddings(vertices, edges, emb, order=order, mu=0.2, theta=0.5, blocks=blocks).collect()}
     G = np.array([got[i] for i in ids])
-    want = reorthogonalize(propagate(W, E, order=order, mu=0.2, theta=0.5))
+    want = reorthogonalize(propagate(W, l2_normalize(E), order=order, mu=0.2, theta=0.5))
     np.testing.assert_allclose(G, want, rtol=1e-9, atol=1e-10)
     assert np.count_nonzero(np.abs(G).sum(axis=1) == 0) == 0  # every node reached
 
@@ -44,6 +44,11 @@ def test_order_one_is_identity(spark):
     emb = spark.createDataFrame([("a", [1.0, 2.0])], "id string, embedding array<double>")
     out = propagate_embeddings(emb.select("id"), spark.createDataFrame([], "src string, dst string, weight double"), emb, order=1)
     assert out.collect()[0]["embedding"] == [1.0, 2.0]
+
+
+def test_l2_normalize_keeps_zero_rows():
+    X = np.array([[3.0, 4.0], [0.0, 0.0]])
+    np.testing.assert_allclose(l2_normalize(X), [[0.6, 0.8], [0.0, 0.0]])
 
 
 def test_default_blocks():
