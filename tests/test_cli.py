@@ -42,6 +42,7 @@ EMBED_MODULE = ["-m", "sepne_spark.jobs.embed"]
         (EMBED_FILE, ["--dim", "abc"], ["argument --dim", "expected an integer"]),
         (EMBED_FILE, ["--profile", "no-such-profile"], ["profile 'no-such-profile' not found", "document-quality"]),
         (EMBED_FILE, ["--nodes", "@missing.txt"], ["--nodes file missing.txt does not exist"]),
+        (EMBED_FILE, ["--nodes", "1,2", "--propagation", "3"], ["--propagation 3", "embeds whole graphs only"]),
         ([str(ROOT / "jobs" / "evaluate.py")], ["classify", "--embeddings", "emb", "--labels", "l.tsv"],
          ["sepne-evaluate: error:", "--embeddings emb does not exist"]),
         ([str(ROOT / "jobs" / "evaluate.py")], ["clasify"], ["sepne-evaluate: error:", "invalid choice: 'clasify'"]),

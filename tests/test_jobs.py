@@ -187,3 +187,5 @@ def test_zero_embedding_advice_follows_the_settings():
     assert "GDS" not in gds and "more --landmarks" in gds and "--window" not in gds
     assert "A+A2" in embed.zero_advice({**base, "metric": "I+A"}, 2708)
     assert "more --landmarks" not in embed.zero_advice({**base, "landmarks": 50}, 50)
+    assert "--propagation 3" in advice
+    assert "--propagation" not in embed.zero_advice({**base, "propagation": 3}, 2708)

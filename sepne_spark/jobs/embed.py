@@ -140,6 +140,11 @@ def _checked(argv: Sequence[str] | None) -> tuple[argparse.Namespace, config.Emb
 
     if settings.partition == "IO" and not ns.nodes:
         raise UserError("partition IO embeds only requested nodes: give them with --nodes")
+    if ns.nodes and settings.propagation > 1 and not ns.model:
+        raise UserError(
+            f"--propagation {settings.propagation} smooths every vector over 2 x {settings.propagation} - 1 hops "
+            "of the whole graph, so it embeds whole graphs only: drop --nodes, or give --propagation 1"
+        )
     target = _output_target(ns)
     check_inputs_exist(ns.input or [], "--input")
     if ns.nodes and ns.nodes.startswith("@"):
@@ -156,6 +161,9 @@ def zero_advice(used: dict, n_nodes: int | None) -> str:
     """What to change so that fewer nodes get the zero vector, given the settings used
     (a model's parameters: ``landmarkStrategy``, ``landmarks``, ``metric``, ``window``)."""
     tips = []
+    if used.get("propagation", 1) <= 1:
+        tips.append("--propagation 3 (the spectral filter gives every node of a component that holds a "
+                    "landmark a vector from its neighbourhood)")
     if used["landmarkStrategy"] != "GDS":
         tips.append("--landmark-strategy GDS (a greedy dominating set reaches more of the graph)")
     if n_nodes is None or used["landmarks"] < n_nodes:
