@@ -57,6 +57,11 @@ from sepne_spark.reading import BAD_LINE_POLICIES, DUPLICATE_POLICIES, FORMATS, 
 log = logging.getLogger(__name__)
 
 __all__ = [
+    "AUTO_LARGE",
+    "AUTO_LARGE_NODES",
+    "AUTO_MAX_ENTRIES",
+    "AUTO_PROFILE",
+    "AUTO_SMALL",
     "DTYPES",
     "MODEL_PARAMS",
     "MODEL_SETTINGS",
@@ -67,6 +72,7 @@ __all__ = [
     "EmbedSettings",
     "UserError",
     "add_arguments",
+    "auto_profile",
     "conf_dirs",
     "find_profile",
     "load_profile",
@@ -699,15 +705,56 @@ def _load(path: Path, chain: tuple[Path, ...]) -> dict[str, Any]:
     return _merge(parent, own)
 
 
+#: The job's default profile: one of the shipped profiles, chosen from the graph's size.
+AUTO_PROFILE = "auto"
+#: Graphs with more nodes than this get :data:`AUTO_LARGE` (M = I + A and propagation).
+AUTO_LARGE_NODES = 100_000
+#: Above this estimated number of entries of M the small-graph walk window is shortened.
+AUTO_MAX_ENTRIES = 6_000_000
+AUTO_SMALL, AUTO_LARGE = "document-quality", "social"
+
+
+def auto_profile(nodes: int, edge_rows: int) -> tuple[str, dict[str, Any]]:
+    """The profile ``--profile auto`` (the embed job's default) uses for a graph of
+    ``nodes`` nodes and ``edge_rows`` directed edge rows, and the settings it changes.
+
+    * Up to :data:`AUTO_LARGE_NODES` nodes: ``document-quality`` (A + ... + A^5, log
+      scaling, GDS landmarks; no propagation), chosen on the document graphs' validation
+      folds. Its walk window T is the largest of 5 .. 2 for which M's estimated size
+      ``n * min(n, dbar^T)`` (dbar the mean out-degree) stays within
+      :data:`AUTO_MAX_ENTRIES`, so a denser small graph keeps a sparse M; landmarks are
+      at most half the nodes, and dim at most the landmarks.
+    * Above: ``social`` (M = I + A, 1,000 landmarks, three-term spectral propagation),
+      whose cost grows with the edges only.
+    """
+    if nodes > AUTO_LARGE_NODES:
+        return AUTO_LARGE, {}
+    over: dict[str, Any] = {}
+    dbar = edge_rows / max(nodes, 1)
+    base = load_profile(AUTO_SMALL)
+    window = next((t for t in range(int(base.get("window", 2)), 1, -1)
+                   if nodes * min(nodes, dbar ** t) <= AUTO_MAX_ENTRIES), 2)
+    if window != base.get("window", 2):
+        over["window"] = window
+    k = int(base.get("landmarks", _BY_NAME["landmarks"].default))
+    if k > nodes // 2:
+        over["landmarks"] = max(1, nodes // 2)
+        over["dim"] = min(int(base.get("dim", _BY_NAME["dim"].default)), over["landmarks"])
+    return AUTO_SMALL, over
+
+
 def load_profile(path_or_name: str | os.PathLike[str] | None = None) -> dict[str, Any]:
     """Read and validate a profile; return its settings (``extends`` applied).
 
     ``path_or_name`` is a path to a YAML file or a profile name (``document``,
     ``social``, ``yarn``, ``default``, or any ``NAME.yaml`` in ``$SEPNE_CONF_DIR``).
-    ``None`` means the ``default`` profile (or no settings at all if there is none).
-    The result holds only the settings the profile (or what it extends) sets, in
-    canonical form; :func:`resolve` fills in the rest.
+    ``None`` means the ``default`` profile (or no settings at all if there is none);
+    so does ``auto`` (:data:`AUTO_PROFILE`) until the job knows the graph's size and
+    takes :func:`auto_profile`'s choice. The result holds only the settings the profile
+    (or what it extends) sets, in canonical form; :func:`resolve` fills in the rest.
     """
+    if path_or_name == AUTO_PROFILE:
+        path_or_name = None
     if path_or_name is None:
         try:
             path = find_profile("default")

@@ -31,7 +31,7 @@ from sepne_spark.reading import InputError, read_edges
 
 ROOT = Path(__file__).resolve().parent.parent
 SMALL = dict(dim=4, landmarks=8, setSize=20, iters=3)
-SMALL_FLAGS = ["--dim", "4", "--landmarks", "8", "--set-size", "20", "--iters", "3"]
+SMALL_FLAGS = ["--profile", "default", "--dim", "4", "--landmarks", "8", "--set-size", "20", "--iters", "3"]
 
 #: Node ids that a shell, SQL or a format string would treat as code.
 WEIRD_IDS = [

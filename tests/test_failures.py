@@ -69,7 +69,7 @@ def test_killed_write_keeps_old_output_and_restart_reproduces_it(spark, tmp_path
     five_files.mkdir()
     for i in range(5):
         (five_files / f"part-{i}.tsv").write_text("".join(f"{a}\t{b}\t{w}\n" for a, b, w in g.rows[i::5]))
-    params = ["--landmarks", "10", "--dim", "6", "--iters", "20", "--set-size", "25", "--metric", "A+A2",
+    params = ["--profile", "default", "--landmarks", "10", "--dim", "6", "--iters", "20", "--set-size", "25", "--metric", "A+A2",
               "--seed", "3"]
     out = tmp_path / "emb"
 

@@ -13,7 +13,7 @@ import pytest
 from sepne_spark.jobs import embed
 from sepne_spark.progress import DESCRIPTION_KEY, SolveProgress, stage
 
-SMALL = ["--gen-nodes", "200", "--landmarks", "12", "--dim", "4", "--iters", "2", "--set-size", "60"]
+SMALL = ["--profile", "default", "--gen-nodes", "200", "--landmarks", "12", "--dim", "4", "--iters", "2", "--set-size", "60"]
 
 
 def _digest(folder: Path) -> dict[str, str]:
@@ -103,7 +103,7 @@ def test_saved_model_io_reads_only_the_neighbourhood(spark, tmp_path, capsys):
     g = random_graph(n=80, m=320, seed=4)
     edges = tmp_path / "edges.tsv"
     edges.write_text("".join(f"{s}\t{d}\t{w}\n" for s, d, w in g.rows), encoding="utf-8")
-    flags = ["--input", str(edges), "--metric", "I+A", "--landmarks", "10", "--dim", "4", "--iters", "3",
+    flags = ["--input", str(edges), "--profile", "default", "--metric", "I+A", "--landmarks", "10", "--dim", "4", "--iters", "3",
              "--set-size", "15"]
     model_path = tmp_path / "model"
     assert embed.main(spark, flags + ["--output", str(tmp_path / "all"), "--save-model", str(model_path)]) == 0

@@ -46,7 +46,7 @@ def test_hard_graph_job_matches_oracle_and_warns_about_unreached_nodes(spark, tm
     out = tmp_path / "emb"
     caplog.set_level(logging.INFO, logger="sepne_spark")
     rc = embed.main(spark, [
-        "--input", str(path), "--output", str(out), "--context", "--metric", "A+A2",
+        "--input", str(path), "--output", str(out), "--profile", "default", "--context", "--metric", "A+A2",
         "--landmarks", str(K), "--dim", str(D), "--iters", str(ITERS), "--lam", str(LAM), "--eta", str(ETA),
         "--set-size", str(SET), "--landmark-strategy", "DD", "--partition", "RP",
     ])

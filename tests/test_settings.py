@@ -185,3 +185,19 @@ def test_deprecated_config_module_re_exports_the_settings():
     assert config.resolve is settings.resolve and config.EmbedSettings is EmbedSettings
     assert config.model_params(EmbedSettings())["setSize"] == 500
     assert config._ProfileLoader is settings._ProfileLoader
+
+
+def test_auto_profile_by_size():
+    # Document-size graphs: document-quality, its window shortened only where M would be dense.
+    assert settings.auto_profile(2708, 10556) == ("document-quality", {})  # Cora
+    assert settings.auto_profile(2405, 35962) == ("document-quality", {})  # Wiki: 2405^2 entries at most
+    assert settings.auto_profile(4000, 80000) == ("document-quality", {"window": 2})  # mean degree 20
+    assert settings.auto_profile(3000, 36000) == ("document-quality", {"window": 3})
+    # A tiny graph: at most half its nodes as landmarks, dim at most the landmarks.
+    assert settings.auto_profile(50, 200) == ("document-quality", {"landmarks": 25, "dim": 25})
+    # Large graphs: M = I + A with the spectral propagation.
+    name, changed = settings.auto_profile(settings.AUTO_LARGE_NODES + 1, 10**7)
+    assert (name, changed) == ("social", {})
+    assert settings.resolve(None, settings.load_profile(name)).propagation == 3
+    # Until the size is known, auto reads as the default profile.
+    assert settings.load_profile("auto") == settings.load_profile(None)

@@ -51,9 +51,11 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=_HelpFormatter,
     )
     io = p.add_argument_group("input and output")
-    io.add_argument("--profile", default=None,
+    io.add_argument("--profile", default=config.AUTO_PROFILE,
                     help=f"YAML profile: a name ({', '.join(profile_names()) or 'none found'}) or a path; "
-                         "default: the profile named default")
+                         f"default: auto, which takes {config.AUTO_SMALL} for graphs of up to "
+                         f"{config.AUTO_LARGE_NODES:,} nodes (its walk window shortened on denser graphs) and "
+                         f"{config.AUTO_LARGE} above; the setting values shown below are the profile named default")
     io.add_argument("--input", nargs="+", default=None,
                     help="edge list file(s) or directories (tsv/csv/txt/parquet); default: a generated SBM graph")
     io.add_argument("--output", default="out/embeddings", help="output directory (Parquet)")
@@ -155,6 +157,19 @@ def _checked(argv: Sequence[str] | None) -> tuple[argparse.Namespace, config.Emb
     if ns.save_model:
         check_output_path(ns.save_model, ns.input or [], overwrite=ns.overwrite, what="--save-model path")
     return ns, settings, target
+
+
+def _auto_settings(ns: argparse.Namespace, n_nodes: int, n_edges: int) -> tuple[config.EmbedSettings, str]:
+    """The settings of ``--profile auto`` for a graph of this size (flags still win),
+    and the profile chosen."""
+    name, changed = config.auto_profile(n_nodes, n_edges)
+    if ns.nodes and ns.propagation is None:
+        changed["propagation"] = 1  # requested ids only: no whole-graph filter
+    profile = {**config.load_profile(name), **changed}
+    settings = config.resolve(ns, profile)
+    shown = ", ".join(f"{k} {v}" for k, v in changed.items())
+    log.info("profile auto: %s for %d nodes%s", name, n_nodes, f" ({shown})" if shown else "")
+    return settings, name
 
 
 def zero_advice(used: dict, n_nodes: int | None) -> str:
@@ -283,6 +298,10 @@ def main(spark, args: Sequence[str] | None = None) -> int:
         log.info("read %s: validated; only the requested nodes' neighbourhood is used (%.1f s)", source, timings["read"])
     else:
         log.info("read %s: %d nodes, %d directed edge rows (%.1f s)", source, n_nodes, n_edges, timings["read"])
+    profile_used = ns.profile
+    if ns.profile == config.AUTO_PROFILE and model is None:
+        settings, chosen = _auto_settings(ns, n_nodes, n_edges)
+        profile_used = f"auto: {chosen}"
     if model is None and n_nodes < settings.landmarks:
         raise UserError(f"landmarks={settings.landmarks} is more than the {n_nodes} nodes of the graph")
     # Before fitting: requested ids that are not nodes are reported (an error when none is).
@@ -337,7 +356,7 @@ def main(spark, args: Sequence[str] | None = None) -> int:
         write_manifest(tmp, {
             "job": "embed", "version": __version__, "spark_version": spark.version,
             "spark_app_id": _conf(spark, "spark.app.id"),
-            "profile": ns.profile or "default",
+            "profile": profile_used,
             "input": source, "input_files": input_fingerprint(spark, ns.input or []),
             "output": target, "settings": settings.as_dict(), "counts": counts,
             "sets": plan, "model": ns.model, "nodes": ns.nodes,
