@@ -81,7 +81,7 @@ Update = Callable[[np.ndarray, Mapping[str, np.ndarray]], Mapping[str, np.ndarra
 
 
 def _checkpoint(df: DataFrame) -> DataFrame:
-    return df.localCheckpoint(eager=False)
+    return df.localCheckpoint(eager=True)
 
 
 def _as_bytes(a: np.ndarray, dtype: str) -> bytes:

@@ -212,7 +212,7 @@ def embed(
                                   params["lpMaxIter"], params["seed"])
         else:
             assign = random_partition(non_lm, params["setSize"], params["seed"])
-    assign = assign.localCheckpoint(eager=False)
+    assign = assign.persist()
     if same:
         A = fitted.A
     elif ids is not None and params["metric"] == "I+A":
@@ -232,11 +232,11 @@ def embed(
     prox = _proximity(A, graph, params)
     blocks = fitted.blocks if same else landmark_blocks(prox.rows(lm), prox.cols(lm), lm)
     if ids is not None:
-        M_rows = prox.rows(assign).localCheckpoint(eager=False)
-        M_cols = prox.cols(assign).localCheckpoint(eager=False)
+        M_rows = prox.rows(assign).persist()
+        M_cols = prox.cols(assign).persist()
         lm_out = landmark_rows(spark, model).join(wanted, "id", "left_semi")
     else:
-        M_rows = M_cols = prox.rows(None).localCheckpoint(eager=False)
+        M_rows = M_cols = prox.rows(None).persist()
         lm_out = landmark_rows(spark, model)
     records = set_records(assign, M_rows, M_cols, blocks)
     out = embed_sets(records, model.factors, model.S_A, model.S_B, params["lam"], params["eta"], params["iters"],
@@ -248,7 +248,7 @@ def embed(
                 "spectral propagation reads every node's vector within 2 * propagation - 1 hops, so it embeds "
                 "whole graphs only: embed every node, or set propagation=1 for requested ids"
             )
-        base = out.localCheckpoint(eager=False)
+        base = out.persist()
         nodes = fitted.nodes if same else None
         blocks_n = int(params["propagationBlocks"]) or default_blocks(nodes or 0)
         smooth = propagate_embeddings(
@@ -258,7 +258,7 @@ def embed(
         )
         out = base.drop("embedding").join(smooth, "id").select(*output_schema(model.id_type).fieldNames())
         plan["propagation"] = order
-    return out.localCheckpoint(eager=False)
+    return out.persist()
 
 
 def landmark_rows(spark: SparkSession, model: Fit) -> DataFrame:

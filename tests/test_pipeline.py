@@ -1,0 +1,61 @@
+"""The estimator over sepne_spark.pipeline: a lazy transform, and propagation end to end."""
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from sepne_spark.model import SepNE
+from sepne_spark.propagation import l2_normalize
+from sepne_spark.spectral import propagate, reorthogonalize
+from tests.helpers import random_graph
+
+
+def _edges(spark, g):
+    return spark.createDataFrame(g.rows, "src string, dst string, weight double")
+
+
+def _jobs(spark, group: str) -> list[int]:
+    return list(spark.sparkContext.statusTracker().getJobIdsForGroup(group))
+
+
+def test_transform_is_lazy_and_runs_once(spark):
+    g = random_graph(n=50, m=180, seed=2)
+    edges = _edges(spark, g)
+    model = SepNE(dim=4, landmarks=8, iters=3, setSize=20, scaling="log", propagation=2).fit(edges)
+    sc = spark.sparkContext
+    sc.setJobGroup("sepne-lazy-transform", "transform only")
+    try:
+        out = model.transform(edges)  # the fitted graph: its cached tables are reused
+        other = model.transform(_edges(spark, random_graph(n=50, m=180, seed=3)))  # a new graph
+        assert _jobs(spark, "sepne-lazy-transform") == []  # no Spark job before an action
+        sc.setJobGroup("sepne-first-action", "first action")
+        first = {r["id"]: r["embedding"] for r in out.collect()}
+        sc.setJobGroup("sepne-second-action", "second action")
+        again = {r["id"]: r["embedding"] for r in out.collect()}
+        assert first == again
+        # The second action reads the checkpointed output: fewer jobs than the first.
+        assert len(_jobs(spark, "sepne-second-action")) < len(_jobs(spark, "sepne-first-action"))
+        assert other.count() == len(set(r[0] for r in random_graph(n=50, m=180, seed=3).rows)
+                                    | set(r[1] for r in random_graph(n=50, m=180, seed=3).rows))
+    finally:
+        sc.setLocalProperty("spark.jobGroup.id", None)
+
+
+def test_propagated_transform_is_the_filter_of_the_unpropagated_one(spark):
+    g = random_graph(n=60, m=220, seed=5)
+    edges = _edges(spark, g)
+    kw = dict(dim=4, landmarks=10, iters=4, setSize=25, metric="I+A", lam=2.0, eta=1.0)
+    base = SepNE(**kw).fit(edges)
+    E = {r["id"]: np.array(r["embedding"]) for r in base.transform(edges).collect()}
+    smooth = {r["id"]: np.array(r["embedding"]) for r in
+              SepNE(**kw, propagation=3, propagationTheta=0.7).fit(edges).transform(edges).collect()}
+    # The oracle: the merged, symmetric, self-loop-free weights the graph holds.
+    ids = sorted(E)
+    at = {v: i for i, v in enumerate(ids)}
+    W = sp.lil_matrix((len(ids), len(ids)))
+    for r in edges.sparkSession.createDataFrame(g.rows, "src string, dst string, weight double").collect():
+        if r["src"] != r["dst"]:
+            W[at[r["src"]], at[r["dst"]]] += r["weight"]
+            W[at[r["dst"]], at[r["src"]]] += r["weight"]
+    want = reorthogonalize(propagate(W.tocsr(), l2_normalize(np.array([E[v] for v in ids])), 3, 0.2, 0.7))
+    np.testing.assert_allclose(np.array([smooth[v] for v in ids]), want, rtol=1e-8, atol=1e-9)
