@@ -304,8 +304,12 @@ class SepNEModel(Model, _SepNEParams, MLWritable, MLReadable):
 
     # -- persistence -----------------------------------------------------------------
     def write(self) -> "SepNEWriter":
-        """An :class:`~pyspark.ml.util.MLWriter` of this model (see :class:`SepNEWriter`)."""
-        return SepNEWriter(self)
+        """An :class:`~pyspark.ml.util.MLWriter` of this model (see :class:`SepNEWriter`),
+        in the session of the graph it was fitted on, if any, else the active one."""
+        writer = SepNEWriter(self)
+        if self._graph is not None:
+            writer.session(self._graph.edges.sparkSession)
+        return writer
 
     @classmethod
     def read(cls) -> "SepNEModelReader":

@@ -223,10 +223,10 @@ def test_job_nodes_none_in_graph_exits_2(spark, weird, tmp_path, capsys):
     [
         (dict(landmarks=50), "landmarks=50 is more than the 30 nodes of the graph"),
         (dict(dim=16, landmarks=8), "dim=16 is more than landmarks=8"),
-        (dict(setSize=0), "setSize must be >= 1; got 0"),
-        (dict(lam=-0.5), "lam must be >= 0.0; got -0.5"),
-        (dict(eta=0.0), "eta must be > 0.0; got 0.0"),
-        (dict(eta=-1.0), "eta must be > 0.0; got -1.0"),
+        (dict(setSize=0), "setSize: must be an integer >= 1, got 0"),
+        (dict(lam=-0.5), "lam: must be a number >= 0, got -0.5"),
+        (dict(eta=0.0), "eta: must be a number > 0, got 0.0"),
+        (dict(eta=-1.0), "eta: must be a number > 0, got -1.0"),
     ],
 )
 def test_parameter_out_of_range_python_api(weird, params, words):
@@ -237,7 +237,7 @@ def test_parameter_out_of_range_python_api(weird, params, words):
 
 def test_parameter_out_of_range_in_a_fit_param_map(weird):
     est = SepNE(**SMALL)
-    with pytest.raises(ValueError, match="lam must be >= 0.0; got -2.0"):
+    with pytest.raises(ValueError, match="lam: must be a number >= 0, got -2.0"):
         est.fit(weird["edges"], {est.lam: -2.0})
     with pytest.raises(ValueError, match="dim=9 is more than landmarks=8"):
         est.fit(weird["edges"], {est.dim: 9})

@@ -34,6 +34,12 @@ def edges(spark):
     return spark.createDataFrame(g.rows, "src string, dst string, weight double")
 
 
+@pytest.fixture(scope="module")
+def fitted(edges):
+    """A PipelineModel holding one SepNEModel, fitted once for the module's tests."""
+    return Pipeline(stages=[SepNE(**PARAMS)]).fit(edges)
+
+
 def metadata(path) -> dict:
     files = sorted((path / "metadata").glob("part-*"))
     return json.loads(files[0].read_text().strip())
@@ -57,7 +63,7 @@ def test_estimator_saves_its_params_in_the_pyspark_ml_layout(spark, tmp_path):
     assert SepNE.load(str(tmp_path / "est")).getDim() == 3
 
 
-def test_pipeline_and_fitted_pipeline_model_save_load_and_transform_alike(spark, tmp_path, edges):
+def test_pipeline_and_fitted_pipeline_model_save_load_and_transform_alike(spark, tmp_path, edges, fitted):
     pipeline = Pipeline(stages=[SepNE(**PARAMS)])
     pipeline.save(str(tmp_path / "pipeline"))
     loaded_pipeline = Pipeline.load(str(tmp_path / "pipeline"))
@@ -65,7 +71,6 @@ def test_pipeline_and_fitted_pipeline_model_save_load_and_transform_alike(spark,
     assert type(stage) is SepNE and stage.uid == pipeline.getStages()[0].uid
     assert stage.settings() == pipeline.getStages()[0].settings()
 
-    fitted = pipeline.fit(edges)
     model = fitted.stages[0]
     assert isinstance(model, SepNEModel)
     fitted.save(str(tmp_path / "fitted"))
@@ -87,8 +92,8 @@ def test_pipeline_and_fitted_pipeline_model_save_load_and_transform_alike(spark,
     assert_same_embeddings(fitted.transform(edges), loaded.transform(edges))
 
 
-def test_model_saved_in_the_0_1_layout_still_loads(spark, tmp_path, edges):
-    model = SepNE(**PARAMS).fit(edges)
+def test_model_saved_in_the_0_1_layout_still_loads(spark, tmp_path, fitted):
+    model = fitted.stages[0]
     path = str(tmp_path / "old")
     # The layout sepne-spark 0.1 wrote: path/model (meta, arrays, shapes), path/landmarks.
     f = model.factors
