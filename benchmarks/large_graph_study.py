@@ -259,7 +259,8 @@ def _parse_value(field: str, text: str):
 
 
 def parse_method(name: str) -> Method:
-    """``BASE[:key=value,...][+pORDER[:mu=..,theta=..,raw]]``; BASE in prone(-base), social, docq."""
+    """``BASE[:key=value,...][+pORDER[:mu=..,theta=..,raw,fill,gram]]``; BASE in prone(-base), random,
+    social, docq."""
     head, _, prop = name.partition("+p")
     order, mu, theta, pre, fill, gram = 1, 0.2, 0.5, True, False, False
     if prop:
@@ -282,6 +283,8 @@ def parse_method(name: str) -> Method:
                 theta = float(val)
             else:
                 raise ValueError(kv)
+    if head == "random":  # floor: Gaussian rows (seeded) as the base, only the propagation learns
+        return Method(name, "random", order=order, mu=mu, theta=theta)
     if head in ("prone", "prone-base"):
         return Method(name, "prone", order=10 if head == "prone" and not prop else order, mu=mu, theta=theta,
                       gram=gram)
@@ -300,6 +303,8 @@ def embed(G: Graph, m: Method) -> tuple[np.ndarray, float, float]:
     t0 = time.perf_counter()
     if m.base == "prone":
         E = prone_base(G.A, 128)
+    elif m.base == "random":
+        E = np.random.default_rng(0).standard_normal((G.n, 128))
     else:
         E = sepne_embed(G, m.sepne)
     t1 = time.perf_counter()
@@ -379,7 +384,7 @@ def zero_fraction(G: Graph, E: np.ndarray) -> float:
 # --------------------------------------------------------------------------- driver
 
 
-def run(graph_names: list[str], method_names: list[str]) -> None:
+def run(graph_names: list[str], method_names: list[str], test_splits: int = 5, val_splits: int = 3) -> None:
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     for gname in graph_names:
         G = GRAPHS[gname]()
@@ -390,12 +395,13 @@ def run(graph_names: list[str], method_names: list[str]) -> None:
             m = parse_method(mname)
             load0 = os.getloadavg()[0]
             E, tb, tp = embed(G, m)
-            ev = evaluate(G, E)
+            ev = evaluate(G, E, test_splits, val_splits)
             rec = {
                 "graph": gname, "graph_name": G.name, "method": mname, "n": G.n,
                 "edges": int(G.A.nnz // 2), "val": ev["val"], "test": ev["test"],
                 "zero_frac": zero_fraction(G, E), "base_s": tb, "prop_s": tp,
                 "products": sparse_products(m.order), "load1": load0,
+                "test_splits": test_splits, "val_splits": val_splits,
                 "method_spec": {**asdict(m), "sepne": asdict(m.sepne) if m.sepne else None},
             }
             with open(RESULTS, "a") as fh:
@@ -434,10 +440,12 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--graphs", nargs="*", default=[])
     ap.add_argument("--methods", nargs="*", default=[])
+    ap.add_argument("--test-splits", type=int, default=5)
+    ap.add_argument("--val-splits", type=int, default=3)
     ap.add_argument("--report", action="store_true")
     args = ap.parse_args(argv)
     if args.graphs:
-        run(args.graphs, args.methods)
+        run(args.graphs, args.methods, args.test_splits, args.val_splits)
     if args.report:
         report()
 
