@@ -49,6 +49,18 @@ an untimed ``IO`` run saves it (``--save-model``) and the timed run loads it
 ``PROFILE`` with ``--landmarks K`` (and ``--dim D``); ``social`` is I+A, d=128, lambda 50,
 eta 1, 5 rounds, 2000 nodes per set.
 
+The Spark-native peer runs in the same session, on the same graphs: configurations
+``graphframes-word2vec`` and ``graphframes-hash2vec`` (optionally ``-dD``, default d =
+128) embed the graph with GraphFrames' ``RandomWalkEmbeddings``
+(:func:`sepne_spark.baselines.random_walk_embeddings`: random walks with restart, 5
+per node of 5 x 10 steps, then Spark ML Word2Vec, window 5, one epoch, on
+``--peer-word2vec-partitions`` partitions, or GraphFrames' Hash2Vec) and write
+``id, embedding`` to Parquet. They run once per graph (partition ``-``) and report the
+whole call's wall time, peak memory and micro-F1 like the SepNE runs; after them the
+ratio of each peer's time to each SepNE run's on the same graph is printed. A run that
+takes longer than ``--run-timeout`` seconds is cancelled (all its Spark jobs) and
+recorded as failed with how far it got (for the peer: the walk batches written).
+
 A Markdown table row is printed per run, then the ratio of total times between
 consecutive sizes of each (model, configuration, partition), e.g. ``time(10^6) /
 time(10^5)``; for ``IO`` also that of the embedding stages alone (``partition`` +
@@ -105,9 +117,12 @@ __all__ = [
     "planted_f1",
     "non_finite_count",
     "merge_results",
+    "run_peer",
+    "peer_ratios",
     "main",
 ]
 
+PEERS = {"graphframes-word2vec": "word2vec", "graphframes-hash2vec": "hash2vec"}
 STAGES = ("read", "fit", "landmarks", "summaries_svd", "partition", "proximity_rows", "solve_write")
 EMBED_STAGES = ("partition", "proximity_rows", "solve_write")
 
@@ -152,6 +167,11 @@ class Config:
         if self.dim is not None:
             out += ["--dim", str(self.dim)]
         return out
+
+
+def is_peer(cfg: Config) -> bool:
+    """Whether ``cfg`` is the GraphFrames peer rather than a SepNE profile."""
+    return cfg.profile in PEERS
 
 
 _CONFIG = re.compile(r"^(?P<profile>.+?)(?:-k(?P<k>\d+))?(?:-d(?P<d>\d+))?$")
@@ -461,6 +481,100 @@ def run_embed(spark: SparkSession, argv: Sequence[str], output: str, interval: f
     return out
 
 
+class RunTimeout:
+    """Cancel every Spark job of the session when a run exceeds ``seconds`` (0: never)."""
+
+    def __init__(self, spark: SparkSession, seconds: float) -> None:
+        self.spark, self.seconds, self.fired = spark, seconds, False
+        self._timer: Any = None
+
+    def __enter__(self) -> "RunTimeout":
+        import threading
+
+        if self.seconds > 0:
+            self._timer = threading.Timer(self.seconds, self._fire)
+            self._timer.daemon = True
+            self._timer.start()
+        return self
+
+    def _fire(self) -> None:
+        self.fired = True
+        log.warning("run exceeded %.0f s: cancelling its Spark jobs", self.seconds)
+        try:
+            self.spark.sparkContext.cancelAllJobs()
+        except Exception:  # noqa: BLE001 - best effort
+            log.exception("could not cancel the jobs")
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+
+
+def run_peer(spark: SparkSession, mode: str, edges_path: str, output: str, dim: int, seed: int,
+             word2vec_partitions: int, timeout_s: float = 0.0, interval: float = 0.5) -> dict[str, Any]:
+    """Embed with GraphFrames' ``RandomWalkEmbeddings`` and write ``id, embedding``; never raises.
+
+    Parameters
+    ----------
+    spark : SparkSession
+        The benchmark's session (the GraphFrames JARs must be on it).
+    mode : {"word2vec", "hash2vec"}
+        Sequence model.
+    edges_path : str
+        Parquet edges ``src, dst`` (undirected, each edge once; walks ignore direction).
+    output : str
+        Where the embeddings go (Parquet, overwritten).
+    dim : int
+        Embedding dimension (Hash2Vec adds GraphFrames' norm channel: ``dim + 1``).
+    seed : int
+        Seed of the walks and the sequence model.
+    word2vec_partitions : int
+        Spark ML Word2Vec ``numPartitions``.
+    timeout_s : float, default 0
+        Cancel the run's Spark jobs after this many seconds (0: no limit).
+    interval : float, default 0.5
+        Memory sampling interval in seconds.
+
+    Returns
+    -------
+    dict
+        As :func:`run_embed`, without a manifest; ``timings_s`` has ``total`` and, for a
+        failure, ``progress`` says how many walk batches were written.
+    """
+    from sepne_spark.baselines import random_walk_embeddings
+
+    walks = output + "-walks"
+    shutil.rmtree(walks, ignore_errors=True)
+    sampler = PeakRSSSampler(interval).start()
+    t = time.time()
+    out: dict[str, Any] = {"status": "ok", "argv": [f"random_walk_embeddings(mode={mode!r}, dim={dim}, seed={seed}, "
+                                                    f"word2vec_partitions={word2vec_partitions})"]}
+    emb = None
+    guard = RunTimeout(spark, timeout_s)
+    try:
+        with guard:
+            edges = spark.read.parquet(edges_path).select("src", "dst")
+            emb = random_walk_embeddings(spark, edges, dim=dim, mode=mode, seed=seed,
+                                         word2vec_partitions=word2vec_partitions, temporary_prefix=walks)
+            emb.write.mode("overwrite").parquet(output)
+    except (Exception, SystemExit) as exc:  # noqa: BLE001 - record and go on
+        out["status"] = "failed"
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        out["error"] = (f"cancelled after {timeout_s:.0f} s (--run-timeout); " if guard.fired else "") + \
+            f"{type(exc).__name__}: {first}"[:400]
+        out["traceback"] = traceback.format_exc().splitlines()[-12:]
+        batches = sorted(str(p.relative_to(walks)) for p in Path(walks).glob("*/*") if p.is_dir()) \
+            if os.path.isdir(walks) else []
+        out["progress"] = f"{len(batches)} walk batch folders written: {batches}"
+    finally:
+        out["total_s"] = round(time.time() - t, 3)
+        out["memory"] = sampler.stop()
+        if emb is not None:
+            emb.unpersist()
+        shutil.rmtree(walks, ignore_errors=True)
+    return out
+
+
 def set_statistics(spark: SparkSession, output: str, edges_path: str | None, k: int, d: int, iters: int,
                    solve_seconds: float | None, directed: bool = False) -> dict[str, Any]:
     """Set sizes of an embedding output and, with the edges, the solve's flop count.
@@ -651,8 +765,9 @@ def markdown_row(rec: dict[str, Any]) -> str:
     head = [rec["model"], str(counts.get("input_nodes", rec["nodes_requested"])),
             str(counts.get("input_edge_rows", "")), rec["config"], rec["partition"]]
     if rec["status"] != "ok":
+        progress = f" ({rec['progress'][:200]})" if rec.get("progress") else ""
         return "| " + " | ".join(head) + f" | FAILED after {rec.get('total_s', 0):.0f} s: " \
-            f"{rec.get('error', '')[:160].replace('|', '/')} |"
+            f"{rec.get('error', '')[:160].replace('|', '/')}{progress.replace('|', '/')} |"
     t = rec.get("timings_s") or {}
     mem = rec.get("memory") or {}
     st = rec.get("set_stats") or {}
@@ -733,6 +848,10 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--no-f1", action="store_true", help="skip the micro-F1 measurement")
     p.add_argument("--keep-outputs", action="store_true", help="keep each run's embeddings in the workdir")
     p.add_argument("--quiet", action="store_true", help="only warnings from the job's log")
+    p.add_argument("--peer-word2vec-partitions", type=int, default=2,
+                   help="Spark ML Word2Vec numPartitions of the graphframes-word2vec peer")
+    p.add_argument("--run-timeout", type=float, default=0.0,
+                   help="cancel a run's Spark jobs after this many seconds and record it as failed (0: no limit)")
     ns = p.parse_args(None if argv is None else list(argv))
     ns.configs = [c if isinstance(c, Config) else parse_config(c) for c in ns.configs]
     return ns
@@ -749,6 +868,8 @@ def _record_run(spark: SparkSession, ns: argparse.Namespace, graph: GraphPaths, 
     }
     rec["key"] = run_key(rec)
     output = os.path.join(os.path.abspath(ns.workdir), "runs", f"{graph.name}-{cfg.name}-{part}")
+    if is_peer(cfg):
+        return _record_peer(spark, ns, graph, cfg, rec, output)
     argv = ["--input", graph.edges, "--output", output, "--overwrite", *cfg.flags(),
             "--seed", str(ns.seed)]
     if part in ("IO", "IOM"):
@@ -767,7 +888,11 @@ def _record_run(spark: SparkSession, ns: argparse.Namespace, graph: GraphPaths, 
         argv += ["--model", model_path]
     if part not in ("IO", "IOM"):
         argv += ["--partition", part]
-    res = run_embed(spark, argv, output)
+    guard = RunTimeout(spark, ns.run_timeout)
+    with guard:
+        res = run_embed(spark, argv, output)
+    if guard.fired and res["status"] != "ok":
+        res["error"] = f"cancelled after {ns.run_timeout:.0f} s (--run-timeout); " + res["error"]
     rec.update({k: res[k] for k in ("status", "argv", "total_s", "memory")})
     if res["status"] != "ok":
         rec.update(error=res["error"], traceback=res["traceback"])
@@ -798,6 +923,61 @@ def _record_run(spark: SparkSession, ns: argparse.Namespace, graph: GraphPaths, 
         shutil.rmtree(output + "-model", ignore_errors=True)
     release(spark)
     return rec
+
+
+def _record_peer(spark: SparkSession, ns: argparse.Namespace, graph: GraphPaths, cfg: Config,
+                 rec: dict[str, Any], output: str) -> dict[str, Any]:
+    """The GraphFrames peer's run on ``graph``: time, memory, micro-F1."""
+    spark.conf.set("spark.sql.shuffle.partitions", str(rec["shuffle_partitions"]))
+    dim = cfg.dim or 128
+    res = run_peer(spark, PEERS[cfg.profile], graph.edges, output, dim, ns.seed, ns.peer_word2vec_partitions,
+                   ns.run_timeout)
+    rec.update({k: res[k] for k in ("status", "argv", "total_s", "memory")})
+    rec["settings"] = {"mode": PEERS[cfg.profile], "dim": dim, "walks_per_node": 5, "walk_steps": 50,
+                       "restart_probability": 0.1, "window": 5,
+                       "word2vec_partitions": ns.peer_word2vec_partitions}
+    rec["counts"] = {"input_nodes": graph.info.get("nodes_with_edges"), "input_edge_rows": graph.info.get("edges")}
+    if res["status"] != "ok":
+        rec.update(error=res["error"], traceback=res["traceback"], progress=res.get("progress"))
+        release(spark)
+        return rec
+    rec["timings_s"] = {"total": rec["total_s"]}
+    t = time.time()
+    try:
+        if graph.labels and not ns.no_f1:
+            rec["f1"] = planted_f1(spark, output, graph.labels, ns.f1_max_nodes, ns.seed)
+        rec["non_finite"] = non_finite_count(spark, output)
+    except Exception as exc:  # noqa: BLE001
+        rec["post_error"] = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"
+    rec["post_s"] = round(time.time() - t, 2)
+    if not ns.keep_outputs:
+        shutil.rmtree(output, ignore_errors=True)
+    release(spark)
+    return rec
+
+
+def peer_ratios(records: Iterable[dict[str, Any]]) -> list[str]:
+    """Lines ``peer time / SepNE time`` and both micro-F1 per graph, for runs of the same graph."""
+    by_graph: dict[tuple[str, int], list[dict[str, Any]]] = {}
+    for r in records:
+        by_graph.setdefault((r["model"], r["nodes_requested"]), []).append(r)
+    lines = []
+    for (model, nodes), runs in sorted(by_graph.items()):
+        peers = [r for r in runs if r["config"].split("-d")[0] in PEERS]
+        ours = [r for r in runs if r not in peers and r["partition"] not in ("IO", "IOM")]
+        for p in peers:
+            for o in ours:
+                pf = ((p.get("f1") or {}).get("micro_f1") or {}).get("0.5")
+                of = ((o.get("f1") or {}).get("micro_f1") or {}).get("0.5")
+                if p["status"] == "ok" and o["status"] == "ok":
+                    lines.append(f"{model} {_n(nodes)}: {p['config']} {p['total_s']:.1f} s / {o['config']} "
+                                 f"{o['partition']} {o['total_s']:.1f} s = {p['total_s'] / o['total_s']:.2f}x; "
+                                 f"micro-F1@50% {pf} (peer) vs {of}")
+                else:
+                    lines.append(f"{model} {_n(nodes)}: {p['config']} {p['status']} "
+                                 f"({p.get('total_s', 0):.0f} s), {o['config']} {o['partition']} {o['status']} "
+                                 f"({o.get('total_s', 0):.0f} s)")
+    return lines
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -833,7 +1013,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                         print(markdown_row(rec), flush=True)
                 continue
             for cfg in ns.configs:
-                for part in ns.partitions:
+                for part in (["-"] if is_peer(cfg) else ns.partitions):
                     try:
                         rec = _record_run(spark, ns, graph, model, nodes, cfg, part, gemm, machine)
                     except Exception as exc:  # noqa: BLE001 - e.g. the IO sample: record, go on
@@ -847,6 +1027,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                     print(markdown_row(rec), flush=True)
                     merge_results(ns.out, [rec], DESCRIPTION)  # saved as it goes
     for line in scaling_ratios(records):
+        print(line)
+    for line in peer_ratios(records):
         print(line)
     failed = sum(r["status"] != "ok" for r in records)
     print(f"{len(records)} runs ({failed} failed) in {time.time() - started:.0f} s; results in {ns.out}")

@@ -35,8 +35,11 @@ MAX_ITER = 5
 
 
 @pytest.fixture(scope="module")
-def gf(spark):
-    """The test session, which must have GraphFrames (skip / CI failure without the JARs)."""
+def gf(request):
+    """The test session, which must have GraphFrames (skip / CI failure without the JARs,
+    decided before a session is started)."""
+    gf_support.core_jars()
+    spark = request.getfixturevalue("spark")
     gf_support.require(spark)
     return spark
 
