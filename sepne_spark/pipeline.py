@@ -47,7 +47,7 @@ from sepne_spark.proximity import (
 )
 from sepne_spark.reading import Graph, incident_ends, rows_of
 from sepne_spark.set_stage import embed_sets, output_schema, set_records
-from sepne_spark.solver import LandmarkFactors, landmark_factors
+from sepne_spark.solver import LandmarkFactors, landmark_factors, row_space_factors
 
 log = logging.getLogger(__name__)
 
@@ -125,7 +125,10 @@ def fit(graph: Graph, params: Mapping[str, Any], timings: dict[str, float] | Non
         cached += [rows, cols]
         blocks = landmark_blocks(rows, cols, lm)
         M00, S_A, S_B = landmark_summaries(blocks, lm, len(ids))
-        factors = landmark_factors(M00, params["dim"])
+        if params["landmarkFactors"] == "rows":
+            factors = row_space_factors(M00, S_A, S_B, params["dim"])
+        else:
+            factors = landmark_factors(M00, params["dim"])
         st.count(k=len(ids), d=int(factors.Phi.shape[0]))
     return Fit(ids, factors, S_A, S_B, id_type), FittedGraph(graph, A, blocks, int(n_nodes), cached)
 

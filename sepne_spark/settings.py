@@ -53,13 +53,16 @@ from sepne_spark.landmarks import STRATEGIES
 from sepne_spark.partition import SETUPS
 from sepne_spark.proximity import MAX_WINDOW, METRICS, SCALINGS
 from sepne_spark.reading import BAD_LINE_POLICIES, DUPLICATE_POLICIES, FORMATS, SELF_LOOP_POLICIES
+from sepne_spark.solver import FACTORISATIONS
 
 log = logging.getLogger(__name__)
 
 __all__ = [
     "AUTO_LARGE",
-    "AUTO_LARGE_NODES",
     "AUTO_MAX_ENTRIES",
+    "AUTO_MAX_TWO_STEP_WALKS",
+    "AUTO_MORE_LANDMARKS_NODES",
+    "AUTO_SMALL_NODES",
     "AUTO_PROFILE",
     "AUTO_SMALL",
     "DTYPES",
@@ -212,6 +215,10 @@ SETTINGS: tuple[Setting, ...] = (
              minimum=1, metavar="N"),
     _setting("dtype", str, "float64", "floating-point type of the per-set solve and of the output",
              choices=DTYPES),
+    _setting("landmark_factors", str, "M00", "landmark subspaces: M00 (the paper: the landmark block's "
+             "singular vectors) or rows (the top eigenvectors of the landmark rows' and columns' Gram matrices "
+             "over every node, S_A + M00 M00^T and S_B + M00^T M00; better with M = I + A, where M00 is nearly "
+             "the identity)", choices=FACTORISATIONS),
     _setting("propagation", int, 1, "Chebyshev terms of the spectral propagation applied after the "
              "per-set solve (ProNE's filter; it reaches 2 * T - 1 hops and costs 2 * T - 1 sparse "
              "products over the whole graph); 1 turns it off. It embeds whole graphs only",
@@ -707,28 +714,51 @@ def _load(path: Path, chain: tuple[Path, ...]) -> dict[str, Any]:
 
 #: The job's default profile: one of the shipped profiles, chosen from the graph's size.
 AUTO_PROFILE = "auto"
-#: Graphs with more nodes than this get :data:`AUTO_LARGE` (M = I + A and propagation).
-AUTO_LARGE_NODES = 100_000
+#: Graphs of up to this many nodes (citation-network size) get :data:`AUTO_SMALL`.
+AUTO_SMALL_NODES = 5_000
 #: Above this estimated number of entries of M the small-graph walk window is shortened.
 AUTO_MAX_ENTRIES = 6_000_000
+#: Larger graphs get two-hop proximity while their two-step walks, sum of d(v)^2, stay
+#: within this many; else M = I + A.
+AUTO_MAX_TWO_STEP_WALKS = 30_000_000
+#: From this many nodes on, the M = I + A tier takes 2,000 landmarks instead of 1,000.
+AUTO_MORE_LANDMARKS_NODES = 50_000
 AUTO_SMALL, AUTO_LARGE = "document-quality", "social"
 
 
-def auto_profile(nodes: int, edge_rows: int) -> tuple[str, dict[str, Any]]:
-    """The profile ``--profile auto`` (the embed job's default) uses for a graph of
-    ``nodes`` nodes and ``edge_rows`` directed edge rows, and the settings it changes.
+def auto_profile(nodes: int, edge_rows: int, two_step_walks: int | None = None) -> tuple[str, dict[str, Any]]:
+    """The profile ``--profile auto`` (the embed job's default) uses for a graph, and
+    the settings it changes; chosen on validation folds (benchmarks/LARGE_GRAPH_STUDY.md).
 
-    * Up to :data:`AUTO_LARGE_NODES` nodes: ``document-quality`` (A + ... + A^5, log
-      scaling, GDS landmarks; no propagation), chosen on the document graphs' validation
-      folds. Its walk window T is the largest of 5 .. 2 for which M's estimated size
-      ``n * min(n, dbar^T)`` (dbar the mean out-degree) stays within
-      :data:`AUTO_MAX_ENTRIES`, so a denser small graph keeps a sparse M; landmarks are
-      at most half the nodes, and dim at most the landmarks.
-    * Above: ``social`` (M = I + A, 1,000 landmarks, three-term spectral propagation),
-      whose cost grows with the edges only.
+    Parameters
+    ----------
+    nodes, edge_rows : int
+        Nodes and directed edge rows (an undirected edge counts twice) of the graph.
+    two_step_walks : int, optional
+        Sum over the nodes of their out-degree squared (the entries of A^2 at most);
+        needed above :data:`AUTO_SMALL_NODES` nodes.
+
+    Returns
+    -------
+    (str, dict)
+        * Up to :data:`AUTO_SMALL_NODES` nodes: ``document-quality`` (A + ... + A^5, log
+          scaling, 250 GDS landmarks, no propagation), its walk window T the largest of
+          5 .. 2 for which M's estimated size ``n * min(n, dbar^T)`` (dbar the mean
+          out-degree) stays within :data:`AUTO_MAX_ENTRIES`; landmarks at most half the
+          nodes and dim at most the landmarks, for tiny graphs.
+        * Larger graphs: ``social`` (1,000 landmarks, lambda 50, eta 1, 5 rounds, sets of
+          2,000, three-term propagation), with M = A + A^2, the log scaling and the
+          landmark-row factorisation while the two-step walks stay within
+          :data:`AUTO_MAX_TWO_STEP_WALKS`; otherwise M = I + A and, from
+          :data:`AUTO_MORE_LANDMARKS_NODES` nodes, 2,000 landmarks.
     """
-    if nodes > AUTO_LARGE_NODES:
-        return AUTO_LARGE, {}
+    if nodes > AUTO_SMALL_NODES:
+        if two_step_walks is None:
+            raise ValueError("auto_profile needs the two-step walk count above "
+                             f"{AUTO_SMALL_NODES} nodes")
+        if two_step_walks <= AUTO_MAX_TWO_STEP_WALKS:
+            return AUTO_LARGE, {"metric": "A+A2", "scaling": "log", "landmark_factors": "rows"}
+        return AUTO_LARGE, ({"landmarks": 2000} if nodes >= AUTO_MORE_LANDMARKS_NODES else {})
     over: dict[str, Any] = {}
     dbar = edge_rows / max(nodes, 1)
     base = load_profile(AUTO_SMALL)

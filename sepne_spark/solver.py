@@ -62,6 +62,41 @@ def landmark_factors(M00: np.ndarray, d: int) -> LandmarkFactors:
     return LandmarkFactors(Phi=Phi, Psi=Psi, P=Phi.T @ Psi, singular_values=s)
 
 
+#: How the landmark subspaces are chosen: ``M00`` (the paper: M00's own singular
+#: vectors) or ``rows`` (the top eigenvectors of the landmark rows' and columns' Gram
+#: matrices over every node, see :func:`row_space_factors`).
+FACTORISATIONS = ("M00", "rows")
+
+
+def row_space_factors(M00: np.ndarray, S_A: np.ndarray, S_B: np.ndarray, d: int) -> LandmarkFactors:
+    """Landmark factors whose subspaces come from all of the landmark rows and columns.
+
+    A node is embedded as a combination of landmark rows (and columns), so the d
+    directions worth keeping are those where the landmark rows carry most of M: the
+    top-d eigenvectors ``U_L`` of ``M_0: M_0:^T = S_A + M00 M00^T`` (the landmark rows
+    over every node) and ``V_R`` of ``M_:0^T M_:0 = S_B + M00^T M00``. P is M00 projected
+    on them: with ``U_L^T M00 V_R = X S Y^T``, Phi = ((U_L X) S^1/2)^T and
+    Psi = ((V_R Y) S^1/2)^T. With M = I + A, M00 is nearly the identity and its own
+    singular vectors are arbitrary directions among the landmarks; these are not. Only
+    the k x k summaries that the fit computes anyway are needed. Signs as in
+    :func:`landmark_factors`.
+    """
+    M00 = np.asarray(M00, dtype=np.float64)
+    _, UL = np.linalg.eigh(S_A + M00 @ M00.T)
+    _, VR = np.linalg.eigh(S_B + M00.T @ M00)
+    d = min(d, M00.shape[0])
+    UL, VR = UL[:, ::-1][:, :d], VR[:, ::-1][:, :d]
+    X, s, Yt = np.linalg.svd(UL.T @ M00 @ VR)
+    U, V = UL @ X, VR @ Yt.T
+    flip = np.sign(U[np.argmax(np.abs(U), axis=0), np.arange(d)])
+    flip[flip == 0] = 1.0
+    U, V = U * flip, V * flip
+    root = np.sqrt(s)
+    Phi = (U * root).T.copy()
+    Psi = (V * root).T.copy()
+    return LandmarkFactors(Phi=Phi, Psi=Psi, P=Phi.T @ Psi, singular_values=s)
+
+
 class RepairedFactorisation(RuntimeWarning):
     """A k x k system was not numerically positive definite and was repaired."""
 

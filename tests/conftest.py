@@ -18,7 +18,7 @@ os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 
 TIERS = ("unit", "spark", "e2e")
 #: Modules whose every test is end-to-end, marked here rather than in the module.
-_E2E_MODULES = ("test_connect.py",)
+_E2E_MODULES = ("test_connect.py", "test_readme.py", "test_cli.py")
 #: Folders whose tests are end-to-end (run in a virtualenv of their own).
 _E2E_FOLDERS = ("airflow",)
 

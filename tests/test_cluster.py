@@ -38,7 +38,7 @@ from jobs import embed
 from tests import gf_support
 from tests.spark_conf import spark_flags
 
-pytestmark = pytest.mark.cluster
+pytestmark = [pytest.mark.cluster, pytest.mark.e2e]
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent

@@ -195,9 +195,15 @@ def test_auto_profile_by_size():
     assert settings.auto_profile(3000, 36000) == ("document-quality", {"window": 3})
     # A tiny graph: at most half its nodes as landmarks, dim at most the landmarks.
     assert settings.auto_profile(50, 200) == ("document-quality", {"landmarks": 25, "dim": 25})
-    # Large graphs: M = I + A with the spectral propagation.
-    name, changed = settings.auto_profile(settings.AUTO_LARGE_NODES + 1, 10**7)
-    assert (name, changed) == ("social", {})
-    assert settings.resolve(None, settings.load_profile(name)).propagation == 3
+    # Larger graphs: social with propagation; two-hop proximity while A^2 stays small.
+    assert settings.auto_profile(10_000, 150_000, 2_400_000) == (
+        "social", {"metric": "A+A2", "scaling": "log", "landmark_factors": "rows"})
+    assert settings.auto_profile(10_000, 150_000, 10**8) == ("social", {})
+    assert settings.auto_profile(10**6, 2.6 * 10**7, 10**9) == ("social", {"landmarks": 2000})
+    with pytest.raises(ValueError, match="two-step walk"):
+        settings.auto_profile(10_000, 150_000)
+    resolved = settings.resolve(None, {**settings.load_profile("social"), "metric": "A+A2", "scaling": "log",
+                                       "landmark_factors": "rows"})
+    assert (resolved.propagation, resolved.window, resolved.landmarks) == (3, 2, 1000)
     # Until the size is known, auto reads as the default profile.
     assert settings.load_profile("auto") == settings.load_profile(None)

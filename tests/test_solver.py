@@ -113,3 +113,25 @@ def test_indefinite_system_is_repaired_with_a_warning_never_nan():
         np.testing.assert_allclose(spd_solve(np.diag([2.0, 4.0]), np.ones(2), 0.1), [0.5, 0.25])
     with pytest.raises(FloatingPointError, match="NaN or infinite"):
         spd_solve(np.array([[np.inf]]), np.ones(1), 0.1)
+
+
+def test_row_space_factors_project_M00_on_the_landmark_rows_subspaces():
+    from sepne_spark.solver import row_space_factors
+
+    rng = np.random.default_rng(11)
+    k, n, d = 12, 80, 4
+    M0 = rng.random((k, n)) * (rng.random((k, n)) < 0.3)  # landmark rows over every node
+    Mc = rng.random((n, k)) * (rng.random((n, k)) < 0.3)  # landmark columns
+    M00 = M0[:, :k].copy()
+    Mc[:k] = M00
+    S_A, S_B = M0[:, k:] @ M0[:, k:].T, Mc[k:].T @ Mc[k:]
+    f = row_space_factors(M00, S_A, S_B, d)
+    _, UL = np.linalg.eigh(M0 @ M0.T)
+    _, VR = np.linalg.eigh(Mc.T @ Mc)
+    UL, VR = UL[:, ::-1][:, :d], VR[:, ::-1][:, :d]
+    np.testing.assert_allclose(f.P, UL @ UL.T @ M00 @ VR @ VR.T, atol=1e-10)  # M00 projected
+    np.testing.assert_allclose(f.Phi.T @ f.Psi, f.P, atol=1e-12)
+    # Phi spans the top-d eigenvectors of M_0: M_0:^T, Psi those of M_:0^T M_:0.
+    np.testing.assert_allclose(UL @ UL.T @ f.Phi.T, f.Phi.T, atol=1e-10)
+    np.testing.assert_allclose(VR @ VR.T @ f.Psi.T, f.Psi.T, atol=1e-10)
+    assert f.Phi.shape == (d, k) and np.all(np.diff(f.singular_values) <= 1e-12)

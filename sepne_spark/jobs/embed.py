@@ -54,8 +54,10 @@ def build_parser() -> argparse.ArgumentParser:
     io.add_argument("--profile", default=config.AUTO_PROFILE,
                     help=f"YAML profile: a name ({', '.join(profile_names()) or 'none found'}) or a path; "
                          f"default: auto, which takes {config.AUTO_SMALL} for graphs of up to "
-                         f"{config.AUTO_LARGE_NODES:,} nodes (its walk window shortened on denser graphs) and "
-                         f"{config.AUTO_LARGE} above; the setting values shown below are the profile named default")
+                         f"{config.AUTO_SMALL_NODES:,} nodes (its walk window shortened on denser graphs) and "
+                         f"{config.AUTO_LARGE} with propagation above (A+A2, log scaling, landmark-row factors "
+                         f"while the two-step walks stay under {config.AUTO_MAX_TWO_STEP_WALKS:,}); the setting "
+                         "values shown below are the profile named default")
     io.add_argument("--input", nargs="+", default=None,
                     help="edge list file(s) or directories (tsv/csv/txt/parquet); default: a generated SBM graph")
     io.add_argument("--output", default="out/embeddings", help="output directory (Parquet)")
@@ -159,16 +161,23 @@ def _checked(argv: Sequence[str] | None) -> tuple[argparse.Namespace, config.Emb
     return ns, settings, target
 
 
-def _auto_settings(ns: argparse.Namespace, n_nodes: int, n_edges: int) -> tuple[config.EmbedSettings, str]:
+def _auto_settings(ns: argparse.Namespace, graph, n_nodes: int, n_edges: int) -> tuple[config.EmbedSettings, str]:
     """The settings of ``--profile auto`` for a graph of this size (flags still win),
     and the profile chosen."""
-    name, changed = config.auto_profile(n_nodes, n_edges)
+    walks = None
+    if n_nodes > config.AUTO_SMALL_NODES:
+        from pyspark.sql import functions as F
+
+        # Sum of squared out-degrees: the two-step walks, the size of A^2 at most.
+        walks = int(graph.edges.groupBy("src").count().agg(F.sum(F.col("count") * F.col("count"))).first()[0] or 0)
+    name, changed = config.auto_profile(n_nodes, n_edges, walks)
     if ns.nodes and ns.propagation is None:
         changed["propagation"] = 1  # requested ids only: no whole-graph filter
     profile = {**config.load_profile(name), **changed}
     settings = config.resolve(ns, profile)
     shown = ", ".join(f"{k} {v}" for k, v in changed.items())
-    log.info("profile auto: %s for %d nodes%s", name, n_nodes, f" ({shown})" if shown else "")
+    log.info("profile auto: %s for %d nodes%s%s", name, n_nodes,
+             f", {walks:,} two-step walks" if walks is not None else "", f" ({shown})" if shown else "")
     return settings, name
 
 
@@ -300,7 +309,7 @@ def main(spark, args: Sequence[str] | None = None) -> int:
         log.info("read %s: %d nodes, %d directed edge rows (%.1f s)", source, n_nodes, n_edges, timings["read"])
     profile_used = ns.profile
     if ns.profile == config.AUTO_PROFILE and model is None:
-        settings, chosen = _auto_settings(ns, n_nodes, n_edges)
+        settings, chosen = _auto_settings(ns, graph, n_nodes, n_edges)
         profile_used = f"auto: {chosen}"
     if model is None and n_nodes < settings.landmarks:
         raise UserError(f"landmarks={settings.landmarks} is more than the {n_nodes} nodes of the graph")
