@@ -874,7 +874,8 @@ def _record_run(spark: SparkSession, ns: argparse.Namespace, graph: GraphPaths, 
             "--seed", str(ns.seed)]
     if part in ("IO", "IOM"):
         path, count = ensure_io_nodes(spark, graph, ns.io_nodes, ns.seed)
-        argv += ["--partition", "IO", "--nodes", "@" + path]
+        # Requested ids only: the whole-graph propagation of a profile is turned off.
+        argv += ["--partition", "IO", "--nodes", "@" + path, "--propagation", "1"]
         rec["io_nodes"] = count
     spark.conf.set("spark.sql.shuffle.partitions", str(rec["shuffle_partitions"]))
     if part == "IOM":
