@@ -99,7 +99,7 @@ with DAG(
         deploy_mode="cluster",
         application=f"{JOBS_DIR}/embed.py",
         py_files=WHEEL,
-        packages="io.graphframes:graphframes-spark4_2.13:0.12.3",
+        packages="io.graphframes:graphframes-spark4_2.13:0.11.0",
         conf={
             # = --archives ENV_ARCHIVE#environment (the archives argument is not templated)
             "spark.yarn.dist.archives": f"{ENV_ARCHIVE}#environment",

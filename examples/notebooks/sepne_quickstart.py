@@ -10,13 +10,13 @@
 
 # COMMAND ----------
 
-# MAGIC %pip install /Volumes/main/default/libs/sepne_spark-0.1.0-py3-none-any.whl graphframes-py==0.12.3
+# MAGIC %pip install /Volumes/main/default/libs/sepne_spark-0.1.0-py3-none-any.whl graphframes-py==0.11.0
 
 # COMMAND ----------
 
 # MAGIC %md
 # MAGIC Where results go: a Unity Catalog volume or any path the cluster can write.
-# MAGIC The GraphFrames JAR (`io.graphframes:graphframes-spark4_2.13:0.12.3`, as a cluster
+# MAGIC The GraphFrames JAR (`io.graphframes:graphframes-spark4_2.13:0.11.0`, as a cluster
 # MAGIC library) is optional: without it degrees and label propagation run as plain
 # MAGIC DataFrame code.
 

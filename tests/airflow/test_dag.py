@@ -40,7 +40,7 @@ ROOT = Path(__file__).resolve().parents[2]
 DAG_FOLDER = Path(os.environ.get("SEPNE_AIRFLOW_DAGS", ROOT / "examples" / "airflow"))
 DAG_ID = "sepne_daily_embeddings"
 WHEEL = "sepne_spark-0.1.0-py3-none-any.whl"
-GRAPHFRAMES = "io.graphframes:graphframes-spark4_2.13:0.12.3"
+GRAPHFRAMES = "io.graphframes:graphframes-spark4_2.13:0.11.0"
 RUN_DATE = "2026-11-25"
 
 
