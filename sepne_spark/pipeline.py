@@ -205,6 +205,10 @@ def embed(
         wanted = requested_ids(ids, ends.select(F.col("k").alias("id")).distinct(), model.id_type)
     elif ids is not None:
         wanted = requested_ids(ids, graph.vertices, model.id_type)
+    # The full-graph plan stays lazy (persisted tables fill at the first action); the
+    # requested-ids path has already run jobs (the ids check) and checkpoints as it goes,
+    # which keeps its tables' partitioning out of the planner's way.
+    keep = (lambda df: df.persist()) if ids is None else (lambda df: df.localCheckpoint())
     if ids is not None:
         targets = wanted.join(lm.select("id"), "id", "left_anti")
         assign = requested_partition(targets, params["setSize"], params["seed"])
@@ -215,7 +219,7 @@ def embed(
                                   params["lpMaxIter"], params["seed"])
         else:
             assign = random_partition(non_lm, params["setSize"], params["seed"])
-    assign = assign.persist()
+    assign = keep(assign)
     if same:
         A = fitted.A
     elif ids is not None and params["metric"] == "I+A":
@@ -235,8 +239,8 @@ def embed(
     prox = _proximity(A, graph, params)
     blocks = fitted.blocks if same else landmark_blocks(prox.rows(lm), prox.cols(lm), lm)
     if ids is not None:
-        M_rows = prox.rows(assign).persist()
-        M_cols = prox.cols(assign).persist()
+        M_rows = keep(prox.rows(assign))
+        M_cols = keep(prox.cols(assign))
         lm_out = landmark_rows(spark, model).join(wanted, "id", "left_semi")
     else:
         M_rows = M_cols = prox.rows(None).persist()
@@ -261,7 +265,7 @@ def embed(
         )
         out = base.drop("embedding").join(smooth, "id").select(*output_schema(model.id_type).fieldNames())
         plan["propagation"] = order
-    return out.persist()
+    return keep(out)
 
 
 def landmark_rows(spark: SparkSession, model: Fit) -> DataFrame:
