@@ -58,7 +58,7 @@ from sepne_spark.evaluation import (  # noqa: E402
     l2_normalize,
 )
 from sepne_spark.generators import dcsbm_edges_numpy, sbm_edges_numpy  # noqa: E402
-from sepne_spark.solver import LandmarkFactors, landmark_factors, set_constants, solve_set  # noqa: E402
+from sepne_spark.solver import landmark_factors, row_space_factors, set_constants, solve_set  # noqa: E402
 from sepne_spark.spectral import propagate, reorthogonalize, sparse_products  # noqa: E402
 
 DATA_DIR = Path(os.environ.get("SEPNE_DATA_DIR", "/work/shared/datasets"))
@@ -220,21 +220,6 @@ def sepne_embed(G: Graph, b: Base) -> np.ndarray:
         W[Vi] = Wi.T
     del Mc
     return W
-
-
-def row_space_factors(M00: np.ndarray, S_A: np.ndarray, S_B: np.ndarray, d: int) -> LandmarkFactors:
-    """Phi, Psi spanning the top-d eigenvectors of ``M_0: M_0:^T = S_A + M00 M00^T`` (the
-    landmark rows over all columns) and of ``M_:0^T M_:0 = S_B + M00^T M00``, in place of
-    M00's own singular vectors; P is M00 projected on the two subspaces. Needs only the
-    k x k summaries S_A, S_B the job computes anyway."""
-    _, UL = np.linalg.eigh(S_A + M00 @ M00.T)
-    _, VR = np.linalg.eigh(S_B + M00.T @ M00)
-    UL, VR = UL[:, ::-1][:, :d], VR[:, ::-1][:, :d]
-    X, sig, Yt = np.linalg.svd(UL.T @ M00 @ VR)
-    root = np.sqrt(sig)
-    Phi = ((UL @ X) * root).T.copy()
-    Psi = ((VR @ Yt.T) * root).T.copy()
-    return LandmarkFactors(Phi=Phi, Psi=Psi, P=Phi.T @ Psi, singular_values=sig)
 
 
 # --------------------------------------------------------------------------- methods
