@@ -274,6 +274,11 @@ def main(spark, args: Sequence[str] | None = None) -> int:
         # manifest records them (not the command line's or the profile's).
         model = SepNEModel.load(ns.model)
         log.info("loaded model %s (%d landmarks)", ns.model, len(model.landmark_ids))
+        if ns.nodes and model.getPropagation() > 1:
+            # The filter reads every node within 2T - 1 hops: requested ids get the solve alone.
+            log.warning("--model: the model propagates with %d terms; requested ids are embedded without "
+                        "the propagation (it embeds whole graphs only)", model.getPropagation())
+            model.setPropagation(1)
         settings = _with_model_params(settings, model.settings())
     if ns.input:
         header = {"auto": None, "yes": True, "no": False, None: None}[ns.header]
