@@ -43,7 +43,7 @@ def test_run_date_rerun_replaces_only_its_partition(spark, tmp_path, caplog):
     assert manifest["settings"]["seed"] == 7
     assert manifest["counts"]["output_rows"] == manifest["counts"]["input_nodes"] == 200
     assert manifest["spark_version"] == spark.version and manifest["version"]
-    assert {"read", "fit", "landmarks", "summaries_svd", "partition", "proximity_rows", "solve_write"} <= set(
+    assert {"read", "fit", "landmarks", "summaries_svd", "solve_write", "total"} <= set(
         manifest["timings_s"]
     )
     assert manifest["sets"]["setup"] == "RP" and manifest["sets"]["sets"] >= 2
@@ -55,8 +55,8 @@ def test_run_date_rerun_replaces_only_its_partition(spark, tmp_path, caplog):
 
     # Each stage logged what it did, with counts and time.
     done = [r.getMessage() for r in caplog.records if r.name == "sepne_spark.progress" and " done in " in r.getMessage()]
-    assert any(m.startswith("SepNE partition done in") and "sets " in m for m in done), done
-    assert any(m.startswith("SepNE solve_write done in") and "rows 200" in m for m in done), done
+    assert any(m.startswith("SepNE landmarks done in") and "landmarks 12" in m for m in done), done
+    assert any(m.startswith("SepNE solve_write done in") and "rows 200" in m and "sets 4" in m for m in done), done
 
 
 def test_stage_sets_and_restores_description_and_tag(spark):

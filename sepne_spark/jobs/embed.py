@@ -213,7 +213,7 @@ def _utc(seconds: float) -> str:
 
 #: The parts of fit, and the stages after it, in the order they run.
 FIT_PARTS = ("landmarks", "summaries_svd")
-AFTER_FIT = ("partition", "proximity_rows", "solve_write")
+AFTER_FIT = ("solve_write",)  # the partition, the rows of M, the solve and any propagation: one pass
 
 
 def _time_line(timings: dict[str, float], loaded: bool) -> str:
@@ -333,7 +333,7 @@ def main(spark, args: Sequence[str] | None = None) -> int:
     used = model.settings()  # a loaded model's own parameters, not the command line's
     what = metric_text(used["metric"], used["window"]) + (", log scaling" if used["scaling"] == "log" else "")
     out = model.embed(wanted, graph)  # lazy: everything from the partition on runs in the write
-    timings.update(model.timings)  # landmarks, summaries_svd, partition, proximity_rows
+    timings.update(model.timings)  # landmarks, summaries_svd (the embedding is lazy: it runs in the write)
     cols = ["id", "embedding", "is_landmark", "set_id"] + (["context"] if settings.context else [])
     out = out.select(*cols)
 
