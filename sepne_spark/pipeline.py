@@ -179,8 +179,8 @@ def embed(
     fitted : FittedGraph, optional
         The fit's cached tables, when ``graph`` is the graph the model was fitted on.
     plan : dict, optional
-        Receives what was set up: ``setup`` (RP, LP, IO), and for IO ``rows_read`` and
-        ``rows_from``.
+        Receives what was set up: ``setup`` (RP, LP, IO), and for IO ``sets``, ``nodes``,
+        ``rows_read`` and ``rows_from``.
 
     Returns
     -------
@@ -220,6 +220,9 @@ def embed(
         else:
             assign = random_partition(non_lm, params["setSize"], params["seed"])
     assign = keep(assign)
+    if ids is not None:  # already checkpointed: two counts of the requested sets are cheap
+        sizes = assign.agg(F.countDistinct("set_id").alias("sets"), F.count(F.lit(1)).alias("nodes")).first()
+        plan.update(sets=int(sizes["sets"]), nodes=int(sizes["nodes"]))
     if same:
         A = fitted.A
     elif ids is not None and params["metric"] == "I+A":
