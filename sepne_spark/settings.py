@@ -53,7 +53,6 @@ from sepne_spark.landmarks import STRATEGIES
 from sepne_spark.partition import SETUPS
 from sepne_spark.proximity import MAX_WINDOW, METRICS, SCALINGS
 from sepne_spark.reading import BAD_LINE_POLICIES, DUPLICATE_POLICIES, FORMATS, SELF_LOOP_POLICIES
-from sepne_spark.solver import FACTORISATIONS
 
 log = logging.getLogger(__name__)
 
@@ -84,6 +83,12 @@ __all__ = [
     "resolve",
     "setting",
 ]
+
+#: How the landmark subspaces are chosen: ``M00`` (the paper: M00's own singular vectors,
+#: :func:`sepne_spark.solver.landmark_factors`) or ``rows`` (the landmark rows' and
+#: columns' Gram matrices over every node, :func:`sepne_spark.solver.row_space_factors`).
+#: Written here so that reading settings needs no SciPy.
+FACTORISATIONS = ("M00", "rows")
 
 #: Floating-point types of the per-set solve and of the output.
 DTYPES = ("float64", "float32")

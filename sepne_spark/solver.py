@@ -62,12 +62,6 @@ def landmark_factors(M00: np.ndarray, d: int) -> LandmarkFactors:
     return LandmarkFactors(Phi=Phi, Psi=Psi, P=Phi.T @ Psi, singular_values=s)
 
 
-#: How the landmark subspaces are chosen: ``M00`` (the paper: M00's own singular
-#: vectors) or ``rows`` (the top eigenvectors of the landmark rows' and columns' Gram
-#: matrices over every node, see :func:`row_space_factors`).
-FACTORISATIONS = ("M00", "rows")
-
-
 def row_space_factors(M00: np.ndarray, S_A: np.ndarray, S_B: np.ndarray, d: int) -> LandmarkFactors:
     """Landmark factors whose subspaces come from all of the landmark rows and columns.
 
