@@ -37,7 +37,6 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import (
     ArrayType,
     BinaryType,
-    DataType,
     DoubleType,
     IntegerType,
     StringType,
@@ -420,9 +419,4 @@ def _unpack(data: bytes) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return r, col, v
 
 
-def id_type_of(df: DataFrame) -> DataType:
-    """Type of the ``id`` column of ``df``."""
-    return df.schema["id"].dataType
-
-
-__all__ = ["BlockGraph", "CHUNK_ROWS", "CHUNK_SCHEMA", "gram", "transform_rows", "id_type_of"]
+__all__ = ["BlockGraph", "CHUNK_ROWS", "CHUNK_SCHEMA", "gram", "transform_rows"]

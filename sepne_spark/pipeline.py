@@ -152,7 +152,7 @@ def embeds_locally(params: Mapping[str, Any], graph: Any, ids: DataFrame | None 
 
 
 def _propagation_order(params: Mapping[str, Any]) -> int:
-    return int(params.get("propagation", 1) or 1)
+    return int(params["propagation"])
 
 
 def embed(
