@@ -4,7 +4,7 @@ This module implements the equations of the method literally, with dense n x n
 matrices and direct k x k solves, so that it can serve as an oracle for the distributed
 code path: for the same landmarks and the same partition the two must agree to
 floating-point tolerance. It also gives the full-SVD and Nystrom baselines their
-proximity matrix.
+proximity matrix; :mod:`sepne_spark.sparse` holds the same M in SciPy form.
 """
 from __future__ import annotations
 
@@ -81,53 +81,6 @@ def log_scaled(M: np.ndarray, W: np.ndarray, window: int = 2) -> np.ndarray:
     nz = s_in > 0
     out[:, nz] = np.log(np.maximum(vol * M[:, nz] / (float(window) * s_in[nz]), 1.0))
     return out
-
-
-def sparse_proximity(
-    n: int,
-    src: np.ndarray,
-    dst: np.ndarray,
-    weight: np.ndarray,
-    metric: str,
-    window: int = 2,
-    scaling: str = "none",
-):
-    """The same M as :func:`proximity_from_transition` (and :func:`log_scaled` with
-    ``scaling="log"``) as a SciPy CSR matrix, for graphs too big for a dense n x n.
-
-    ``src, dst, weight`` is a directed edge list over 0..n-1 (an undirected graph gives
-    both directions); parallel edges are summed. Explicit zeros are removed.
-    """
-    import scipy.sparse as sp
-
-    W = sp.coo_matrix((np.asarray(weight, dtype=np.float64), (src, dst)), shape=(n, n)).tocsr()
-    s = np.asarray(W.sum(axis=1)).ravel()
-    inv = np.zeros(n)
-    inv[s > 0] = 1.0 / s[s > 0]
-    A = sp.csr_matrix(sp.diags(inv) @ W)
-    if metric == "I+A":
-        M = sp.identity(n, format="csr") + A
-    elif metric == "A+A2":
-        M, power = A.copy(), A
-        for _ in range(window - 1):
-            power = power @ A
-            M = M + power
-    else:
-        raise ValueError(f"unknown metric {metric!r}; expected 'I+A' or 'A+A2'")
-    M = sp.csr_matrix(M)
-    if scaling == "log":
-        vol = float(W.sum())
-        s_in = np.asarray(W.sum(axis=0)).ravel()
-        M = M.tocoo()
-        denom = float(window) * s_in[M.col]
-        ok = denom > 0
-        val = np.zeros_like(M.data)
-        val[ok] = np.log(np.maximum(vol * M.data[ok] / denom[ok], 1.0))
-        M = sp.csr_matrix((val, (M.row, M.col)), shape=(n, n))
-    elif scaling != "none":
-        raise ValueError(f"unknown scaling {scaling!r}; expected 'none' or 'log'")
-    M.eliminate_zeros()
-    return M
 
 
 def landmark_factors(M00: np.ndarray, d: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

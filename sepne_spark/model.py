@@ -135,6 +135,7 @@ class SepNE(Estimator, _SepNEParams, MLWritable, MLReadable):
         propagationMu: float = 0.2,
         propagationTheta: float = 0.5,
         propagationBlocks: int = 0,
+        oneTaskNodes: int = 100_000,
     ) -> None:
         """A SepNE estimator; every parameter is keyword-only and defaults to the value
         of its setting in :data:`sepne_spark.settings.SETTINGS` (shown here)."""
@@ -168,6 +169,7 @@ class SepNE(Estimator, _SepNEParams, MLWritable, MLReadable):
         propagationMu: float = 0.2,
         propagationTheta: float = 0.5,
         propagationBlocks: int = 0,
+        oneTaskNodes: int = 100_000,
     ) -> "SepNE":
         """Set the parameters given (keyword-only); the others keep their values."""
         kwargs = self._input_kwargs

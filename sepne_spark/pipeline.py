@@ -33,6 +33,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import DataType, IntegerType, StructField, StructType
 
+from sepne_spark import one_task
 from sepne_spark.landmarks import select_landmarks
 from sepne_spark.partition import lp_partition, random_partition, requested_partition
 from sepne_spark.progress import stage
@@ -47,7 +48,8 @@ from sepne_spark.proximity import (
 )
 from sepne_spark.reading import Graph, incident_ends, rows_of
 from sepne_spark.set_stage import embed_sets, output_schema, set_records
-from sepne_spark.solver import LandmarkFactors, landmark_factors, row_space_factors
+from sepne_spark.solver import LandmarkFactors, landmark_factors, row_space_factors, set_constants
+from sepne_spark.sparse import proximity_entries_bound
 
 log = logging.getLogger(__name__)
 
@@ -72,10 +74,12 @@ class FittedGraph:
     """The graph a model was fitted on and the cached tables embedding it reuses."""
 
     graph: Graph
-    A: DataFrame
-    blocks: LandmarkBlocks
+    A: DataFrame | None
+    blocks: LandmarkBlocks | None
     nodes: int
     cached: list[DataFrame] = field(default_factory=list)
+    #: The graph fits one task (:mod:`.one_task`): ``A`` and ``blocks`` are not built.
+    one_task: bool = False
 
     def release(self) -> None:
         """Unpersist every table cached for this graph (the graph's own included)."""
@@ -111,26 +115,57 @@ def fit(graph: Graph, params: Mapping[str, Any], timings: dict[str, float] | Non
         for df in cached:
             df.unpersist()
         raise ValueError(f"landmarks={k} is more than the {n_nodes} nodes of the graph")
+    small = fits_one_task(graph, params, int(n_nodes))
+    A: DataFrame | None = None
+    blocks: LandmarkBlocks | None = None
     with stage(spark, "landmarks", f"{k} by {params['landmarkStrategy']}", timings) as st:
-        A = transition(graph.edges).persist()
-        cached.append(A)
+        if not small:
+            A = transition(graph.edges).persist()
+            cached.append(A)
         ids = select_landmarks(spark, graph.vertices, graph.edges, k, params["landmarkStrategy"], params["seed"])
         st.count(landmarks=len(ids))
-    prox = _proximity(A, graph, params)
-    with stage(spark, "summaries_svd", f"M00, S_A, S_B of {len(ids)} landmarks, {describe_metric(params)}",
-               timings) as st:
+    where = "in one task" if small else "distributed"
+    with stage(spark, "summaries_svd", f"M00, S_A, S_B of {len(ids)} landmarks, {describe_metric(params)}, "
+               f"{where}", timings) as st:
         id_type = graph.vertices.schema["id"].dataType
         lm = landmark_frame(spark, ids, id_type)
-        rows, cols = prox.rows(lm).persist(), prox.cols(lm).persist()
-        cached += [rows, cols]
-        blocks = landmark_blocks(rows, cols, lm)
-        M00, S_A, S_B = landmark_summaries(blocks, lm, len(ids))
+        if small:
+            M00, S_A, S_B = one_task.summaries(graph.edges, graph.vertices, lm, len(ids), params)
+        else:
+            prox = _proximity(A, graph, params)
+            rows, cols = prox.rows(lm).persist(), prox.cols(lm).persist()
+            cached += [rows, cols]
+            blocks = landmark_blocks(rows, cols, lm)
+            M00, S_A, S_B = landmark_summaries(blocks, lm, len(ids))
         if params["landmarkFactors"] == "rows":
             factors = row_space_factors(M00, S_A, S_B, params["dim"])
         else:
             factors = landmark_factors(M00, params["dim"])
         st.count(k=len(ids), d=int(factors.Phi.shape[0]))
-    return Fit(ids, factors, S_A, S_B, id_type), FittedGraph(graph, A, blocks, int(n_nodes), cached)
+    return Fit(ids, factors, S_A, S_B, id_type), FittedGraph(graph, A, blocks, int(n_nodes), cached, small)
+
+
+def fits_one_task(graph: Graph, params: Mapping[str, Any], nodes: int) -> bool:
+    """Whether ``graph`` (of ``nodes`` nodes) is fitted and embedded in one task
+    (:mod:`.one_task`): at most ``oneTaskNodes`` nodes and an M of at most
+    :data:`sepne_spark.one_task.MAX_ENTRIES` entries, bounded from the degree table
+    (one small job when M = A + A^2)."""
+    if nodes > int(params["oneTaskNodes"]):
+        return False
+    metric, window = params["metric"], int(params["window"])
+    if metric == "A+A2" and window > 2:
+        return proximity_entries_bound(nodes, 0, 0, metric, window) <= one_task.MAX_ENTRIES
+    edges = graph.edges.where(F.col("weight") > 0)
+    if metric == "I+A":
+        return proximity_entries_bound(nodes, edges.count(), 0, metric, window) <= one_task.MAX_ENTRIES
+    out_deg = edges.groupBy(F.col("src").alias("id")).agg(F.count(F.lit(1)).alias("o"))
+    in_deg = edges.groupBy(F.col("dst").alias("id")).agg(F.count(F.lit(1)).alias("i"))
+    row = out_deg.join(in_deg, "id", "full").agg(
+        F.sum(F.coalesce("o", F.lit(0))).alias("edges"),
+        F.sum(F.coalesce("o", F.lit(0)) * F.coalesce("i", F.lit(0))).alias("walks"),
+    ).first()
+    bound = proximity_entries_bound(nodes, int(row["edges"] or 0), int(row["walks"] or 0), metric, window)
+    return bound <= one_task.MAX_ENTRIES
 
 
 def _proximity(A: DataFrame, graph: Graph, params: Mapping[str, Any]) -> Proximity:
@@ -223,6 +258,15 @@ def embed(
     if ids is not None:  # already checkpointed: two counts of the requested sets are cheap
         sizes = assign.agg(F.countDistinct("set_id").alias("sets"), F.count(F.lit(1)).alias("nodes")).first()
         plan.update(sets=int(sizes["sets"]), nodes=int(sizes["nodes"]))
+    if same and fitted.one_task and ids is None:
+        plan["one_task"] = True
+        constants = set_constants(model.factors, model.S_A, model.S_B, params["lam"], params["eta"])
+        out = one_task.embed_graph(graph.edges, graph.vertices, lm, assign, model.factors, constants, params,
+                                   model.id_type)
+        if _propagation_order(params) > 1:
+            plan["propagation"] = _propagation_order(params)
+        return keep(out)
+    same = same and fitted.A is not None  # a one-task fit built no distributed tables
     if same:
         A = fitted.A
     elif ids is not None and params["metric"] == "I+A":

@@ -235,6 +235,10 @@ SETTINGS: tuple[Setting, ...] = (
     _setting("propagation_blocks", int, 0, "row blocks of the propagation's sparse products; 0 picks "
              "them from the graph's size (1 task up to 100,000 nodes, else one per 10^6 nodes, at least 2). "
              "Each product moves about blocks x n x d values", minimum=0, metavar="B"),
+    _setting("one_task_nodes", int, 100_000, "graphs of up to this many nodes, whose M has at most "
+             "3 x 10^7 entries, are fitted and embedded in one Spark task with SciPy (seconds instead of "
+             "minutes; up to about 2 GB of one Python worker's memory); larger graphs take the distributed "
+             "stages. 0 always takes the distributed stages", minimum=0, metavar="N"),
     _setting("context", bool, False, "also write the context vectors C next to the embeddings",
              negative_flag="--no-context",
              negative_help="write only the embeddings (the default)", scope=JOB),

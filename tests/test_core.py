@@ -14,15 +14,19 @@ from tests.helpers import D, ETA, ITERS, K, LAM, SET, collect, oracle_compare, r
 
 # Every metric x direction x weighting, with each landmark strategy and each
 # partition setup appearing in the grid.
+# The last field is ``oneTaskNodes``: 0 takes the distributed stages, the default takes
+# the one-task SciPy path (these graphs are small); both paths meet each metric,
+# direction and setup.
 GRID = [
-    ("I+A", True, True, "DD", "RP"),
-    ("I+A", True, False, "DP", "LP"),
-    ("I+A", False, True, "UF", "IO"),
-    ("I+A", False, False, "GDS", "RP"),
-    ("A+A2", True, True, "GDS", "LP"),
-    ("A+A2", True, False, "UF", "RP"),
-    ("A+A2", False, True, "DP", "IO"),
-    ("A+A2", False, False, "DD", "LP"),
+    ("I+A", True, True, "DD", "RP", 0),
+    ("I+A", True, False, "DP", "LP", 100_000),
+    ("I+A", False, True, "UF", "IO", 0),
+    ("I+A", False, False, "GDS", "RP", 100_000),
+    ("A+A2", True, True, "GDS", "LP", 0),
+    ("A+A2", True, False, "UF", "RP", 100_000),
+    ("A+A2", False, True, "DP", "IO", 100_000),
+    ("A+A2", False, False, "DD", "LP", 100_000),
+    ("A+A2", False, False, "DD", "RP", 0),
 ]
 
 
@@ -47,12 +51,12 @@ def dense_dd(g, directed, k):
     return order, deg, pairs
 
 
-@pytest.mark.parametrize("metric,directed,weighted,strategy,setup", GRID)
-def test_matches_dense_oracle(spark, metric, directed, weighted, strategy, setup):
+@pytest.mark.parametrize("metric,directed,weighted,strategy,setup,one_task", GRID)
+def test_matches_dense_oracle(spark, metric, directed, weighted, strategy, setup, one_task):
     g = random_graph(seed=len(metric) + 2 * directed + 4 * weighted)
     edges = edges_df(spark, g, weighted)
     est = SepNE(dim=D, landmarks=K, landmarkStrategy=strategy, metric=metric, partition=setup,
-                setSize=SET, lam=LAM, eta=ETA, iters=ITERS, directed=directed, seed=3)
+                setSize=SET, lam=LAM, eta=ETA, iters=ITERS, directed=directed, seed=3, oneTaskNodes=one_task)
     model = est.fit(edges)
     assert len(set(model.landmark_ids)) == K
     if setup == "IO":
@@ -63,6 +67,7 @@ def test_matches_dense_oracle(spark, metric, directed, weighted, strategy, setup
     else:
         out = collect(model.transform(edges))
         assert sorted(out) == g.ids  # every node exactly once
+        assert model.plan.get("one_task", False) == bool(one_task)
     sets = oracle_compare(g, out, model, metric, directed, weighted)
     if setup == "LP":
         sizes = sorted(len(s) for s in sets.values())
@@ -92,16 +97,18 @@ def test_matches_dense_oracle(spark, metric, directed, weighted, strategy, setup
         assert again == model.landmark_ids  # seeded
 
 
-@pytest.mark.parametrize("metric,directed,setup,window", [
-    ("A+A2", False, "RP", 2), ("I+A", True, "IO", 2), ("A+A2", True, "IO", 3),
+@pytest.mark.parametrize("metric,directed,setup,window,one_task", [
+    ("A+A2", False, "RP", 2, 0), ("A+A2", False, "RP", 2, 100_000), ("I+A", True, "IO", 2, 0),
+    ("A+A2", True, "IO", 3, 0), ("A+A2", True, "RP", 3, 100_000),
 ])
-def test_log_scaling_matches_dense_oracle(spark, metric, directed, setup, window):
+def test_log_scaling_matches_dense_oracle(spark, metric, directed, setup, window, one_task):
     """The log scaling, and with it M = A + A^2 + A^3 (rows and, through IO of a directed
     graph, columns of the powers), against the dense oracle."""
     g = random_graph(seed=11 + directed)
     edges = edges_df(spark, g, True)
     model = SepNE(dim=D, landmarks=K, landmarkStrategy="GDS", metric=metric, scaling="log", partition=setup,
-                  setSize=SET, lam=LAM, eta=ETA, iters=ITERS, directed=directed, seed=3, window=window).fit(edges)
+                  setSize=SET, lam=LAM, eta=ETA, iters=ITERS, directed=directed, seed=3, window=window,
+                  oneTaskNodes=one_task).fit(edges)
     if setup == "IO":
         ids = spark.createDataFrame([(i,) for i in g.ids[::2]], "id string")
         out = collect(model.transform(ids))

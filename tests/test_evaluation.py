@@ -454,20 +454,6 @@ def test_job_reconstruct(spark, tmp_path, capsys):
     assert "R^2 over all entries" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("metric, window, scaling", [("A+A2", 2, "none"), ("A+A2", 4, "log"), ("I+A", 2, "none")])
-def test_sparse_proximity_equals_the_dense_one(metric, window, scaling):
-    n = 30
-    src, dst = _random_graph(n, 70, seed=3)
-    w = np.random.default_rng(3).random(len(src)) + 0.5
-    s, t, ww = np.concatenate([src, dst]), np.concatenate([dst, src]), np.concatenate([w, w])
-    M = dense.proximity_from_transition(dense.transition_matrix(n, s, t, ww), metric, window)
-    if scaling == "log":
-        M = dense.log_scaled(M, dense.weight_matrix(n, s, t, ww), window)
-    got = dense.sparse_proximity(n, s, t, ww, metric, window, scaling)
-    np.testing.assert_allclose(got.toarray(), M, rtol=1e-12, atol=1e-12)
-    assert got.nnz == np.count_nonzero(M)
-
-
 @pytest.mark.e2e
 def test_job_reconstruct_takes_m_from_the_manifest(spark, tmp_path, capsys):
     """The manifest next to the embeddings says which M they are of (here a window of 3

@@ -47,8 +47,13 @@ def test_propagated_transform_is_the_filter_of_the_unpropagated_one(spark):
     kw = dict(dim=4, landmarks=10, iters=4, setSize=25, metric="I+A", lam=2.0, eta=1.0)
     base = SepNE(**kw).fit(edges)
     E = {r["id"]: np.array(r["embedding"]) for r in base.transform(edges).collect()}
-    smooth = {r["id"]: np.array(r["embedding"]) for r in
-              SepNE(**kw, propagation=3, propagationTheta=0.7).fit(edges).transform(edges).collect()}
+    # Propagated inside the one-task solve, and by the propagation stage after the
+    # distributed solve: both are the filter of the unpropagated vectors.
+    runs = {}
+    for one_task in (100_000, 0):
+        model = SepNE(**kw, propagation=3, propagationTheta=0.7, oneTaskNodes=one_task).fit(edges)
+        runs[one_task] = {r["id"]: np.array(r["embedding"]) for r in model.transform(edges).collect()}
+        assert model.plan.get("one_task", False) == bool(one_task) and model.plan["propagation"] == 3
     # The oracle: the merged, symmetric, self-loop-free weights the graph holds.
     ids = sorted(E)
     at = {v: i for i, v in enumerate(ids)}
@@ -58,4 +63,5 @@ def test_propagated_transform_is_the_filter_of_the_unpropagated_one(spark):
             W[at[r["src"]], at[r["dst"]]] += r["weight"]
             W[at[r["dst"]], at[r["src"]]] += r["weight"]
     want = reorthogonalize(propagate(W.tocsr(), l2_normalize(np.array([E[v] for v in ids])), 3, 0.2, 0.7))
-    np.testing.assert_allclose(np.array([smooth[v] for v in ids]), want, rtol=1e-8, atol=1e-9)
+    for smooth in runs.values():
+        np.testing.assert_allclose(np.array([smooth[v] for v in ids]), want, rtol=1e-8, atol=1e-9)

@@ -38,6 +38,7 @@ import pandas as pd
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from sepne_spark.sparse import sparse_proximity
 from sepne_spark.jobs.common import (
     JobArgumentParser,
     UserError,
@@ -408,7 +409,7 @@ def run_reconstruct(spark: SparkSession, ns: argparse.Namespace) -> dict[str, An
     if method == "auto":
         method = "exact" if n <= ns.dense_max_nodes else "sampled"
     t0 = time.time()
-    M = dense.sparse_proximity(n, src, dst, w, settings["metric"], settings["window"], settings["scaling"])
+    M = sparse_proximity(n, src, dst, w, settings["metric"], settings["window"], settings["scaling"])
     if method == "exact":
         res = reconstruction_r2(M, W, Cm)
     else:

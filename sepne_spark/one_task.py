@@ -1,0 +1,175 @@
+"""Graphs that fit one task: the proximity, summaries and per-set solves in SciPy.
+
+The distributed stages build M and every set's blocks as DataFrame joins, one Spark
+row per entry or walk; that scales past one machine but costs minutes on a graph of
+10^4 nodes that SciPy handles in seconds. Up to ``one_task_nodes`` nodes (a setting,
+100,000 by default) and :data:`MAX_ENTRIES` entries of M, :func:`pipeline.fit
+<sepne_spark.pipeline.fit>` and the whole-graph :func:`pipeline.embed
+<sepne_spark.pipeline.embed>` instead gather the graph into one ``applyInPandas``
+task (one shuffle of its edge rows) and run :mod:`sepne_spark.sparse` there:
+
+* :func:`summaries`: M00, S_A, S_B (k x k), the only values collected to the driver;
+* :func:`embed_graph`: every node's embedding and context vector from the landmark
+  factors (shipped with the function, O(k^2 + k d)), the sets solved one after the
+  other with the library's per-set solve, then the spectral propagation when asked
+  for. The result is a lazy DataFrame with the schema of the distributed path.
+
+Landmarks and sets are chosen by the same Spark stages as on the distributed path, so
+the two paths agree to floating-point tolerance (``tests/test_one_task.py``).
+"""
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+import numpy as np
+import pandas as pd
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql.types import DataType, DoubleType, IntegerType, StructField, StructType
+
+from sepne_spark.set_stage import output_schema
+from sepne_spark.solver import LandmarkFactors, SetConstants
+from sepne_spark.sparse import landmark_summaries, solve_sets, sparse_proximity
+from sepne_spark.spectral import l2_normalize, propagate, reorthogonalize
+
+#: Largest number of entries of M (bounded from the degree table by
+#: :func:`sepne_spark.sparse.proximity_entries_bound`) built in one task: about 0.4 GB
+#: in CSR form, a few times that at the peak of the products.
+MAX_ENTRIES = 30_000_000
+
+_EDGE, _NODE = 0, 1
+
+
+def _gathered(edges: DataFrame, vertices: DataFrame, landmarks: DataFrame, assign: DataFrame | None) -> DataFrame:
+    """Edge rows ``(kind 0, a=src, b=dst, w)`` and node rows ``(kind 1, a=id, l, s)``, ``l``
+    the landmark index and ``s`` the set (null when none), in one DataFrame."""
+    id_type = vertices.schema["id"].dataType
+    nodes = vertices.select("id").join(landmarks.select("id", "l"), "id", "left")
+    if assign is not None:
+        nodes = nodes.join(assign.select("id", F.col("set_id").cast("long").alias("s")), "id", "left")
+    else:
+        nodes = nodes.withColumn("s", F.lit(None).cast("long"))
+    return edges.select(
+        F.lit(_EDGE).alias("kind"), F.col("src").alias("a"), F.col("dst").alias("b"),
+        F.col("weight").cast("double").alias("w"), F.lit(None).cast("int").alias("l"),
+        F.lit(None).cast("long").alias("s"),
+    ).unionByName(nodes.select(
+        F.lit(_NODE).alias("kind"), F.col("id").alias("a"), F.lit(None).cast(id_type).alias("b"),
+        F.lit(None).cast("double").alias("w"), F.col("l").cast("int").alias("l"), "s",
+    ))
+
+
+class _Local:
+    """The gathered rows of one task as arrays: node index, M, landmark indices, sets."""
+
+    def __init__(self, pdf: pd.DataFrame, params: Mapping[str, Any]) -> None:
+        kind = pdf["kind"].to_numpy()
+        nodes = pdf[kind == _NODE]
+        self.index = pd.Index(nodes["a"])
+        order = np.argsort(self.index.to_numpy(), kind="stable")
+        self.index = self.index[order]
+        if self.index.has_duplicates:
+            raise ValueError("one-task stage: a node id occurs twice in the vertex table")
+        n = len(self.index)
+        lcol = nodes["l"].to_numpy()[order]
+        has_l = ~pd.isna(lcol)
+        self.landmarks = np.empty(int(has_l.sum()), dtype=np.int64)
+        self.landmarks[lcol[has_l].astype(np.int64)] = np.flatnonzero(has_l)
+        scol = nodes["s"].to_numpy()[order]
+        self.sets = np.where(pd.isna(scol), -1, scol).astype(np.int64)
+        self.sets[self.landmarks] = -1
+        ed = pdf[kind == _EDGE]
+        self.src = self.index.get_indexer(ed["a"])
+        self.dst = self.index.get_indexer(ed["b"])
+        self.w = ed["w"].to_numpy(np.float64)
+        if (self.src < 0).any() or (self.dst < 0).any():
+            raise ValueError("one-task stage: an edge ends at a node missing from the vertex table")
+        self.M = sparse_proximity(n, self.src, self.dst, self.w, params["metric"], int(params["window"]),
+                                  params["scaling"])
+
+
+def summaries(edges: DataFrame, vertices: DataFrame, landmarks: DataFrame, k: int,
+              params: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """M00, S_A and S_B (k x k) of the graph, computed in one task; O(k^2) values collected.
+
+    Parameters
+    ----------
+    edges, vertices : DataFrame
+        The graph's ``src, dst, weight`` rows (both directions when undirected) and ``id``.
+    landmarks : DataFrame
+        ``(id, l)``, k rows.
+    params : mapping
+        ``metric``, ``window`` and ``scaling`` by Param name.
+    """
+    settings = {key: params[key] for key in ("metric", "window", "scaling")}
+    schema = StructType([StructField(c, IntegerType(), False) for c in ("t", "i", "j")]
+                        + [StructField("m", DoubleType(), False)])
+
+    def run(pdf: pd.DataFrame) -> pd.DataFrame:
+        local = _Local(pdf, settings)
+        parts = landmark_summaries(local.M, local.landmarks)
+        t, i, j = np.nonzero(np.stack(parts))
+        return pd.DataFrame({"t": t.astype(np.int32), "i": i.astype(np.int32), "j": j.astype(np.int32),
+                             "m": np.stack(parts)[t, i, j]})
+
+    rows = (_gathered(edges, vertices, landmarks, None).groupBy(F.lit(0).alias("one"))
+            .applyInPandas(run, schema=schema).collect())
+    out = np.zeros((3, k, k))
+    if rows:
+        arr = np.array([(r["t"], r["i"], r["j"]) for r in rows], dtype=np.int64)
+        out[arr[:, 0], arr[:, 1], arr[:, 2]] = [r["m"] for r in rows]
+    return out[0], out[1], out[2]
+
+
+def embed_graph(
+    edges: DataFrame,
+    vertices: DataFrame,
+    landmarks: DataFrame,
+    assign: DataFrame,
+    factors: LandmarkFactors,
+    constants: SetConstants,
+    params: Mapping[str, Any],
+    id_type: DataType,
+) -> DataFrame:
+    """Every node's row ``id, embedding, context, is_landmark, set_id``, made in one task.
+
+    ``assign`` is ``(id, set_id)`` of the non-landmark nodes; the landmarks get Phi and
+    Psi (set -1). With ``propagation > 1`` the embeddings are then propagated as
+    :func:`sepne_spark.propagation.propagate_embeddings` does (the context vectors are
+    not). Lazy: the task runs at the first action.
+    """
+    settings = {key: params[key] for key in ("metric", "window", "scaling", "iters", "dtype", "propagation",
+                                             "propagationMu", "propagationTheta")}
+    Phi, Psi = factors.Phi, factors.Psi
+
+    def run(pdf: pd.DataFrame) -> pd.DataFrame:
+        local = _Local(pdf, settings)
+        n, d = len(local.index), Phi.shape[0]
+        W, C = np.zeros((n, d)), np.zeros((n, d))
+        W[local.landmarks], C[local.landmarks] = Phi.T, Psi.T
+        for _, members, Wi, Ci in solve_sets(local.M, local.landmarks, local.sets, constants,
+                                             int(settings["iters"]), settings["dtype"]):
+            W[members], C[members] = Wi.T, Ci.T
+        if not (np.isfinite(W).all() and np.isfinite(C).all()):
+            raise FloatingPointError("the solve produced NaN or infinite values (check eta > 0 and the input "
+                                     "weights)")
+        order = int(settings["propagation"])
+        if order > 1:
+            import scipy.sparse as sp
+
+            A = sp.csr_matrix((local.w, (local.src, local.dst)), shape=(n, n))
+            W = reorthogonalize(propagate(A, l2_normalize(W), order=order, mu=float(settings["propagationMu"]),
+                                          theta=float(settings["propagationTheta"])))
+        is_landmark = np.zeros(n, dtype=bool)
+        is_landmark[local.landmarks] = True
+        embedded = is_landmark | (local.sets >= 0)
+        return pd.DataFrame({
+            "id": local.index.to_numpy()[embedded],
+            "embedding": list(W[embedded]),
+            "context": list(C[embedded]),
+            "is_landmark": is_landmark[embedded],
+            "set_id": np.where(is_landmark, -1, local.sets)[embedded],
+        })
+
+    return (_gathered(edges, vertices, landmarks, assign).groupBy(F.lit(0).alias("one"))
+            .applyInPandas(run, schema=output_schema(id_type)))

@@ -1,0 +1,169 @@
+"""SepNE on a SciPy sparse proximity matrix: the equations for a graph that fits one task.
+
+The distributed stages (:mod:`.proximity`, :mod:`.set_stage`) build M, its landmark
+summaries and each set's blocks as DataFrame joins, which is what a graph too big for
+one machine needs. A graph of up to about 10^5 nodes fits one worker's memory, and there
+the same quantities are a handful of sparse products. This module computes them, pure
+NumPy/SciPy and free of Spark, for :mod:`.one_task` (which runs them inside one
+``applyInPandas`` task) and for the benchmarks:
+
+* :func:`sparse_proximity`: M = I + A or A + ... + A^T, optionally log-scaled;
+* :func:`landmark_summaries`: M00, S_A and S_B (k x k);
+* :func:`solve_sets`: every set's blocks M_ii, M_i0, M_0i, Rhat_A and Rhat_B, and the
+  library's per-set solve :func:`sepne_spark.solver.solve_set` on them.
+
+The results equal the dense oracle (:mod:`sepne_spark.dense`) and the distributed
+stages to floating-point tolerance; only the order of additions differs.
+"""
+from __future__ import annotations
+
+from typing import Iterator
+
+import numpy as np
+import scipy.sparse as sp
+
+from sepne_spark.solver import SetConstants, solve_set
+
+
+def sparse_proximity(
+    n: int,
+    src: np.ndarray,
+    dst: np.ndarray,
+    weight: np.ndarray,
+    metric: str,
+    window: int = 2,
+    scaling: str = "none",
+) -> sp.csr_matrix:
+    """M as a SciPy CSR matrix: I + A (``"I+A"``) or A + A^2 + ... + A^window (``"A+A2"``),
+    A the row-normalised transition matrix; with ``scaling="log"`` every entry m at
+    column v becomes log(max(vol m / (T s_in(v)), 1)) (vol the total weight, s_in(v)
+    the weight into v, T the window) and columns without in-weight are dropped.
+
+    ``src, dst, weight`` is a directed edge list over 0..n-1 (an undirected graph gives
+    both directions); parallel edges are summed, edges of weight 0 or less are dropped
+    (as :func:`sepne_spark.proximity.transition` does). Explicit zeros are removed.
+    """
+    weight = np.asarray(weight, dtype=np.float64)
+    keep = weight > 0
+    W = sp.coo_matrix((weight[keep], (np.asarray(src)[keep], np.asarray(dst)[keep])), shape=(n, n)).tocsr()
+    s = np.asarray(W.sum(axis=1)).ravel()
+    inv = np.zeros(n)
+    inv[s > 0] = 1.0 / s[s > 0]
+    A = sp.csr_matrix(sp.diags(inv) @ W)
+    if metric == "I+A":
+        M = sp.identity(n, format="csr") + A
+    elif metric == "A+A2":
+        M, power = A.copy(), A
+        for _ in range(window - 1):
+            power = power @ A
+            M = M + power
+    else:
+        raise ValueError(f"unknown metric {metric!r}; expected 'I+A' or 'A+A2'")
+    M = sp.csr_matrix(M)
+    if scaling == "log":
+        vol = float(W.sum())
+        s_in = np.asarray(W.sum(axis=0)).ravel()
+        M = M.tocoo()
+        denom = float(window) * s_in[M.col]
+        ok = denom > 0
+        val = np.zeros_like(M.data)
+        val[ok] = np.log(np.maximum(vol * M.data[ok] / denom[ok], 1.0))
+        M = sp.csr_matrix((val, (M.row, M.col)), shape=(n, n))
+    elif scaling != "none":
+        raise ValueError(f"unknown scaling {scaling!r}; expected 'none' or 'log'")
+    M.eliminate_zeros()
+    return M
+
+
+def proximity_entries_bound(nodes: int, edge_rows: int, walk_pairs: int, metric: str, window: int) -> int:
+    """An upper bound on the non-zero entries of M, from the graph's degree table.
+
+    ``edge_rows``: directed edge rows (an undirected edge counts twice); ``walk_pairs``:
+    the two-step walks, sum over v of in-degree(v) x out-degree(v). I + A has at most
+    ``edge_rows + nodes`` entries, A + A^2 at most ``edge_rows + walk_pairs``; longer
+    windows are bounded by ``nodes^2`` only.
+    """
+    if metric == "I+A":
+        return int(edge_rows) + int(nodes)
+    if window == 2:
+        return int(edge_rows) + int(walk_pairs)
+    return int(nodes) ** 2
+
+
+def _non_landmark(n: int, landmarks: np.ndarray) -> sp.dia_matrix:
+    keep = np.ones(n)
+    keep[landmarks] = 0.0
+    return sp.diags(keep)
+
+
+def landmark_summaries(M: sp.csr_matrix, landmarks: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """M00 = M[V0, V0], S_A = sum_v M_0v M_0v^T and S_B = sum_v M_v0^T M_v0 over the
+    non-landmark nodes v (each k x k, dense), ``landmarks`` the indices of V0 in
+    landmark order."""
+    V0 = np.asarray(landmarks, dtype=np.int64)
+    Dn = _non_landmark(M.shape[0], V0)
+    rows = M[V0]  # k x n
+    cols = sp.csr_matrix(M[:, V0])  # n x k
+    R0 = rows @ Dn
+    C0 = Dn @ cols
+    return (rows[:, V0].toarray(), np.asarray((R0 @ R0.T).toarray()), np.asarray((C0.T @ C0).toarray()))
+
+
+class SetBlocks:
+    """Builds the blocks :func:`~sepne_spark.solver.solve_set` takes for any set of M.
+
+    The landmark rows and columns of M, with the landmark entries dropped (what the
+    two-hop sums run over), are sliced once here; each set then costs products with
+    its own rows and columns only.
+    """
+
+    def __init__(self, M: sp.csr_matrix, landmarks: np.ndarray) -> None:
+        self.M = sp.csr_matrix(M)
+        self.Mt = sp.csr_matrix(self.M.T)  # the columns of M as rows
+        self.V0 = np.asarray(landmarks, dtype=np.int64)
+        Dn = _non_landmark(self.M.shape[0], self.V0)
+        self.rows0 = sp.csr_matrix(self.M[self.V0] @ Dn)  # k x n: M[V0, v], v non-landmark
+        self.cols0 = sp.csr_matrix(self.Mt[self.V0] @ Dn)  # k x n: M[v, V0]^T, v non-landmark
+
+    def __call__(self, members: np.ndarray) -> tuple[sp.csr_matrix, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """``M_ii`` (sparse), ``M_i0`` (n_i x k), ``M_0i`` (k x n_i) and the two-hop sums
+        ``Rhat_A[l, u] = sum_v M[u, v] M[l, v]`` and ``Rhat_B[l, u] = sum_v M[v, u] M[v, l]``
+        over the non-landmark v (k x n_i) of the set ``members``."""
+        Vi = np.asarray(members, dtype=np.int64)
+        rows_i = self.M[Vi]  # n_i x n: the set's rows
+        cols_i = self.Mt[Vi]  # n_i x n: the set's columns, transposed
+        M_ii = sp.csr_matrix(rows_i[:, Vi])
+        M_i0 = rows_i[:, self.V0].toarray()
+        M_0i = cols_i[:, self.V0].toarray().T
+        Rhat_A = np.asarray((self.rows0 @ rows_i.T).toarray())
+        Rhat_B = np.asarray((self.cols0 @ cols_i.T).toarray())
+        return M_ii, M_i0, M_0i, Rhat_A, Rhat_B
+
+
+def solve_sets(
+    M: sp.csr_matrix,
+    landmarks: np.ndarray,
+    sets: np.ndarray,
+    constants: SetConstants,
+    iters: int,
+    dtype: str = "float64",
+) -> Iterator[tuple[int, np.ndarray, np.ndarray, np.ndarray]]:
+    """Solve every set: yields ``(set_id, members, W_i, C_i)`` per set, W_i and C_i
+    d x n_i, in ascending order of ``set_id``.
+
+    ``sets[u]`` is node u's set (``-1``: not embedded, e.g. a landmark).
+    """
+    blocks = SetBlocks(M, landmarks)
+    order = np.argsort(sets, kind="stable")
+    ordered = sets[order]
+    starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]]) if len(order) else np.array([], int)
+    bounds = np.r_[starts, len(order)]
+    for a, b in zip(bounds[:-1], bounds[1:]):
+        sid = int(ordered[a])
+        if sid < 0:
+            continue
+        members = np.sort(order[a:b])
+        M_ii, M_i0, M_0i, Rhat_A, Rhat_B = blocks(members)
+        W, C = solve_set(constants.factors, None, None, M_ii, M_i0, M_0i, Rhat_A, Rhat_B,
+                         constants.lam, constants.eta, iters, dtype=dtype, constants=constants)
+        yield sid, members, W, C
