@@ -50,7 +50,7 @@ if str(ROOT) not in sys.path:
 if str(ROOT / "benchmarks") not in sys.path:
     sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from sepne_spark.dense import sparse_proximity  # noqa: E402
+from sepne_spark.sparse import landmark_summaries, solve_sets, sparse_proximity  # noqa: E402
 from sepne_spark.evaluation import (  # noqa: E402
     OneVsRestLogisticRegression,
     _predict_labels,
@@ -58,7 +58,7 @@ from sepne_spark.evaluation import (  # noqa: E402
     l2_normalize,
 )
 from sepne_spark.generators import dcsbm_edges_numpy, sbm_edges_numpy  # noqa: E402
-from sepne_spark.solver import landmark_factors, row_space_factors, set_constants, solve_set  # noqa: E402
+from sepne_spark.solver import landmark_factors, row_space_factors, set_constants  # noqa: E402
 from sepne_spark.spectral import propagate, reorthogonalize, sparse_products  # noqa: E402
 
 DATA_DIR = Path(os.environ.get("SEPNE_DATA_DIR", "/work/shared/datasets"))
@@ -177,48 +177,29 @@ def select_landmarks(A: sp.csr_matrix, k: int, strategy: str, seed: int) -> np.n
 
 
 def sepne_embed(G: Graph, b: Base) -> np.ndarray:
-    """W (n x d) of SepNE with random sets: landmark rows Phi^T, other rows Phi A."""
+    """W (n x d) of SepNE with random sets: landmark rows Phi^T, other rows Phi A; the
+    library's own SciPy path (:mod:`sepne_spark.sparse`, what one task runs)."""
     n = G.n
     coo = G.A.tocoo()
-    M = sparse_proximity(n, coo.row, coo.col, coo.data, b.metric, b.window, b.scaling).tocsr()
+    M = sparse_proximity(n, coo.row, coo.col, coo.data, b.metric, b.window, b.scaling)
     V0 = select_landmarks(G.A, b.k, b.strategy, b.seed)
-    nonl = np.ones(n)
-    nonl[V0] = 0.0
-    Dn = sp.diags(nonl)
-    Mrow0 = M[V0].tocsr()  # k x n
-    Mcol0 = M[:, V0].tocsr()  # n x k
-    M00 = Mrow0[:, V0].toarray()
-    R0 = Mrow0 @ Dn
-    C0 = Dn @ Mcol0
-    S_A = (R0 @ R0.T).toarray()
-    S_B = (C0.T @ C0).toarray()
+    M00, S_A, S_B = landmark_summaries(M, V0)
     if b.factor == "M00":
         F = landmark_factors(M00, b.d)
     elif b.factor == "rows":
         F = row_space_factors(M00, S_A, S_B, b.d)
     else:
         raise ValueError(b.factor)
-    RA = (M @ Dn @ Mrow0.T).tocsr()  # n x k: Rhat_A^T
-    RB = ((Dn @ M).T @ Mcol0).tocsr()  # n x k: Rhat_B^T
-    consts = set_constants(F, S_A, S_B, b.lam, b.eta)
-    nl = np.flatnonzero(nonl > 0)
+    nonl = np.ones(n, dtype=bool)
+    nonl[V0] = False
+    nl = np.flatnonzero(nonl)
     s = max(1, math.ceil(len(nl) / b.set_size))
-    assign = np.random.default_rng([b.seed, 7919]).integers(0, s, size=len(nl))
-    d = F.Phi.shape[0]
-    W = np.zeros((n, d))
+    sets = np.full(n, -1, dtype=np.int64)
+    sets[nl] = np.random.default_rng([b.seed, 7919]).integers(0, s, size=len(nl))
+    W = np.zeros((n, F.Phi.shape[0]))
     W[V0] = F.Phi.T
-    Mc = M.tocsc()
-    for j in range(s):
-        Vi = nl[assign == j]
-        if Vi.size == 0:
-            continue
-        Mii = M[Vi][:, Vi]
-        Wi, _ = solve_set(
-            F, None, None, Mii, Mcol0[Vi].toarray(), Mrow0[:, Vi].toarray(),
-            RA[Vi].toarray().T, RB[Vi].toarray().T, b.lam, b.eta, b.iters, constants=consts,
-        )
-        W[Vi] = Wi.T
-    del Mc
+    for _, members, Wi, _ in solve_sets(M, V0, sets, set_constants(F, S_A, S_B, b.lam, b.eta), b.iters):
+        W[members] = Wi.T
     return W
 
 
