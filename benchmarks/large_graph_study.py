@@ -115,6 +115,8 @@ GRAPHS = {
     "dcsbm-10k": lambda: generated("dcsbm", 10_000, 50, 15, 0.7, 1),
     "sbm-100k": lambda: generated("sbm", 100_000, 100, 15, 0.7, 1),
     "dcsbm-100k": lambda: generated("dcsbm", 100_000, 100, 15, 0.7, 1),
+    "sbm-4k-d20": lambda: generated("sbm", 4_000, 40, 20, 0.7, 1),
+    "dcsbm-4k-d20": lambda: generated("dcsbm", 4_000, 40, 20, 0.7, 1),
     "cora": lambda: load_dataset("cora"),
     "citeseer": lambda: load_dataset("citeseer"),
     "wiki": lambda: load_dataset("wiki"),

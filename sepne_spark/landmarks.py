@@ -126,7 +126,16 @@ def _greedy_dominating(spark: SparkSession, deg: DataFrame, edges: DataFrame, k:
     """
     adj = edges.select("src", "dst").unionByName(
         edges.select(F.col("dst").alias("src"), F.col("src").alias("dst"))
-    ).distinct()
+    ).distinct().persist()
+    deg = deg.persist()  # both are read once per round
+    try:
+        return _greedy_rounds(spark, deg, adj, k)
+    finally:
+        adj.unpersist()
+        deg.unpersist()
+
+
+def _greedy_rounds(spark: SparkSession, deg: DataFrame, adj: DataFrame, k: int) -> list:
     chosen: list = []
     id_type = deg.schema["id"].dataType
     while len(chosen) < k:

@@ -64,6 +64,7 @@ __all__ = [
     "AUTO_SMALL_NODES",
     "AUTO_PROFILE",
     "AUTO_SMALL",
+    "auto_needs_walks",
     "DTYPES",
     "MODEL_PARAMS",
     "MODEL_SETTINGS",
@@ -745,41 +746,66 @@ def auto_profile(nodes: int, edge_rows: int, two_step_walks: int | None = None) 
         Nodes and directed edge rows (an undirected edge counts twice) of the graph.
     two_step_walks : int, optional
         Sum over the nodes of their out-degree squared (the entries of A^2 at most);
-        needed above :data:`AUTO_SMALL_NODES` nodes.
+        needed unless the graph is a sparse one of up to :data:`AUTO_SMALL_NODES` nodes
+        (see :func:`auto_needs_walks`).
 
     Returns
     -------
     (str, dict)
-        * Up to :data:`AUTO_SMALL_NODES` nodes: ``document-quality`` (A + ... + A^5, log
-          scaling, 250 GDS landmarks, no propagation), its walk window T the largest of
-          5 .. 2 for which M's estimated size ``n * min(n, dbar^T)`` (dbar the mean
-          out-degree) stays within :data:`AUTO_MAX_ENTRIES`; landmarks at most half the
-          nodes and dim at most the landmarks, for tiny graphs.
-        * Larger graphs: ``social`` (1,000 landmarks, lambda 50, eta 1, 5 rounds, sets of
-          2,000, three-term propagation), with M = A + A^2, the log scaling and the
-          landmark-row factorisation while the two-step walks stay within
+        * Up to :data:`AUTO_SMALL_NODES` nodes, when M's estimated size ``n * min(n,
+          dbar^T)`` (dbar the mean out-degree) stays within :data:`AUTO_MAX_ENTRIES` for a
+          walk window T of at least 3: ``document-quality`` (A + ... + A^5, log scaling,
+          250 GDS landmarks, no propagation), T the largest of 5 .. 3 that fits;
+          landmarks at most half the nodes and dim at most the landmarks, for tiny graphs.
+        * Otherwise (larger graphs, and small ones too dense for walks of 3 steps, where
+          document-quality scores far lower on validation): ``social`` (1,000 landmarks,
+          at most half the nodes, lambda 50, eta 1, 5 rounds, sets of 2,000, three-term
+          propagation), with M = A + A^2, the log scaling and the landmark-row
+          factorisation while the two-step walks stay within
           :data:`AUTO_MAX_TWO_STEP_WALKS`; otherwise M = I + A and, from
           :data:`AUTO_MORE_LANDMARKS_NODES` nodes, 2,000 landmarks.
     """
-    if nodes > AUTO_SMALL_NODES:
+    window = _auto_window(nodes, edge_rows)
+    if window is None:
         if two_step_walks is None:
-            raise ValueError("auto_profile needs the two-step walk count above "
-                             f"{AUTO_SMALL_NODES} nodes")
+            raise ValueError(f"auto_profile needs the two-step walk count of a graph of {nodes} nodes and "
+                             f"{edge_rows} edge rows")
+        over: dict[str, Any] = {}
         if two_step_walks <= AUTO_MAX_TWO_STEP_WALKS:
-            return AUTO_LARGE, {"metric": "A+A2", "scaling": "log", "landmark_factors": "rows"}
-        return AUTO_LARGE, ({"landmarks": 2000} if nodes >= AUTO_MORE_LANDMARKS_NODES else {})
-    over: dict[str, Any] = {}
-    dbar = edge_rows / max(nodes, 1)
+            over = {"metric": "A+A2", "scaling": "log", "landmark_factors": "rows"}
+        elif nodes >= AUTO_MORE_LANDMARKS_NODES:
+            over = {"landmarks": 2000}
+        base = load_profile(AUTO_LARGE)
+        return AUTO_LARGE, {**over, **_tiny(nodes, base, over)}
+    over = {}
     base = load_profile(AUTO_SMALL)
-    window = next((t for t in range(int(base.get("window", 2)), 1, -1)
-                   if nodes * min(nodes, dbar ** t) <= AUTO_MAX_ENTRIES), 2)
     if window != base.get("window", 2):
         over["window"] = window
-    k = int(base.get("landmarks", _BY_NAME["landmarks"].default))
-    if k > nodes // 2:
-        over["landmarks"] = max(1, nodes // 2)
-        over["dim"] = min(int(base.get("dim", _BY_NAME["dim"].default)), over["landmarks"])
-    return AUTO_SMALL, over
+    return AUTO_SMALL, {**over, **_tiny(nodes, base, over)}
+
+
+def _auto_window(nodes: int, edge_rows: int) -> int | None:
+    """The document-quality walk window that keeps M within :data:`AUTO_MAX_ENTRIES`
+    (the profile's 5 down to 3), or None when the graph is too large or too dense."""
+    if nodes > AUTO_SMALL_NODES:
+        return None
+    dbar = edge_rows / max(nodes, 1)
+    top = int(load_profile(AUTO_SMALL).get("window", 2))
+    return next((t for t in range(top, 2, -1) if nodes * min(nodes, dbar ** t) <= AUTO_MAX_ENTRIES), None)
+
+
+def auto_needs_walks(nodes: int, edge_rows: int) -> bool:
+    """Whether :func:`auto_profile` needs the two-step walk count for this graph."""
+    return _auto_window(nodes, edge_rows) is None
+
+
+def _tiny(nodes: int, base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
+    """Landmarks at most half the nodes, and dim at most the landmarks."""
+    k = int(over.get("landmarks", base.get("landmarks", _BY_NAME["landmarks"].default)))
+    if k <= nodes // 2:
+        return {}
+    k = max(1, nodes // 2)
+    return {"landmarks": k, "dim": min(int(base.get("dim", _BY_NAME["dim"].default)), k)}
 
 
 def load_profile(path_or_name: str | os.PathLike[str] | None = None) -> dict[str, Any]:

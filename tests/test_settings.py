@@ -191,8 +191,18 @@ def test_auto_profile_by_size():
     # Document-size graphs: document-quality, its window shortened only where M would be dense.
     assert settings.auto_profile(2708, 10556) == ("document-quality", {})  # Cora
     assert settings.auto_profile(2405, 35962) == ("document-quality", {})  # Wiki: 2405^2 entries at most
-    assert settings.auto_profile(4000, 80000) == ("document-quality", {"window": 2})  # mean degree 20
     assert settings.auto_profile(3000, 36000) == ("document-quality", {"window": 3})
+    assert not settings.auto_needs_walks(3000, 36000)
+    # Too dense for walks of 3 steps (mean degree 20): the large-graph rule, which scores
+    # far higher there on validation.
+    assert settings.auto_needs_walks(4000, 80000)
+    assert settings.auto_profile(4000, 80000, 1_600_000) == (
+        "social", {"metric": "A+A2", "scaling": "log", "landmark_factors": "rows"})
+    assert settings.auto_profile(5000, 250_000, 4 * 10**7) == ("social", {})
+    # Up to 2,449 nodes M has at most 6 x 10^6 entries whatever the density.
+    assert settings.auto_profile(2400, 200_000) == ("document-quality", {})
+    with pytest.raises(ValueError, match="two-step walk"):
+        settings.auto_profile(4000, 80000)
     # A tiny graph: at most half its nodes as landmarks, dim at most the landmarks.
     assert settings.auto_profile(50, 200) == ("document-quality", {"landmarks": 25, "dim": 25})
     # Larger graphs: social with propagation; two-hop proximity while A^2 stays small.

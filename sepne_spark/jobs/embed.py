@@ -53,9 +53,9 @@ def build_parser() -> argparse.ArgumentParser:
     io = p.add_argument_group("input and output")
     io.add_argument("--profile", default=config.AUTO_PROFILE,
                     help=f"YAML profile: a name ({', '.join(profile_names()) or 'none found'}) or a path; "
-                         f"default: auto, which takes {config.AUTO_SMALL} for graphs of up to "
-                         f"{config.AUTO_SMALL_NODES:,} nodes (its walk window shortened on denser graphs) and "
-                         f"{config.AUTO_LARGE} with propagation above (A+A2, log scaling, landmark-row factors "
+                         f"default: auto, which takes {config.AUTO_SMALL} for sparse graphs of up to "
+                         f"{config.AUTO_SMALL_NODES:,} nodes (its walk window shortened on denser ones) and "
+                         f"{config.AUTO_LARGE} with propagation otherwise (A+A2, log scaling, landmark-row factors "
                          f"while the two-step walks stay under {config.AUTO_MAX_TWO_STEP_WALKS:,}); the setting "
                          "values shown below are the profile named default")
     io.add_argument("--input", nargs="+", default=None,
@@ -165,7 +165,7 @@ def _auto_settings(ns: argparse.Namespace, graph, n_nodes: int, n_edges: int) ->
     """The settings of ``--profile auto`` for a graph of this size (flags still win),
     and the profile chosen."""
     walks = None
-    if n_nodes > config.AUTO_SMALL_NODES:
+    if config.auto_needs_walks(n_nodes, n_edges):
         from pyspark.sql import functions as F
 
         # Sum of squared out-degrees: the two-step walks, the size of A^2 at most.
