@@ -26,6 +26,7 @@ the first action on the result.
 """
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from typing import Callable, Mapping
 
@@ -44,10 +45,18 @@ from pyspark.sql.types import (
     StructType,
 )
 
+log = logging.getLogger(__name__)
+
 #: Rows of one chunk of a dense block matrix (4,096 x 128 float64 = 4 MiB).
 CHUNK_ROWS = 4096
 _COL_BITS = 40  # a column is (block << 40) | row-in-block
 _COL_MASK = (1 << _COL_BITS) - 1
+
+#: Bytes of one Arrow batch between the JVM and a block's Python task. Spark cuts
+#: batches at 10,000 records by default, and a record here is a chunk of MiBs: a row
+#: block of 500,000 nodes would travel as one batch of GiBs, built in the JVM's heap.
+ARROW_BATCH_BYTES = 64 * 1024 * 1024
+_ARROW_BATCH_KEY = "spark.sql.execution.arrow.maxBytesPerBatch"
 
 CHUNK_SCHEMA = StructType(
     [
@@ -77,6 +86,19 @@ _ENTRIES, _SHIPPED, _OWN = 0, 1, 2
 #: ``own`` the block's matrices by name (each ``rows x cols``); returns the matrices the
 #: block keeps (those not returned are dropped).
 Update = Callable[[np.ndarray, Mapping[str, np.ndarray]], Mapping[str, np.ndarray]]
+
+
+def bound_arrow_batches(spark) -> None:
+    """Cap the session's Arrow batches at :data:`ARROW_BATCH_BYTES` unless a smaller
+    cap is set already (a runtime SQL setting, allowed on shared clusters and Spark
+    Connect); logged when changed."""
+    try:
+        current = int(str(spark.conf.get(_ARROW_BATCH_KEY, str(2**31 - 1))).rstrip("bB"))
+    except ValueError:  # a size with a unit ("64m"): set by someone on purpose, kept
+        return
+    if current > ARROW_BATCH_BYTES:
+        spark.conf.set(_ARROW_BATCH_KEY, str(ARROW_BATCH_BYTES))
+        log.info("%s set to %d (was %d): block chunks are MiBs each", _ARROW_BATCH_KEY, ARROW_BATCH_BYTES, current)
 
 
 def _checkpoint(df: DataFrame) -> DataFrame:
@@ -168,6 +190,7 @@ class BlockGraph:
         """
         if blocks < 1:
             raise ValueError(f"blocks must be >= 1; got {blocks}")
+        bound_arrow_batches(nodes.sparkSession)
         cr = int(chunk_rows or CHUNK_ROWS)
         block_of = F.pmod(F.xxhash64(F.col("id").cast("string"), F.lit(int(seed) + 104729)), F.lit(blocks)).cast("int")
         keyed = nodes.select("id").distinct().select("id", block_of.alias("b"))
