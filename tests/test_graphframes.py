@@ -32,6 +32,9 @@ from tests.helpers import random_graph
 
 ROOT = Path(__file__).resolve().parent.parent
 MAX_ITER = 5
+#: The session comes through the ``gf`` fixture (after the JAR check), which the tier
+#: rule of conftest.py cannot see: every test here is of the Spark tier.
+pytestmark = pytest.mark.spark
 
 
 @pytest.fixture(scope="module")
