@@ -22,20 +22,21 @@ undirected edge is stored once, as ``src < dst``; a directed graph keeps ``(u, v
 The writers (:func:`write_edges`, :func:`write_labels`, :func:`write_table`) write TSV
 (Spark's CSV writer, tab-separated, no header) or Parquet into a hidden temporary sibling
 of the target and rename it into place only once the write has succeeded, so an
-interrupted run never leaves a half-written table at the final path.
+interrupted run never leaves a half-written table at the final path; they use the
+storage layer of the embed job (:mod:`sepne_spark.writing`: the same path rules and the
+same recovery after a killed run).
 """
 from __future__ import annotations
 
 import math
-import os
-import shutil
-import uuid
 from typing import Callable, Iterator, Literal
 
 import numpy as np
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
+
+from sepne_spark import writing
 
 __all__ = [
     "sbm_graph",
@@ -673,110 +674,9 @@ def rmat_graph(
 # ----------------------------------------------------------------------------- writers
 
 
-def _has_scheme(path: str) -> bool:
-    """Whether ``path`` is a URI (``scheme://...`` or ``file:/...``)."""
-    head, sep, _ = path.partition("://")
-    return (bool(sep) and "/" not in head) or path.startswith("file:")
-
-
-def _resolve(spark: SparkSession, path: str) -> tuple[str, bool]:
-    """The path Spark writes to and whether it is handled as a plain local path.
-
-    A path without a scheme is local unless ``spark.hadoop.fs.defaultFS`` names another
-    file system, in which case it must be absolute and is resolved against it.
-    """
-    if _has_scheme(path):
-        return path, False
-    default_fs = None
-    try:
-        default_fs = spark.conf.get("spark.hadoop.fs.defaultFS", None)
-    except Exception:  # pragma: no cover - some session types restrict conf access
-        default_fs = None
-    if default_fs and not default_fs.startswith("file:"):
-        if not path.startswith("/"):
-            raise ValueError(
-                f"relative path {path!r} with default file system {default_fs}: give an "
-                "absolute path or a full URI"
-            )
-        return default_fs.rstrip("/") + path, False
-    return os.path.abspath(path), True
-
-
-def _sibling(path: str, tag: str) -> str:
-    """A hidden sibling of ``path`` (Spark readers skip names starting with a dot)."""
-    stripped = path.rstrip("/")
-    parent, _, name = stripped.rpartition("/")
-    return f"{parent}/.{name}.{tag}-{uuid.uuid4().hex[:12]}"
-
-
-class _Local:
-    """File operations on local paths."""
-
-    @staticmethod
-    def exists(path: str) -> bool:
-        return os.path.lexists(path)
-
-    @staticmethod
-    def remove(path: str) -> None:
-        if os.path.isdir(path) and not os.path.islink(path):
-            shutil.rmtree(path)
-        elif os.path.lexists(path):
-            os.remove(path)
-
-    @staticmethod
-    def move(src: str, dst: str) -> None:
-        os.replace(src, dst)
-
-    @staticmethod
-    def data_files(directory: str) -> list[str]:
-        return sorted(
-            os.path.join(directory, f)
-            for f in os.listdir(directory)
-            if not f.startswith((".", "_")) and os.path.isfile(os.path.join(directory, f))
-        )
-
-
-class _Remote:
-    """File operations through :mod:`pyarrow.fs` on a URI's file system."""
-
-    def __init__(self, uri: str) -> None:
-        from pyarrow import fs as pafs
-
-        self._pafs = pafs
-        self.fs = pafs.FileSystem.from_uri(uri)[0]
-
-    def _p(self, uri: str) -> str:
-        return self._pafs.FileSystem.from_uri(uri)[1]
-
-    def exists(self, uri: str) -> bool:
-        return self.fs.get_file_info(self._p(uri)).type != self._pafs.FileType.NotFound
-
-    def remove(self, uri: str) -> None:
-        p = self._p(uri)
-        kind = self.fs.get_file_info(p).type
-        if kind == self._pafs.FileType.Directory:
-            self.fs.delete_dir(p)
-        elif kind != self._pafs.FileType.NotFound:
-            self.fs.delete_file(p)
-
-    def move(self, src: str, dst: str) -> None:
-        self.fs.move(self._p(src), self._p(dst))
-
-    def data_files(self, uri: str) -> list[str]:
-        infos = self.fs.get_file_info(self._pafs.FileSelector(self._p(uri)))
-        base = uri.rstrip("/")
-        return sorted(
-            f"{base}/{info.base_name}"
-            for info in infos
-            if info.type == self._pafs.FileType.File
-            and not info.base_name.startswith((".", "_"))
-        )
-
-
 def output_exists(spark: SparkSession, path: str) -> bool:
     """Whether something exists at ``path`` (resolved as :func:`write_table` does)."""
-    target, local = _resolve(spark, path)
-    return (_Local() if local else _Remote(target)).exists(target)
+    return writing.exists(writing.resolve_output(spark, path))
 
 
 def write_table(
@@ -791,7 +691,8 @@ def write_table(
 
     The data are written to a hidden sibling ``.<name>.tmp-<id>`` of ``path`` and moved
     into place once Spark has finished, so readers never see a partial table at
-    ``path``; a run killed midway leaves only the hidden sibling behind.
+    ``path``; a run killed midway leaves only the hidden sibling behind, which the next
+    write to ``path`` removes (:func:`sepne_spark.writing.atomic_write`).
 
     Parameters
     ----------
@@ -822,40 +723,33 @@ def write_table(
     """
     if fmt not in ("tsv", "parquet"):
         raise ValueError(f"format must be 'tsv' or 'parquet', got {fmt!r}")
-    target, local = _resolve(df.sparkSession, path)
-    ops = _Local() if local else _Remote(target)
-    if ops.exists(target) and not overwrite:
-        raise FileExistsError(f"output exists: {target} (pass overwrite to replace it)")
-    tmp = _sibling(target, "tmp")
+    target = writing.resolve_output(df.sparkSession, path)
     out = df.coalesce(1) if single_file else df
-    writer = out.write.mode("errorifexists")
-    try:
+
+    def spark_write(where: str) -> None:
+        writer = out.write.mode("errorifexists")
         if fmt == "tsv":
-            writer.option("sep", "\t").option("header", "false").csv(tmp)
+            writer.option("sep", "\t").option("header", "false").csv(where)
         else:
-            writer.parquet(tmp)
-        staged = tmp
-        if single_file:
-            files = ops.data_files(tmp)
+            writer.parquet(where)
+
+    def write(tmp: str) -> None:
+        if not single_file:
+            spark_write(tmp)
+            return
+        parts = tmp + ".parts"  # a hidden sibling too: recovery removes it with tmp
+        try:
+            spark_write(parts)
+            files = writing.data_files(parts)
             if len(files) > 1:
-                raise RuntimeError(f"expected one data file in {tmp}, found {len(files)}")
+                raise RuntimeError(f"expected one data file in {parts}, found {len(files)}")
             if not files:  # an empty DataFrame may produce no part file at all
-                raise RuntimeError(f"Spark wrote no data file to {tmp}")
-            staged = files[0]
-        if ops.exists(target):
-            old = _sibling(target, "old")
-            ops.move(target, old)
-            try:
-                ops.move(staged, target)
-            except BaseException:
-                ops.move(old, target)  # put the previous output back
-                raise
-            ops.remove(old)
-        else:
-            ops.move(staged, target)
-    finally:
-        if ops.exists(tmp):
-            ops.remove(tmp)
+                raise RuntimeError(f"Spark wrote no data file to {parts}")
+            writing.move(files[0], tmp)
+        finally:
+            writing.remove(parts)
+
+    writing.atomic_write(write, target, overwrite=overwrite)
     return target
 
 

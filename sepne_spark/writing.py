@@ -31,6 +31,56 @@ def _filesystem(path: str):
     return fs.FileSystem.from_uri(uri)
 
 
+def _has_scheme(path: str) -> bool:
+    """Whether ``path`` is a URI (``scheme://...`` or ``file:/...``)."""
+    head, sep, _ = path.partition("://")
+    return (bool(sep) and "/" not in head) or path.startswith("file:")
+
+
+def resolve_output(spark, path: str) -> str:
+    """The location Spark writes ``path`` to, in a form this module's file operations
+    read the same way: a URI as given, and a path without a scheme as a local absolute
+    path, unless the session's ``spark.hadoop.fs.defaultFS`` names another file system,
+    in which case it must be absolute and is resolved against it (as Spark does)."""
+    if _has_scheme(path):
+        return path
+    try:
+        default_fs = spark.conf.get("spark.hadoop.fs.defaultFS", None)
+    except Exception:  # pragma: no cover - some session types restrict conf access
+        default_fs = None
+    if default_fs and not default_fs.startswith("file:"):
+        if not path.startswith("/"):
+            raise ValueError(f"relative path {path!r} with default file system {default_fs}: give an "
+                             "absolute path or a full URI")
+        return default_fs.rstrip("/") + path
+    return os.path.abspath(path)
+
+
+def data_files(directory: str) -> list[str]:
+    """The data files directly in ``directory`` (names not starting with ``.`` or ``_``),
+    as paths of the same form as ``directory``, sorted."""
+    from pyarrow import fs
+
+    filesystem, inner = _filesystem(directory.rstrip("/"))
+    infos = filesystem.get_file_info(fs.FileSelector(inner))
+    base = directory.rstrip("/")
+    return sorted(f"{base}/{i.base_name}" for i in infos
+                  if i.type == fs.FileType.File and not i.base_name.startswith((".", "_")))
+
+
+def move(src: str, dst: str) -> None:
+    """Move ``src`` to ``dst`` on their (common) file system."""
+    filesystem, a = _filesystem(src)
+    _, b = _filesystem(dst)
+    filesystem.move(a, b)
+
+
+def remove(path: str) -> None:
+    """Remove the file or directory ``path`` if it exists."""
+    filesystem, inner = _filesystem(path)
+    _remove(filesystem, inner)
+
+
 def exists(path: str) -> bool:
     """Whether ``path`` exists (file or directory)."""
     from pyarrow import fs

@@ -1,10 +1,11 @@
-"""Atomic output: a failed write leaves the old output whole and nothing visible."""
+"""Storage: atomic output (a failed write leaves the old output whole and nothing visible) and the path rules."""
 from __future__ import annotations
 
 import os
 
 import pytest
 
+from sepne_spark import writing
 from sepne_spark.writing import atomic_write, exists
 
 
@@ -58,3 +59,53 @@ def test_next_write_cleans_up_after_a_killed_run(tmp_path, caplog):
     atomic_write(write_file("new"), str(base / "emb"), overwrite=True)
     assert (base / "emb" / "part-0").read_text() == "new"
     assert sorted(os.listdir(base)) == [".other.tmp-cccc", "emb"]
+
+
+class _Conf:
+    """The one call :func:`resolve_output` makes on a session: ``conf.get``."""
+
+    def __init__(self, default_fs=None):
+        self.conf = self
+        self._fs = default_fs
+
+    def get(self, key, default=None):
+        return self._fs if key == "spark.hadoop.fs.defaultFS" and self._fs else default
+
+
+@pytest.mark.parametrize("path, default_fs, expected", [
+    ("out/emb", None, os.path.abspath("out/emb")),  # bare: local, made absolute
+    ("/data/emb", "file:///", "/data/emb"),
+    ("/data/emb", "hdfs://nn:8020", "hdfs://nn:8020/data/emb"),  # bare with an HDFS default
+    ("file:///tmp/emb", "hdfs://nn:8020", "file:///tmp/emb"),  # a URI is kept
+    ("hdfs://nn:8020/emb", None, "hdfs://nn:8020/emb"),
+    ("s3a://bucket/emb", "hdfs://nn:8020", "s3a://bucket/emb"),
+])
+def test_output_path_rules(path, default_fs, expected):
+    assert writing.resolve_output(_Conf(default_fs), path) == expected
+
+
+def test_relative_path_with_a_remote_default_is_refused():
+    with pytest.raises(ValueError, match="absolute path or a full URI"):
+        writing.resolve_output(_Conf("hdfs://nn:8020"), "out/emb")
+
+
+def test_locations_compare_across_spellings(tmp_path):
+    # file: URIs and bare paths name the same local place; s3a and s3n are s3.
+    assert writing._location(str(tmp_path / "a")) == writing._location((tmp_path / "a").as_uri())
+    assert writing._location("s3a://b/x/../y") == ("s3://b", "/y") == writing._location("s3n://b/y")
+    assert writing._location("hdfs://nn:8020/a/b") == ("hdfs://nn:8020", "/a/b")
+    assert writing._within("/a/b/c", "/a/b") and not writing._within("/a/bc", "/a/b")
+
+
+def test_storage_operations_on_local_paths_and_file_uris(tmp_path):
+    folder = tmp_path / "d"
+    folder.mkdir()
+    for name in ("part-0", "_SUCCESS", ".hidden", "part-1"):
+        (folder / name).write_text(name)
+    assert writing.data_files(str(folder)) == [str(folder / "part-0"), str(folder / "part-1")]
+    assert writing.data_files(folder.as_uri()) == [folder.as_uri() + "/part-0", folder.as_uri() + "/part-1"]
+    writing.move(str(folder / "part-0"), str(tmp_path / "moved"))
+    assert writing.exists((tmp_path / "moved").as_uri()) and not writing.exists(str(folder / "part-0"))
+    writing.remove(str(folder))
+    writing.remove(str(folder))  # already gone: nothing to do
+    assert not folder.exists()
