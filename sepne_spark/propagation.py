@@ -40,8 +40,11 @@ from sepne_spark.spectral import (
     reorthogonalize,
 )
 
-#: Nodes per row block when the number of blocks is chosen from the graph's size.
-ROWS_PER_BLOCK = 1_000_000
+#: Nodes per row block when the number of blocks is chosen from the graph's size. A
+#: block's task holds its rows of the recurrence's four n x d matrices and the column
+#: chunks it reads (up to all n rows of one matrix), several times over while decoding:
+#: at 10^6 nodes and d = 128, 1,000,000 rows a block took more than 10 GB per task.
+ROWS_PER_BLOCK = 250_000
 #: Up to this many nodes the whole propagation runs in one task (one block).
 ONE_TASK_NODES = 100_000
 
@@ -49,7 +52,7 @@ ONE_TASK_NODES = 100_000
 def default_blocks(nodes: int, minimum: int = 2) -> int:
     """Row blocks for a graph of ``nodes`` nodes: 1 up to :data:`ONE_TASK_NODES` nodes
     (one task runs the whole filter in SciPy, after a single shuffle), else
-    ``max(minimum, ceil(nodes / 10^6))``."""
+    ``max(minimum, ceil(nodes / ROWS_PER_BLOCK))`` (one block per 250,000 nodes)."""
     if int(nodes) <= ONE_TASK_NODES:
         return 1
     return max(int(minimum), math.ceil(int(nodes) / ROWS_PER_BLOCK))

@@ -54,5 +54,6 @@ def test_l2_normalize_keeps_zero_rows():
 def test_default_blocks():
     assert default_blocks(10) == 1
     assert default_blocks(100_001) == 2
-    assert default_blocks(1_700_000) == 2
-    assert default_blocks(10_000_001) == 11
+    assert default_blocks(400_000) == 2
+    assert default_blocks(1_700_000) == 7
+    assert default_blocks(10_000_001) == 41
