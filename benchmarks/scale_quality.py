@@ -82,8 +82,8 @@ def zero_fraction(spark, output: str) -> tuple[int, float]:
 
 
 def run_prone(spark, graph: dict[str, Any], output: str, d: int) -> dict[str, Any]:
-    os.makedirs(os.path.dirname(output), exist_ok=True)  # also when the job's run failed
     """ProNE on the graph's Parquet edges; its embedding written to ``output`` for scoring."""
+    os.makedirs(os.path.dirname(output), exist_ok=True)  # also when the job's run failed
     import numpy as np
     import pandas as pd
     import pyarrow.parquet as pq
