@@ -109,10 +109,28 @@ def _as_bytes(a: np.ndarray, dtype: str) -> bytes:
     return np.ascontiguousarray(a, dtype=np.dtype(dtype).newbyteorder("<")).tobytes()
 
 
-def _chunk_array(data: bytes, rows: int, cols: int) -> np.ndarray:
+def _chunk_view(data: bytes, rows: int, cols: int) -> np.ndarray:
+    """The chunk's values as a read-only view of ``data`` (no copy)."""
     itemsize = len(data) // max(rows * cols, 1) if rows * cols else 8
     dt = np.dtype("<f8") if itemsize == 8 else np.dtype("<f4")
-    return np.frombuffer(data, dtype=dt).reshape(rows, cols).astype(np.float64)
+    return np.frombuffer(data, dtype=dt).reshape(rows, cols)
+
+
+def _chunk_array(data: bytes, rows: int, cols: int) -> np.ndarray:
+    return _chunk_view(data, rows, cols).astype(np.float64)
+
+
+def _stacked(datas, rows, cols) -> np.ndarray:
+    """The chunks stacked in order into one float64 matrix, filled in place: one copy
+    of the values, not one per chunk plus one for the stack."""
+    rows = [int(r) for r in rows]
+    cols = [int(k) for k in cols]
+    out = np.empty((sum(rows), cols[0] if cols else 0))
+    at = 0
+    for data, r, k in zip(datas, rows, cols):
+        out[at:at + r] = _chunk_view(data, r, k)
+        at += r
+    return out
 
 
 def _chunk_rows(b: int, name: str, block: np.ndarray, dtype: str, cr: int) -> list[tuple]:
@@ -137,9 +155,7 @@ def _block_matrices(pdf: pd.DataFrame) -> dict[str, np.ndarray]:
     out: dict[str, np.ndarray] = {}
     for name, grp in pdf.groupby("name", sort=True):
         grp = grp.sort_values("c")
-        out[str(name)] = np.vstack(
-            [_chunk_array(d, int(r), int(k)) for d, r, k in zip(grp["data"], grp["rows"], grp["cols"])]
-        )
+        out[str(name)] = _stacked(grp["data"], grp["rows"], grp["cols"])
     return out
 
 
@@ -333,8 +349,7 @@ class BlockGraph:
             cols = int(mats[ship].shape[1]) if ship in mats else (int(ship_pdf["cols"].iloc[0]) if len(ship_pdf) else 1)
             Y = np.zeros((n, cols))
             if len(ship_pdf):
-                X = np.vstack([_chunk_array(d, int(r), int(k))
-                               for d, r, k in zip(ship_pdf["data"], ship_pdf["rows"], ship_pdf["cols"])])
+                X = _stacked(ship_pdf["data"], ship_pdf["rows"], ship_pdf["cols"])
                 keys = (ship_pdf["cb"].to_numpy(np.int64) << 32) | ship_pdf["c"].to_numpy(np.int64)
                 starts = np.concatenate([[0], np.cumsum(ship_pdf["rows"].to_numpy(np.int64))[:-1]])
                 ent = pdf[kind == _ENTRIES]
