@@ -357,7 +357,6 @@ def matrix_settings(ns: argparse.Namespace) -> tuple[dict[str, Any], str]:
 
 def run_reconstruct(spark: SparkSession, ns: argparse.Namespace) -> dict[str, Any]:
     """The ``reconstruct`` task (driver-side; see the module docstring)."""
-    from sepne_spark import dense
     from sepne_spark.evaluation import reconstruction_r2, reconstruction_r2_sampled
     from sepne_spark.proximity import metric_text
     from sepne_spark.reading import load_graph
