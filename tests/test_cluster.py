@@ -46,10 +46,12 @@ SPARK_CLASS, SPARK_SUBMIT = BIN / "spark-class", BIN / "spark-submit"
 HOST = "127.0.0.1"
 # A generated SBM graph (no input files), LP sets (GraphFrames label propagation on the
 # executors), and enough sets and rounds that the solve stage lasts a while on one core.
+# The distributed stages (--one-task-nodes 0): a graph this small would otherwise be
+# solved in one task, on one executor.
 JOB_ARGS = [
     "--profile", "document", "--gen-nodes", "2400", "--gen-communities", "6", "--gen-avg-degree", "10",
     "--landmarks", "24", "--dim", "8", "--iters", "40", "--set-size", "60", "--partition", "LP",
-    "--lp-max-iter", "5", "--seed", "3",
+    "--lp-max-iter", "5", "--seed", "3", "--one-task-nodes", "0",
 ]
 
 

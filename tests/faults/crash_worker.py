@@ -25,7 +25,8 @@ from tests.spark_conf import SUBPROCESS_CONF  # noqa: E402
 marker, rows = sys.argv[1], json.loads(sys.argv[2])
 spark = SparkSession.builder.master("local[2,4]").config(map=SUBPROCESS_CONF).getOrCreate()
 edges = spark.createDataFrame(rows, "src string, dst string, weight double")
-model = SepNE(dim=4, landmarks=8, setSize=12, iters=5, metric="A+A2").fit(edges)
+# The distributed per-set stage (the one whose worker is killed), not the one-task path.
+model = SepNE(dim=4, landmarks=8, setSize=12, iters=5, metric="A+A2", oneTaskNodes=0).fit(edges)
 
 
 def snapshot(df):
