@@ -15,10 +15,14 @@ task (one shuffle of its edge rows) and run :mod:`sepne_spark.sparse` there:
   for. The result is a lazy DataFrame with the schema of the distributed path.
 
 Landmarks and sets are chosen by the same Spark stages as on the distributed path, so
-the two paths agree to floating-point tolerance (``tests/test_one_task.py``).
+the two paths agree to floating-point tolerance: ``tests/test_sparse.py`` holds the
+SciPy arithmetic against the dense oracle, and the oracle grid of ``tests/test_core.py``
+and ``tests/test_pipeline.py`` run both paths.
 """
 from __future__ import annotations
 
+import sys
+import warnings
 from typing import Any, Mapping
 
 import numpy as np
@@ -28,7 +32,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import BinaryType, DataType, IntegerType, StructField, StructType
 
 from sepne_spark.set_stage import output_schema
-from sepne_spark.solver import LandmarkFactors, SetConstants
+from sepne_spark.solver import LandmarkFactors, RepairedFactorisation, SetConstants
 from sepne_spark.sparse import landmark_summaries, solve_sets, sparse_proximity
 from sepne_spark.spectral import l2_normalize, propagate, reorthogonalize
 
@@ -148,9 +152,13 @@ def embed_graph(
         n, d = len(local.index), Phi.shape[0]
         W, C = np.zeros((n, d)), np.zeros((n, d))
         W[local.landmarks], C[local.landmarks] = Phi.T, Psi.T
-        for _, members, Wi, Ci in solve_sets(local.M, local.landmarks, local.sets, constants,
-                                             int(settings["iters"]), settings["dtype"]):
-            W[members], C[members] = Wi.T, Ci.T
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", RepairedFactorisation)
+            for _, members, Wi, Ci in solve_sets(local.M, local.landmarks, local.sets, constants,
+                                                 int(settings["iters"]), settings["dtype"]):
+                W[members], C[members] = Wi.T, Ci.T
+        for w in caught:  # to the executor log, as the distributed solve does
+            print(f"sepne solve WARNING: {w.message}", file=sys.stderr, flush=True)
         if not (np.isfinite(W).all() and np.isfinite(C).all()):
             raise FloatingPointError("the solve produced NaN or infinite values (check eta > 0 and the input "
                                      "weights)")

@@ -13,6 +13,8 @@ summaries, SVD         M00, S_A, S_B; Phi, Psi, P                   :mod:`.proxi
 partition              sets of nodes (RP, LP, IO)                   :mod:`.partition`
 per-set solve          one ``applyInPandas`` over the sets          :mod:`.set_stage`, :mod:`.solver`
 propagation            spectral filter over the graph (optional)    :mod:`.propagation`, :mod:`.blocks`, :mod:`.spectral`
+one task               proximity, summaries, solve and propagation  :mod:`.one_task`, :mod:`.sparse`
+                       in SciPy, for a graph that fits one task
 write                  Parquet, atomically, with a manifest         :mod:`.writing`
 =====================  ===========================================  ======================
 
