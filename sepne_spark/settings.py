@@ -238,7 +238,7 @@ SETTINGS: tuple[Setting, ...] = (
              "Each product moves about blocks x n x d values", minimum=0, metavar="B"),
     _setting("one_task_nodes", int, 100_000, "graphs of up to this many nodes, whose M has at most "
              "3 x 10^7 entries, are fitted and embedded in one Spark task with SciPy (seconds instead of "
-             "minutes; up to about 2 GB of one Python worker's memory); larger graphs take the distributed "
+             "minutes; a few GB of one Python worker's memory at the largest); larger graphs take the distributed "
              "stages. 0 always takes the distributed stages", minimum=0, metavar="N"),
     _setting("context", bool, False, "also write the context vectors C next to the embeddings",
              negative_flag="--no-context",
