@@ -34,7 +34,7 @@ from pyspark.sql.types import BinaryType, DataType, IntegerType, StructField, St
 from sepne_spark.set_stage import output_schema
 from sepne_spark.solver import LandmarkFactors, RepairedFactorisation, SetConstants
 from sepne_spark.sparse import landmark_summaries, solve_sets, sparse_proximity
-from sepne_spark.spectral import l2_normalize, propagate, reorthogonalize
+from sepne_spark.spectral import smooth
 
 #: Largest number of entries of M (bounded from the degree table by
 #: :func:`sepne_spark.sparse.proximity_entries_bound`) built in one task: about 0.4 GB
@@ -167,8 +167,7 @@ def embed_graph(
             import scipy.sparse as sp
 
             A = sp.csr_matrix((local.w, (local.src, local.dst)), shape=(n, n))
-            W = reorthogonalize(propagate(A, l2_normalize(W), order=order, mu=float(settings["propagationMu"]),
-                                          theta=float(settings["propagationTheta"])))
+            W = smooth(A, W, order, float(settings["propagationMu"]), float(settings["propagationTheta"]))
         is_landmark = np.zeros(n, dtype=bool)
         is_landmark[local.landmarks] = True
         embedded = is_landmark | (local.sets >= 0)

@@ -80,8 +80,12 @@ class FittedGraph:
     blocks: LandmarkBlocks | None
     nodes: int
     cached: list[DataFrame] = field(default_factory=list)
-    #: The graph fits one task (:mod:`.one_task`): ``A`` and ``blocks`` are not built.
-    one_task: bool = False
+
+    @property
+    def one_task(self) -> bool:
+        """The graph was fitted in one task (:mod:`.one_task`), which builds neither
+        ``A`` nor ``blocks``; embedding all of it takes that path too."""
+        return self.A is None
 
     def release(self) -> None:
         """Unpersist every table cached for this graph (the graph's own included)."""
@@ -144,7 +148,7 @@ def fit(graph: Graph, params: Mapping[str, Any], timings: dict[str, float] | Non
         else:
             factors = landmark_factors(M00, params["dim"])
         st.count(k=len(ids), d=int(factors.Phi.shape[0]))
-    return Fit(ids, factors, S_A, S_B, id_type), FittedGraph(graph, A, blocks, int(n_nodes), cached, small)
+    return Fit(ids, factors, S_A, S_B, id_type), FittedGraph(graph, A, blocks, int(n_nodes), cached)
 
 
 def fits_one_task(graph: Graph, params: Mapping[str, Any], nodes: int) -> bool:
@@ -229,8 +233,9 @@ def embed(
     plan = {} if plan is None else plan
     spark = graph.edges.sparkSession
     same = fitted is not None and fitted.graph is graph
+    tables = same and not fitted.one_task  # the fit's distributed tables can be reused
     lm = landmark_frame(spark, model.landmark_ids, model.id_type)
-    local = ids is not None and not same and embeds_locally(params, graph, ids)
+    local = ids is not None and not tables and embeds_locally(params, graph, ids)
     setup = "IO" if ids is not None else params["partition"]
     plan.clear()
     plan["setup"] = setup
@@ -268,8 +273,7 @@ def embed(
         if _propagation_order(params) > 1:
             plan["propagation"] = _propagation_order(params)
         return keep(out)
-    same = same and fitted.A is not None  # a one-task fit built no distributed tables
-    if same:
+    if tables:
         A = fitted.A
     elif ids is not None and params["metric"] == "I+A":
         # Complete rows of A for the requested nodes, their in-neighbours and the
@@ -286,7 +290,7 @@ def embed(
     else:
         A = transition(graph.edges)
     prox = _proximity(A, graph, params)
-    blocks = fitted.blocks if same else landmark_blocks(prox.rows(lm), prox.cols(lm), lm)
+    blocks = fitted.blocks if tables else landmark_blocks(prox.rows(lm), prox.cols(lm), lm)
     if ids is not None:
         M_rows = keep(prox.rows(assign))
         M_cols = keep(prox.cols(assign))

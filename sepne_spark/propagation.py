@@ -7,8 +7,8 @@ with the band-pass filter of ProNE (Zhang et al., IJCAI 2019), which reaches
 ``2 order - 1`` hops, and re-orthogonalises the result: every node with an edge then has
 a vector made from its neighbourhood's.
 
-The arithmetic is :func:`sepne_spark.spectral.propagate` followed by
-:func:`sepne_spark.spectral.reorthogonalize`, step for step: each sparse product is one
+The arithmetic is :func:`sepne_spark.spectral.smooth` (:func:`~sepne_spark.spectral.propagate`
+followed by :func:`~sepne_spark.spectral.reorthogonalize`), step for step: each sparse product is one
 :meth:`sepne_spark.blocks.BlockGraph.product` (one shuffle of the shipped column chunks
 and of the blocks' own chunks), each combination runs inside the same per-block task,
 and the d x d Gram matrix is summed and eigendecomposed in a one-row stage, so nothing
@@ -36,8 +36,7 @@ from sepne_spark.spectral import (
     chebyshev_coefficients,
     gram_transform,
     l2_normalize,
-    propagate,
-    reorthogonalize,
+    smooth,
 )
 
 #: Nodes per row block when the number of blocks is chosen from the graph's size. A
@@ -184,7 +183,7 @@ def _in_one_task(
         n = len(index)
         A = sp.csr_matrix((ed["w"].to_numpy(np.float64), (index.get_indexer(ed["a"]), index.get_indexer(ed["b"]))),
                           shape=(n, n))
-        Z = reorthogonalize(propagate(A, l2_normalize(E), order=order, mu=mu, theta=theta))
+        Z = smooth(A, E, order, mu, theta)
         return pd.DataFrame({"id": index.to_numpy(), column: list(Z)})
 
     return parts.groupBy(F.lit(0).alias("one")).applyInPandas(run, schema=schema)

@@ -61,6 +61,7 @@ __all__ = [
     "gram_matrix",
     "gram_transform",
     "reorthogonalize",
+    "smooth",
 ]
 
 
@@ -236,3 +237,10 @@ def reorthogonalize(Y: np.ndarray) -> np.ndarray:
     """``U S^1/2`` of ``Y = U S V^T`` through the Gram matrix: ``Y @ gram_transform(Y^T Y)``."""
     Y = np.asarray(Y, dtype=np.float64)
     return Y @ gram_transform(gram_matrix(Y))
+
+
+def smooth(A: sp.spmatrix | sp.sparray, E: np.ndarray, order: int, mu: float, theta: float) -> np.ndarray:
+    """The whole propagation stage on one machine: L2-normalise the rows of ``E``,
+    :func:`propagate` them over ``A`` and :func:`reorthogonalize` the result (what
+    :func:`sepne_spark.propagation.propagate_embeddings` computes in Spark)."""
+    return reorthogonalize(propagate(A, l2_normalize(E), order=order, mu=mu, theta=theta))
