@@ -10,14 +10,18 @@ row blocks (by a seeded hash of the id) and each block into chunks of
   of block ``b`` holds rows ``c * CHUNK_ROWS ..`` of that block as ``rows x cols``
   little-endian float64 (or float32) bytes, so several matrices of the same nodes
   (``name``) live in one table;
-* the sparse operator is stored once, by row chunk, as packed COO arrays with each
-  column given as (column block, row in that block), plus the list of column chunks each
-  row block reads (``demand``);
-* a product ships every needed column chunk to the row blocks that read it (one shuffle
-  of about ``blocks x n x cols`` values on a graph without locality, far less on one
-  whose blocks follow its communities) and runs one ``scipy.sparse`` product per row
-  block inside ``groupBy(block).applyInPandas``, where a NumPy function also updates the
-  block's own matrices (the recurrences of :mod:`sepne_spark.spectral`).
+* the sparse operator is stored once, by (row block, column block, row chunk), as
+  packed COO arrays (row in the chunk, row of the column in its block, value), plus the
+  list of column chunks each row block reads (``demand``);
+* a product runs in two partition-wise stages. First every pair (row block, column
+  block) multiplies its part of the operator by the column block's chunks that it
+  reads (``scipy.sparse`` in ``groupBy(rb, cb).applyInPandas``) and emits its partial
+  sums by row chunk; then every row chunk adds its partial sums and a NumPy function
+  updates the chunk's own rows of the state (the recurrences of
+  :mod:`sepne_spark.spectral`, all of them row-wise). A task holds at most one block's
+  rows of one matrix, whatever the graph's size; a product moves about
+  ``2 x blocks x n x cols`` values on a graph without locality, far less on one whose
+  blocks follow its communities.
 
 Nothing of size n reaches the driver: products, sums and d x d Gram matrices are all
 computed in partition-wise stages. Every intermediate table is cut from its lineage by a
@@ -49,8 +53,6 @@ log = logging.getLogger(__name__)
 
 #: Rows of one chunk of a dense block matrix (4,096 x 128 float64 = 4 MiB).
 CHUNK_ROWS = 4096
-_COL_BITS = 40  # a column is (block << 40) | row-in-block
-_COL_MASK = (1 << _COL_BITS) - 1
 
 #: Bytes of one Arrow batch between the JVM and a block's Python task. Spark cuts
 #: batches at 10,000 records by default, and a record here is a chunk of MiBs: a row
@@ -80,11 +82,12 @@ _PARTS_SCHEMA = StructType(
         StructField("data", BinaryType(), False),
     ]
 )
-_ENTRIES, _SHIPPED, _OWN = 0, 1, 2
+_ENTRIES, _SHIPPED, _OWN, _PARTIAL = 0, 1, 2, 3
 
-#: ``update(product, own) -> new own``: ``product`` is the row block's rows of S @ X,
-#: ``own`` the block's matrices by name (each ``rows x cols``); returns the matrices the
-#: block keeps (those not returned are dropped).
+#: ``update(product, own) -> new own``: ``product`` is a row chunk's rows of S @ X,
+#: ``own`` the chunk's rows of every matrix by name (each ``rows x cols``); returns the
+#: matrices the chunk keeps (those not returned are dropped). It must work row by row:
+#: a product calls it once per row chunk.
 Update = Callable[[np.ndarray, Mapping[str, np.ndarray]], Mapping[str, np.ndarray]]
 
 
@@ -133,16 +136,6 @@ def _stacked(datas, rows, cols) -> np.ndarray:
     return out
 
 
-def _chunk_rows(b: int, name: str, block: np.ndarray, dtype: str, cr: int) -> list[tuple]:
-    """Rows of :data:`CHUNK_SCHEMA` for one row block's matrix ``block`` (``cr`` rows a chunk)."""
-    out = []
-    n, d = block.shape
-    for c in range(max(1, -(-n // cr))):
-        part = block[c * cr:(c + 1) * cr]
-        out.append((b, c, name, int(part.shape[0]), int(d), _as_bytes(part, dtype)))
-    return out
-
-
 def _rows_frame(rows: list[tuple]) -> pd.DataFrame:
     names = [f.name for f in CHUNK_SCHEMA.fields]
     if not rows:
@@ -168,9 +161,9 @@ class BlockGraph:
     index : DataFrame
         ``(id, b, i)``: block ``b`` and row ``i`` in that block of every node.
     entries : DataFrame
-        ``(rb, c, data)``: the entries of row chunk ``c`` of row block ``rb`` as packed
-        COO arrays (row in chunk int32, column int64 ``(block << 40) | row``, value
-        float64).
+        ``(rb, cb, c, data)``: the entries of row chunk ``c`` of row block ``rb`` in the
+        columns of block ``cb``, as packed COO arrays (row in the chunk int32, row of
+        the column in block ``cb`` int64, value float64).
     demand : DataFrame
         ``(rb, cb, c)``: the column chunks (block ``cb``, chunk ``c``) row block ``rb``
         reads.
@@ -202,7 +195,8 @@ class BlockGraph:
         (``src, dst, value``: S[src, dst] = value; repeated pairs are added) by block.
 
         Every ``src`` and ``dst`` must be a node. One shuffle numbers the nodes of each
-        block (by id), two joins key the entries, one groups them by row chunk.
+        block (by id), two joins key the entries, one groups them by row chunk and
+        column block.
         """
         if blocks < 1:
             raise ValueError(f"blocks must be >= 1; got {blocks}")
@@ -218,24 +212,25 @@ class BlockGraph:
             "rb", "ri", "cb", "ci", F.col("value").cast("double").alias("value")
         )
         packed_schema = StructType(
-            [StructField("rb", IntegerType(), False), StructField("c", IntegerType(), False),
-             StructField("data", BinaryType(), False)]
+            [StructField("rb", IntegerType(), False), StructField("cb", IntegerType(), False),
+             StructField("c", IntegerType(), False), StructField("data", BinaryType(), False)]
         )
 
         def pack(pdf: pd.DataFrame) -> pd.DataFrame:
             ri = pdf["ri"].to_numpy(np.int64)
+            ci = pdf["ci"].to_numpy(np.int64)
             c = int(ri[0] // cr)
-            col = (pdf["cb"].to_numpy(np.int64) << _COL_BITS) | pdf["ci"].to_numpy(np.int64)
-            order = np.lexsort((col, ri))  # a fixed order: the same sums on every run
+            order = np.lexsort((ci, ri))  # a fixed order: the same sums on every run
             r = (ri[order] - c * cr).astype("<i4")
             header = np.array([len(r)], dtype="<i8").tobytes()
-            data = header + r.tobytes() + col[order].astype("<i8").tobytes() + \
+            data = header + r.tobytes() + ci[order].astype("<i8").tobytes() + \
                 pdf["value"].to_numpy(np.float64)[order].astype("<f8").tobytes()
-            return pd.DataFrame({"rb": [int(pdf["rb"].iloc[0])], "c": [c], "data": [data]})
+            return pd.DataFrame({"rb": [int(pdf["rb"].iloc[0])], "cb": [int(pdf["cb"].iloc[0])], "c": [c],
+                                 "data": [data]})
 
         chunk = (F.col("ri") / F.lit(cr)).cast("int")
         stored = _checkpoint(
-            keyed_entries.groupBy("rb", chunk.alias("chunk")).applyInPandas(pack, schema=packed_schema)
+            keyed_entries.groupBy("rb", "cb", chunk.alias("chunk")).applyInPandas(pack, schema=packed_schema)
         )
         demand = _checkpoint(
             keyed_entries.select("rb", "cb", (F.col("ci") / F.lit(cr)).cast("int").alias("c")).distinct()
@@ -303,98 +298,101 @@ class BlockGraph:
         out_schema = CHUNK_SCHEMA
 
         def sums(pdf: pd.DataFrame) -> pd.DataFrame:
-            rows = []
-            for rb, c, n, data in zip(pdf["rb"], pdf["c"], pdf["n"], pdf["data"]):
-                total = np.zeros((int(n), 1))
+            total = np.zeros((int(pdf["n"].iloc[0]), 1))
+            pdf = pdf.sort_values("cb")  # a fixed order of the column blocks' sums
+            for data in pdf["data"]:
                 if data is not None:
                     r, _, v = _unpack(data)
                     np.add.at(total[:, 0], r, v)
-                rows.append((int(rb), int(c), name, int(n), 1, _as_bytes(total, dtype)))
-            return _rows_frame(rows)
+            return _rows_frame([(int(pdf["rb"].iloc[0]), int(pdf["c"].iloc[0]), name, len(total), 1,
+                                 _as_bytes(total, dtype))])
 
         return _checkpoint(parts.groupBy("rb", "c").applyInPandas(sums, schema=out_schema))
 
     # -- products ------------------------------------------------------------------------
     def product(self, state: DataFrame, ship: str, update: Update) -> DataFrame:
-        """One sparse product and update, for every row block at once.
+        """One sparse product and update, for every row chunk at once.
 
-        Every row block ``rb`` computes ``Y = S[rb, :] @ X`` with ``X`` the matrix
-        ``ship`` of ``state``, then ``update(Y, own)`` with ``own`` its rows of every
-        matrix in ``state``; the result is the new state (chunks of what ``update``
-        returned). One shuffle: the shipped column chunks and the blocks' own chunks.
+        Every row chunk computes ``Y = S[chunk, :] @ X`` with ``X`` the matrix ``ship``
+        of ``state``, then ``update(Y, own)`` with ``own`` its rows of every matrix in
+        ``state``; the result is the new state (chunks of what ``update`` returned).
+
+        Two shuffles: the shipped column chunks meet the operator's entries by (row
+        block, column block), where ``scipy.sparse`` forms the partial sums; the partial
+        sums meet the state's own chunks by row chunk, where they are added (in column
+        block order, so the result does not depend on the run) and ``update`` runs.
         """
         dtype, cr = self.dtype, self.chunk_rows
+        head = ["rb", "kind", "cb", "c", "name", "rows", "cols", "data"]
         shipped = (
             state.where(F.col("name") == ship)
             .select(F.col("b").alias("cb"), "c", "rows", "cols", "data")
             .join(self.demand, ["cb", "c"])
             .select("rb", F.lit(_SHIPPED).alias("kind"), "cb", "c", F.lit(ship).alias("name"), "rows", "cols", "data")
         )
-        own = state.select(F.col("b").alias("rb"), F.lit(_OWN).alias("kind"), F.lit(-1).alias("cb"), "c",
-                           "name", "rows", "cols", "data")
-        stored = self.entries.select("rb", F.lit(_ENTRIES).alias("kind"), F.lit(-1).alias("cb"), "c",
+        stored = self.entries.select("rb", F.lit(_ENTRIES).alias("kind"), "cb", "c",
                                      F.lit(None).cast("string").alias("name"), F.lit(0).alias("rows"),
                                      F.lit(0).alias("cols"), "data")
-        parts = stored.unionByName(shipped).unionByName(own)
+
+        def partial(pdf: pd.DataFrame) -> pd.DataFrame:
+            rb, cb = int(pdf["rb"].iloc[0]), int(pdf["cb"].iloc[0])
+            kind = pdf["kind"].to_numpy()
+            ent = pdf[kind == _ENTRIES]
+            ship_pdf = pdf[kind == _SHIPPED].sort_values("c")
+            if ent.empty:
+                return pd.DataFrame({k: pd.Series([], dtype=object) for k in head})
+            X = _stacked(ship_pdf["data"], ship_pdf["rows"], ship_pdf["cols"])
+            chunks = ship_pdf["c"].to_numpy(np.int64)
+            starts = np.concatenate([[0], np.cumsum(ship_pdf["rows"].to_numpy(np.int64))[:-1]])
+            rows: list[tuple] = []
+            for c, data in sorted(zip(ent["c"].astype(int), ent["data"]), key=lambda t: t[0]):
+                r, ci, v = _unpack(data)
+                at = np.searchsorted(chunks, ci // cr)
+                if np.any(at >= len(chunks)) or np.any(chunks[np.minimum(at, len(chunks) - 1)] != ci // cr):
+                    raise RuntimeError(f"row block {rb}: a chunk of column block {cb} it reads was not shipped")
+                n = int(r.max()) + 1
+                S = sp.csr_matrix((v, (r, starts[at] + ci % cr)), shape=(n, X.shape[0]))
+                Y = np.asarray(S @ X)
+                rows.append((rb, _PARTIAL, cb, int(c), ship, n, int(Y.shape[1]), _as_bytes(Y, "float64")))
+            return pd.DataFrame(rows, columns=head)
+
+        partials = stored.unionByName(shipped).groupBy("rb", "cb").applyInPandas(partial, schema=_PARTS_SCHEMA)
+        own = state.select(F.col("b").alias("rb"), F.lit(_OWN).alias("kind"), F.lit(-1).alias("cb"), "c",
+                           "name", "rows", "cols", "data")
 
         def run(pdf: pd.DataFrame) -> pd.DataFrame:
-            rb = int(pdf["rb"].iloc[0])
+            rb, c = int(pdf["rb"].iloc[0]), int(pdf["c"].iloc[0])
             kind = pdf["kind"].to_numpy()
             own_pdf = pdf[kind == _OWN]
             if own_pdf.empty:
                 return _rows_frame([])
             mats = _block_matrices(own_pdf)
             n = next(iter(mats.values())).shape[0]
-            ship_pdf = pdf[kind == _SHIPPED].sort_values(["cb", "c"])
-            cols = int(mats[ship].shape[1]) if ship in mats else (int(ship_pdf["cols"].iloc[0]) if len(ship_pdf) else 1)
+            parts = pdf[kind == _PARTIAL].sort_values("cb")
+            cols = int(mats[ship].shape[1]) if ship in mats else (int(parts["cols"].iloc[0]) if len(parts) else 1)
             Y = np.zeros((n, cols))
-            if len(ship_pdf):
-                X = _stacked(ship_pdf["data"], ship_pdf["rows"], ship_pdf["cols"])
-                keys = (ship_pdf["cb"].to_numpy(np.int64) << 32) | ship_pdf["c"].to_numpy(np.int64)
-                starts = np.concatenate([[0], np.cumsum(ship_pdf["rows"].to_numpy(np.int64))[:-1]])
-                ent = pdf[kind == _ENTRIES]
-                rr, cc, vv = [], [], []
-                for c, data in zip(ent["c"], ent["data"]):
-                    r, col, v = _unpack(data)
-                    rr.append(r.astype(np.int64) + int(c) * cr)
-                    cc.append(col)
-                    vv.append(v)
-                if rr:
-                    r = np.concatenate(rr)
-                    col = np.concatenate(cc)
-                    v = np.concatenate(vv)
-                    cb, ci = col >> _COL_BITS, col & _COL_MASK
-                    want = (cb << 32) | (ci // cr)
-                    at = np.searchsorted(keys, want)
-                    if np.any(at >= len(keys)) or np.any(keys[np.minimum(at, len(keys) - 1)] != want):
-                        raise RuntimeError(f"row block {rb}: a column chunk it reads was not shipped")
-                    pos = starts[at] + ci % cr
-                    S = sp.csr_matrix((v, (r, pos)), shape=(n, X.shape[0]))
-                    Y = np.asarray(S @ X)
+            for data, r, k in zip(parts["data"], parts["rows"], parts["cols"]):
+                Y[:int(r)] += _chunk_view(data, int(r), int(k))
             new = update(Y, mats)
-            rows: list[tuple] = []
-            for name in sorted(new):
-                rows += _chunk_rows(rb, name, np.asarray(new[name], dtype=np.float64), dtype, cr)
-            return _rows_frame(rows)
+            return _rows_frame([(rb, c, name, n, int(np.shape(new[name])[1]),
+                                 _as_bytes(np.asarray(new[name], dtype=np.float64), dtype)) for name in sorted(new)])
 
-        return _checkpoint(parts.groupBy("rb").applyInPandas(run, schema=CHUNK_SCHEMA))
+        return _checkpoint(partials.unionByName(own).groupBy("rb", "c").applyInPandas(run, schema=CHUNK_SCHEMA))
 
     def map_blocks(
         self, state: DataFrame, update: Callable[[Mapping[str, np.ndarray]], Mapping[str, np.ndarray]]
     ) -> DataFrame:
-        """``update(own) -> new own`` for every row block, without a product (one
-        shuffle of the state by block)."""
-        dtype, cr = self.dtype, self.chunk_rows
+        """``update(own) -> new own`` for every row chunk (row-wise, as in
+        :meth:`product`), without a product: one shuffle of the state by chunk."""
+        dtype = self.dtype
 
         def run(pdf: pd.DataFrame) -> pd.DataFrame:
-            b = int(pdf["b"].iloc[0])
+            b, c = int(pdf["b"].iloc[0]), int(pdf["c"].iloc[0])
             new = update(_block_matrices(pdf))
-            rows: list[tuple] = []
-            for name in sorted(new):
-                rows += _chunk_rows(b, name, np.asarray(new[name], dtype=np.float64), dtype, cr)
-            return _rows_frame(rows)
+            return _rows_frame([(b, c, name, int(np.shape(new[name])[0]), int(np.shape(new[name])[1]),
+                                 _as_bytes(np.asarray(new[name], dtype=np.float64), dtype)) for name in sorted(new)])
 
-        return _checkpoint(state.groupBy("b").applyInPandas(run, schema=CHUNK_SCHEMA))
+        return _checkpoint(state.groupBy("b", "c").applyInPandas(run, schema=CHUNK_SCHEMA))
 
 
 def gram(state: DataFrame, name: str) -> DataFrame:

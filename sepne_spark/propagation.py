@@ -9,15 +9,16 @@ a vector made from its neighbourhood's.
 
 The arithmetic is :func:`sepne_spark.spectral.smooth` (:func:`~sepne_spark.spectral.propagate`
 followed by :func:`~sepne_spark.spectral.reorthogonalize`), step for step: each sparse product is one
-:meth:`sepne_spark.blocks.BlockGraph.product` (one shuffle of the shipped column chunks
-and of the blocks' own chunks), each combination runs inside the same per-block task,
+:meth:`sepne_spark.blocks.BlockGraph.product` (partial products by pair of blocks, then
+one task per row chunk that adds them), each combination runs inside that per-chunk task,
 and the d x d Gram matrix is summed and eigendecomposed in a one-row stage, so nothing
 of size n reaches the driver and the returned DataFrame is lazy: the whole stage runs
 once, at the first action.
 
-Cost: ``2 order - 1`` products, each moving about ``blocks x n x d`` values on a graph
-without locality plus the four n x d matrices of the recurrence; ``blocks`` trades
-memory per task (a row block receives up to every column chunk) against that volume.
+Cost: ``2 order - 1`` products, each moving about ``2 x blocks x n x d`` values on a
+graph without locality (the shipped column blocks, then the partial sums) plus the four
+n x d matrices of the recurrence; ``blocks`` trades memory per task (a task holds one
+block's rows of one n x d matrix) against that volume.
 """
 from __future__ import annotations
 
@@ -40,10 +41,10 @@ from sepne_spark.spectral import (
 )
 
 #: Nodes per row block when the number of blocks is chosen from the graph's size. A
-#: block's task holds its rows of the recurrence's four n x d matrices and the column
-#: chunks it reads (up to all n rows of one matrix), several times over while decoding:
-#: at 10^6 nodes and d = 128, 1,000,000 rows a block took more than 10 GB per task.
-ROWS_PER_BLOCK = 250_000
+#: product's task holds one column block's rows of the shipped matrix (500,000 x 128
+#: float64 = 512 MB, a few copies while decoding) and an update's task one row chunk,
+#: so this bounds memory per task; more blocks ship the matrix more times.
+ROWS_PER_BLOCK = 500_000
 #: Up to this many nodes the whole propagation runs in one task (one block).
 ONE_TASK_NODES = 100_000
 
@@ -51,7 +52,7 @@ ONE_TASK_NODES = 100_000
 def default_blocks(nodes: int, minimum: int = 2) -> int:
     """Row blocks for a graph of ``nodes`` nodes: 1 up to :data:`ONE_TASK_NODES` nodes
     (one task runs the whole filter in SciPy, after a single shuffle), else
-    ``max(minimum, ceil(nodes / ROWS_PER_BLOCK))`` (one block per 250,000 nodes)."""
+    ``max(minimum, ceil(nodes / ROWS_PER_BLOCK))`` (one block per 500,000 nodes)."""
     if int(nodes) <= ONE_TASK_NODES:
         return 1
     return max(int(minimum), math.ceil(int(nodes) / ROWS_PER_BLOCK))

@@ -55,5 +55,6 @@ def test_default_blocks():
     assert default_blocks(10) == 1
     assert default_blocks(100_001) == 2
     assert default_blocks(400_000) == 2
-    assert default_blocks(1_700_000) == 7
-    assert default_blocks(10_000_001) == 41
+    assert default_blocks(1_000_000) == 2
+    assert default_blocks(1_700_000) == 4
+    assert default_blocks(10_000_001) == 21
