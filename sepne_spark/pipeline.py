@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 import numpy as np
+import pandas as pd
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import DataType, IntegerType, StructField, StructType
@@ -322,13 +323,28 @@ def embed(
 
 
 def landmark_rows(spark: SparkSession, model: Fit) -> DataFrame:
-    """Rows of the landmarks: embedding Phi, context Psi (k rows)."""
+    """Rows of the landmarks: embedding Phi, context Psi (k rows).
+
+    Built by a one-partition ``mapInPandas`` over ``range(k)`` rather than from a local
+    list, so the k x 2d values travel with the function (which PySpark sends as a
+    broadcast above ``spark.broadcast.UDFCompressionThreshold``, 1 MiB) instead of
+    inside every task of the plans that read them."""
     Phi, Psi = model.factors.Phi, model.factors.Psi
-    rows = [
-        (lid, [float(x) for x in Phi[:, j]], [float(x) for x in Psi[:, j]], True, -1)
-        for j, lid in enumerate(model.landmark_ids)
-    ]
-    return spark.createDataFrame(rows, output_schema(model.id_type))
+    ids = list(model.landmark_ids)
+    schema = output_schema(model.id_type)
+
+    def rows(batches):
+        for pdf in batches:
+            j = pdf["l"].to_numpy(np.int64)
+            yield pd.DataFrame({
+                "id": [ids[x] for x in j],
+                "embedding": list(np.asarray(Phi[:, j].T, dtype=np.float64)),
+                "context": list(np.asarray(Psi[:, j].T, dtype=np.float64)),
+                "is_landmark": np.ones(len(j), dtype=bool),
+                "set_id": np.full(len(j), -1, dtype=np.int64),
+            })
+
+    return spark.range(0, len(ids), 1, 1).select(F.col("id").alias("l")).mapInPandas(rows, schema=schema)
 
 
 def _needed_rows(in_neighbours: DataFrame, ids: DataFrame, landmarks: DataFrame) -> DataFrame:
