@@ -9,7 +9,7 @@ session (``local[2]``):
 * ``sepne``: ``jobs/embed.py --profile PROFILE --input edges.tsv`` (``document-quality``
   by default), as in BENCHMARKS.md;
 * ``graphframes-word2vec`` / ``graphframes-hash2vec``: the edge list read as the embed
-  job reads it (:func:`sepne_spark.reading.load_graph`, undirected, duplicates summed,
+  job reads it (:func:`sepne_spark.graph.load_graph`, undirected, duplicates summed,
   self-loops dropped), then :func:`sepne_spark.baselines.random_walk_embeddings` with
   d = 128 and GraphFrames' walk settings (5 walks per node of 5 x 10 steps, restart
   probability 0.1, window 5; Word2Vec one epoch on ``--word2vec-partitions``
@@ -48,7 +48,7 @@ def _job(name: str):
 
 def embed_peer(spark, edges_path: str, output: str, mode: str, dim: int, seed: int, partitions: int) -> None:
     from sepne_spark.baselines import random_walk_embeddings
-    from sepne_spark.reading import load_graph
+    from sepne_spark.graph import load_graph
 
     graph = load_graph(spark, edges_path, directed=False)
     emb = random_walk_embeddings(spark, graph.edges.select("src", "dst"), dim=dim, mode=mode, seed=seed,

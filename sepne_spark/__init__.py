@@ -18,7 +18,7 @@ __version__ = "0.1.0"
 _LAZY = {
     "SepNE": "sepne_spark.model",
     "SepNEModel": "sepne_spark.model",
-    "load_graph": "sepne_spark.reading",
+    "load_graph": "sepne_spark.graph",
     "get_spark": "sepne_spark.session",
     "SepNEError": "sepne_spark.errors",
     "UserError": "sepne_spark.errors",
@@ -33,8 +33,8 @@ __all__ = ["__version__", "set_verbosity", *_LAZY, *_SUBMODULES]
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from sepne_spark import errors, settings
     from sepne_spark.errors import InputError, RequestedIdsError, SepNEError, SettingError, UserError
+    from sepne_spark.graph import load_graph
     from sepne_spark.model import SepNE, SepNEModel
-    from sepne_spark.reading import load_graph
     from sepne_spark.session import get_spark
 
 

@@ -106,7 +106,7 @@ class SepNE(Estimator, _SepNEParams, MLWritable, MLReadable):
     """Separated Network Embedding estimator.
 
     ``fit(edges)`` takes an edge list DataFrame with columns ``src``, ``dst`` and an
-    optional ``weight`` (ids of any type), or a :class:`sepne_spark.reading.Graph`.
+    optional ``weight`` (ids of any type), or a :class:`sepne_spark.graph.Graph`.
     """
 
     @keyword_only
@@ -264,8 +264,8 @@ class SepNEModel(Model, _SepNEParams, MLWritable, MLReadable):
         """Whether :meth:`embed` of requested ids reads only their neighbourhood.
 
         True for M = I + A without scaling or propagation, a
-        :class:`~sepne_spark.reading.Graph` that keeps its input edges (``raw``: from
-        :func:`~sepne_spark.reading.load_graph`, :func:`~sepne_spark.reading.prepare_graph`,
+        :class:`~sepne_spark.graph.Graph` that keeps its input edges (``raw``: from
+        :func:`~sepne_spark.graph.load_graph`, :func:`~sepne_spark.graph.prepare_graph`,
         or an edge DataFrame), and at most :data:`BROADCAST_IDS_MAX` requested ids
         (counted when ``ids`` is given). Then the graph's edges are never merged or
         counted as a whole: broadcast semi-joins of the input (on ``src`` and on ``dst``,
@@ -278,7 +278,7 @@ class SepNEModel(Model, _SepNEParams, MLWritable, MLReadable):
     def embed(self, ids: DataFrame | None, graph: Any) -> DataFrame:
         """Embed ``ids`` (a DataFrame with column ``id``; None: every node) of ``graph``.
 
-        ``graph`` is an edge-list DataFrame or a :class:`~sepne_spark.reading.Graph`; it
+        ``graph`` is an edge-list DataFrame or a :class:`~sepne_spark.graph.Graph`; it
         may hold nodes and edges added after fitting. Landmarks, Phi, Psi, S_A and S_B
         are taken from the model as fitted. The result is lazy: the solve runs at the
         first action on it, once (see :func:`sepne_spark.pipeline.embed`).
@@ -496,7 +496,7 @@ BROADCAST_IDS_MAX = pipeline.BROADCAST_IDS_MAX
 
 
 def _graph_type():
-    from sepne_spark.reading import Graph
+    from sepne_spark.graph import Graph
 
     return Graph
 
@@ -504,7 +504,7 @@ def _graph_type():
 def check_graph_reading(graph: Any, params: dict[str, Any]) -> None:
     """Raise ``ValueError`` unless ``graph`` was read the way the model's parameters say.
 
-    A :class:`~sepne_spark.reading.Graph` carries its own reading (direction, duplicate
+    A :class:`~sepne_spark.graph.Graph` carries its own reading (direction, duplicate
     and self-loop policy); embedding it with a model fitted on another reading would mix
     two proximity matrices without any error.
     """
@@ -518,7 +518,7 @@ def check_graph_reading(graph: Any, params: dict[str, Any]) -> None:
 
 def _as_graph(dataset: Any, directed: bool, duplicates: str, self_loops: str):
     """An edge-list DataFrame (or Graph) as a canonical :class:`Graph`."""
-    from sepne_spark.reading import Graph, prepare_graph
+    from sepne_spark.graph import Graph, prepare_graph
 
     if isinstance(dataset, Graph):
         return dataset

@@ -49,7 +49,7 @@ from sepne_spark.proximity import (
     metric_text,
     transition,
 )
-from sepne_spark.reading import Graph, incident_ends, rows_of
+from sepne_spark.graph import Graph, incident_ends, rows_of
 from sepne_spark.set_stage import embed_sets, output_schema, set_records
 from sepne_spark.solver import LandmarkFactors, landmark_factors, row_space_factors, set_constants
 from sepne_spark.sparse import proximity_entries_bound
@@ -354,7 +354,7 @@ def _needed_rows(in_neighbours: DataFrame, ids: DataFrame, landmarks: DataFrame)
     Rows of M for a requested node u are its own row of A; its column needs the rows of
     its in-neighbours (A[v, u] = w(v, u) / s(v)), which also give M[v, l] for the two-hop
     sum Rhat_B; M[l, v] for M_0i and Rhat_A are rows of the landmarks. Every row kept
-    (:func:`~sepne_spark.reading.rows_of`) is complete, so its out-weight s and its
+    (:func:`~sepne_spark.graph.rows_of`) is complete, so its out-weight s and its
     entries are exact, and the work follows the requested nodes' neighbourhoods instead
     of the graph.
     """

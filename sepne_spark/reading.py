@@ -1,9 +1,9 @@
 """Reading and validating edge lists: TSV, CSV, whitespace text and Parquet.
 
 :func:`read_edges` turns files into a raw edge DataFrame ``(src, dst, weight double)``
-after checking every line; :func:`prepare_graph` canonicalises such an edge list into a
-:class:`Graph` (merged duplicates, both directions of an undirected edge, self-loops
-dropped or kept, the vertex table); :func:`load_graph` does both.
+after checking every line. The graph built from it (merged duplicates, both directions
+of an undirected edge, the vertex table) and its neighbourhood queries live in
+:mod:`sepne_spark.graph`.
 
 How text is read
 ----------------
@@ -44,14 +44,12 @@ from pyspark.sql import types as T
 
 from sepne_spark.errors import InputError, UserError  # noqa: F401 - re-exported here
 
-__all__ = ["Graph", "InputError", "read_edges", "prepare_graph", "load_graph"]
+__all__ = ["BAD_LINE_POLICIES", "FORMATS", "InputError", "read_edges"]
 
 log = logging.getLogger(__name__)
 
 FORMATS = ("auto", "tsv", "csv", "txt", "parquet")
 BAD_LINE_POLICIES = ("fail", "skip")
-DUPLICATE_POLICIES = ("sum", "max")
-SELF_LOOP_POLICIES = ("drop", "keep")
 
 #: Extensions recognised by ``fmt="auto"`` (after removing a compression suffix).
 _EXTENSIONS = {"tsv": "tsv", "tab": "tsv", "csv": "csv", "txt": "txt", "parquet": "parquet", "pq": "parquet"}
@@ -81,41 +79,6 @@ _R_NOT_NUMBER = 3
 _R_NONFINITE = 4
 _R_NEGATIVE = 5
 _R_NULL_WEIGHT = 6
-
-
-@dataclass
-class Graph:
-    """A canonical edge list and its vertices.
-
-    Attributes
-    ----------
-    edges : DataFrame
-        Columns ``src``, ``dst`` (the id type of the input) and ``weight`` (double): a
-        directed edge list without repeated ``(src, dst)`` pairs. An undirected graph
-        holds both directions of every edge (a kept self-loop once).
-    vertices : DataFrame
-        Column ``id``: every node that appears in the input, including nodes whose only
-        edge was a dropped self-loop.
-    directed : bool
-        Whether the input was read as a directed graph.
-    bad_lines : int
-        Number of bad input lines (or Parquet rows) that were skipped; 0 under the
-        ``"fail"`` policy.
-    raw : DataFrame, optional
-        The edges as read (``src``, ``dst``, ``weight``), before canonicalisation: with
-        it, the rows of a few nodes can be canonicalised on their own (see
-        :func:`rows_of`) without merging the edges of the whole graph.
-    duplicates, self_loops : str
-        The policies that turned ``raw`` into ``edges``.
-    """
-
-    edges: DataFrame
-    vertices: DataFrame
-    directed: bool
-    bad_lines: int = 0
-    raw: DataFrame | None = None
-    duplicates: str = "sum"
-    self_loops: str = "drop"
 
 
 # --------------------------------------------------------------------------- helpers
@@ -921,190 +884,3 @@ def read_edges(
     return _read_text(
         spark, paths, fmt, sep, header, src_col, dst_col, weight_col, bad_lines, comment, first_line
     )
-
-
-def prepare_graph(
-    raw_edges: DataFrame,
-    directed: bool,
-    *,
-    duplicates: str = "sum",
-    self_loops: str = "drop",
-    bad_lines: int = 0,
-) -> Graph:
-    """Canonicalise a raw edge list into a :class:`Graph`.
-
-    For an undirected graph ``(u, v)`` and ``(v, u)`` are the same edge: both are put
-    in a canonical order (smaller id first), repeated edges are merged, and then both
-    directions are added (a kept self-loop appears once). For a directed graph repeated
-    ``(src, dst)`` pairs are merged. The vertices are all endpoints of the input,
-    including nodes whose only edge is a dropped self-loop.
-
-    Parameters
-    ----------
-    raw_edges : DataFrame
-        Columns ``src``, ``dst`` (ids of one type, no nulls) and optionally ``weight``
-        (non-negative numbers; 1.0 when absent), e.g. from :func:`read_edges`.
-    directed : bool
-        Whether ``(u, v)`` and ``(v, u)`` are different edges.
-    duplicates : {"sum", "max"}, default "sum"
-        How the weights of repeated edges are merged.
-    self_loops : {"drop", "keep"}, default "drop"
-        Whether edges ``(u, u)`` are removed.
-    bad_lines : int, default 0
-        Number of skipped input lines, recorded in :attr:`Graph.bad_lines`.
-
-    Returns
-    -------
-    Graph
-        Lazy edge and vertex DataFrames.
-
-    Raises
-    ------
-    ValueError
-        For an invalid option value or missing columns.
-    """
-    _check_choice("duplicates", duplicates, DUPLICATE_POLICIES)
-    _check_choice("self_loops", self_loops, SELF_LOOP_POLICIES)
-    if not isinstance(directed, bool):
-        raise ValueError(f"directed must be True or False; got {directed!r}")
-    missing = [c for c in ("src", "dst") if c not in raw_edges.columns]
-    if missing:
-        raise ValueError(f"the edge list needs columns src and dst; missing {missing} in {raw_edges.columns}")
-    types = {f.name: f.dataType for f in raw_edges.schema.fields}
-    if types["src"] != types["dst"]:
-        raise ValueError(
-            f"src ({types['src'].simpleString()}) and dst ({types['dst'].simpleString()}) must have the same type"
-        )
-    weight = F.col("weight").cast("double") if "weight" in raw_edges.columns else F.lit(1.0)
-    src, dst = F.col("src"), F.col("dst")
-    if directed:
-        e = raw_edges.select(src.alias("src"), dst.alias("dst"), weight.alias("weight"))
-    else:
-        e = raw_edges.select(
-            F.least(src, dst).alias("src"), F.greatest(src, dst).alias("dst"), weight.alias("weight")
-        )
-    if self_loops == "drop":
-        e = e.where(F.col("src") != F.col("dst"))
-    from sepne_spark.proximity import ordered_sum  # a fixed order: the same weights every run
-
-    merge = ordered_sum if duplicates == "sum" else F.max
-    merged = e.groupBy("src", "dst").agg(merge(F.col("weight").cast("double")).cast("double").alias("weight"))
-    if directed:
-        edges = merged
-    else:
-        # Both directions in one pass (no union, so the input is read and shuffled once);
-        # a self-loop is its own reverse and appears once.
-        both = F.when(
-            F.col("src") == F.col("dst"), F.array(F.struct(F.col("src"), F.col("dst")))
-        ).otherwise(
-            F.array(
-                F.struct(F.col("src"), F.col("dst")),
-                F.struct(F.col("dst").alias("src"), F.col("src").alias("dst")),
-            )
-        )
-        edges = merged.select(F.explode(both).alias("_e"), "weight").select("_e.src", "_e.dst", "weight")
-    # Vertices straight from the input: one pass, one shuffle, self-loop-only nodes kept.
-    vertices = raw_edges.select(F.explode(F.array(src, dst)).alias("id")).distinct()
-    raw = raw_edges.select(src.alias("src"), dst.alias("dst"), weight.alias("weight"))
-    return Graph(
-        edges=edges, vertices=vertices, directed=directed, bad_lines=int(bad_lines),
-        raw=raw, duplicates=duplicates, self_loops=self_loops,
-    )
-
-
-def incident_ends(graph: Graph, ids: DataFrame, broadcast: bool = True) -> DataFrame:
-    """The edge ends at ``ids``, read from the input as read (``graph.raw``).
-
-    Returns ``(k, o, into)``: one row per end of an input edge at a node ``k`` of
-    ``ids``, ``o`` the other end and ``into`` whether the edge points to ``k`` (a
-    self-loop gives two rows). Two semi-joins of the input, on ``src`` and on ``dst``,
-    without a shuffle when ``ids`` is broadcast. The ``k`` found are exactly the
-    ``ids`` that are nodes of the graph.
-    """
-    if graph.raw is None:
-        raise ValueError("this Graph holds no raw edges (build it with prepare_graph or load_graph)")
-    out = graph.raw.join(_key_column(ids, "src", broadcast), "src", "left_semi").select(
-        F.col("src").alias("k"), F.col("dst").alias("o"), F.lit(False).alias("into")
-    )
-    into = graph.raw.join(_key_column(ids, "dst", broadcast), "dst", "left_semi").select(
-        F.col("dst").alias("k"), F.col("src").alias("o"), F.lit(True).alias("into")
-    )
-    return out.unionByName(into)
-
-
-def _key_column(ids: DataFrame, name: str, broadcast: bool) -> DataFrame:
-    """The distinct ``id`` of ``ids`` as one column ``name``, broadcast if asked."""
-    keys = ids.select(F.col("id").alias(name)).distinct()
-    return F.broadcast(keys) if broadcast else keys
-
-
-def rows_of(graph: Graph, nodes: DataFrame, broadcast: bool = True) -> DataFrame:
-    """The canonical out-edges ``(src, dst, weight)`` of ``nodes``, each row complete.
-
-    Equal, row for row and bit for bit, to ``graph.edges`` restricted to ``src`` in
-    ``nodes``, but built from the input edges that touch ``nodes`` alone: semi-joins
-    of ``graph.raw`` (no shuffle when ``nodes`` is broadcast), then the duplicate merge
-    and symmetrisation of :func:`prepare_graph` on that part only. Without
-    ``graph.raw`` it filters ``graph.edges``.
-    """
-    as_src = _key_column(nodes, "src", broadcast)
-    if graph.raw is None:
-        return graph.edges.join(as_src, "src", "left_semi")
-    raw = graph.raw
-    part = raw.join(as_src, "src", "left_semi")
-    if not graph.directed:
-        # Every input edge with an end in ``nodes``, once: those whose src is there, and
-        # those whose dst alone is.
-        part = part.unionByName(
-            raw.join(_key_column(nodes, "dst", broadcast), "dst", "left_semi").join(as_src, "src", "left_anti")
-        )
-    local = prepare_graph(part, graph.directed, duplicates=graph.duplicates, self_loops=graph.self_loops)
-    return local.edges.join(as_src, "src", "left_semi")
-
-
-def load_graph(
-    spark: SparkSession,
-    path: str | list[str],
-    fmt: str = "auto",
-    *,
-    directed: bool,
-    duplicates: str = "sum",
-    self_loops: str = "drop",
-    bad_lines: str = "fail",
-    **read_options: Any,
-) -> Graph:
-    """Read an edge list and canonicalise it: :func:`read_edges` then :func:`prepare_graph`.
-
-    Parameters
-    ----------
-    spark : SparkSession
-        Session to read with.
-    path : str or list of str
-        Input file(s) or directories; see :func:`read_edges`.
-    fmt : {"auto", "tsv", "csv", "txt", "parquet"}, default "auto"
-        Input format; see :func:`read_edges`.
-    directed : bool
-        Whether the edges are directed.
-    duplicates : {"sum", "max"}, default "sum"
-        How repeated edges are merged.
-    self_loops : {"drop", "keep"}, default "drop"
-        What happens to edges ``(u, u)``.
-    bad_lines : {"fail", "skip"}, default "fail"
-        Policy for malformed lines.
-    **read_options
-        ``sep``, ``header``, ``src_col``, ``dst_col``, ``weight_col``, ``comment``;
-        see :func:`read_edges`.
-
-    Returns
-    -------
-    Graph
-        The canonical graph, with the number of skipped lines in ``bad_lines``.
-    """
-    _check_choice("duplicates", duplicates, DUPLICATE_POLICIES)
-    _check_choice("self_loops", self_loops, SELF_LOOP_POLICIES)
-    allowed = {"sep", "header", "src_col", "dst_col", "weight_col", "comment"}
-    unknown = sorted(set(read_options) - allowed)
-    if unknown:
-        raise ValueError(f"unknown read option(s) {unknown}; allowed: {sorted(allowed)}")
-    raw, skipped = read_edges(spark, path, fmt, bad_lines=bad_lines, **read_options)
-    return prepare_graph(raw, directed, duplicates=duplicates, self_loops=self_loops, bad_lines=skipped)

@@ -52,7 +52,8 @@ from sepne_spark.errors import SettingError, UserError
 from sepne_spark.landmarks import STRATEGIES
 from sepne_spark.partition import SETUPS
 from sepne_spark.proximity import MAX_WINDOW, METRICS, SCALINGS
-from sepne_spark.reading import BAD_LINE_POLICIES, DUPLICATE_POLICIES, FORMATS, SELF_LOOP_POLICIES
+from sepne_spark.graph import DUPLICATE_POLICIES, SELF_LOOP_POLICIES
+from sepne_spark.reading import BAD_LINE_POLICIES, FORMATS
 
 log = logging.getLogger(__name__)
 

@@ -8,7 +8,7 @@ from pyspark.sql import functions as F
 
 from sepne_spark import dense
 from sepne_spark.model import SepNE, SepNEModel
-from sepne_spark.reading import Graph, prepare_graph
+from sepne_spark.graph import Graph, prepare_graph
 from sepne_spark.solver import solve_set
 from tests.helpers import D, ETA, ITERS, K, LAM, SET, collect, oracle_compare, random_graph
 

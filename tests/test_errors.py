@@ -34,7 +34,7 @@ def test_old_import_locations_still_work():
 
 def test_public_api_of_the_package():
     from sepne_spark.model import SepNE, SepNEModel
-    from sepne_spark.reading import load_graph
+    from sepne_spark.graph import load_graph
     from sepne_spark.session import get_spark
 
     assert sepne_spark.SepNE is SepNE and sepne_spark.SepNEModel is SepNEModel

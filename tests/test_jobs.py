@@ -97,7 +97,7 @@ def test_saved_model_io_reads_only_the_neighbourhood(spark, tmp_path, capsys):
     import numpy as np
 
     from sepne_spark.model import SepNEModel
-    from sepne_spark.reading import Graph, load_graph
+    from sepne_spark.graph import Graph, load_graph
     from tests.helpers import random_graph
 
     g = random_graph(n=80, m=320, seed=4)

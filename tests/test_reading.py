@@ -16,7 +16,8 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from sepne_spark.jobs_common import UserError
-from sepne_spark.reading import Graph, InputError, incident_ends, load_graph, prepare_graph, read_edges, rows_of
+from sepne_spark.graph import Graph, incident_ends, load_graph, prepare_graph, rows_of
+from sepne_spark.reading import InputError, read_edges
 
 
 def write(tmp_path: Path, name: str, text: str, newline: str = "\n") -> str:

@@ -6,7 +6,7 @@ import inspect
 
 import pytest
 
-from sepne_spark import landmarks, partition, proximity, reading, settings
+from sepne_spark import graph, landmarks, partition, proximity, reading, settings
 from sepne_spark.model import SepNE, SepNEModel
 from sepne_spark.settings import JOB, MODEL, MODEL_PARAMS, MODEL_SETTINGS, SETTINGS, EmbedSettings, SettingError, UserError
 
@@ -47,8 +47,8 @@ def test_choices_are_the_domain_modules_own():
     assert by["landmark_strategy"].choices is landmarks.STRATEGIES
     assert by["partition"].choices is partition.SETUPS
     assert by["input_format"].choices is reading.FORMATS
-    assert by["duplicates"].choices is reading.DUPLICATE_POLICIES
-    assert by["self_loops"].choices is reading.SELF_LOOP_POLICIES
+    assert by["duplicates"].choices is graph.DUPLICATE_POLICIES
+    assert by["self_loops"].choices is graph.SELF_LOOP_POLICIES
     assert by["bad_lines"].choices is reading.BAD_LINE_POLICIES
 
 

@@ -17,7 +17,7 @@ Tasks (a subcommand, or ``--task NAME``)::
 
 Embeddings are Parquet with columns ``id``, ``embedding`` (array or ML vector) and
 optionally ``context``. Ids are matched to the labels and edge files as strings.
-Edge lists are read as the embed job reads ``--input`` (:func:`sepne_spark.reading.load_graph`).
+Edge lists are read as the embed job reads ``--input`` (:func:`sepne_spark.graph.load_graph`).
 ``classify`` brings only the labelled nodes' vectors to the driver; ``reconstruct``
 brings the merged edges and the embeddings of the graph's nodes into the driver and
 builds a sparse M there (it is meant for graphs that fit there; above
@@ -359,7 +359,7 @@ def run_reconstruct(spark: SparkSession, ns: argparse.Namespace) -> dict[str, An
     """The ``reconstruct`` task (driver-side; see the module docstring)."""
     from sepne_spark.evaluation import reconstruction_r2, reconstruction_r2_sampled
     from sepne_spark.proximity import metric_text
-    from sepne_spark.reading import load_graph
+    from sepne_spark.graph import load_graph
 
     settings, source = matrix_settings(ns)
     # The embed job's own reading: the same validation, merging and self-loop policy.
