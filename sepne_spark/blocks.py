@@ -37,6 +37,7 @@ from typing import Callable, Mapping
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
+from pyspark import StorageLevel
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.sql.types import (
@@ -105,7 +106,10 @@ def bound_arrow_batches(spark) -> None:
 
 
 def _checkpoint(df: DataFrame) -> DataFrame:
-    return df.localCheckpoint(eager=True)
+    """``df`` computed once and cut from its lineage, kept on the executors' local disks:
+    the tables here hold n x d matrices, which in memory would take the room the
+    products' sorts need (and fail them with ``UNABLE_TO_ACQUIRE_MEMORY`` at 10^6 nodes)."""
+    return df.localCheckpoint(eager=True, storageLevel=StorageLevel.DISK_ONLY)
 
 
 def _as_bytes(a: np.ndarray, dtype: str) -> bytes:
