@@ -1,0 +1,345 @@
+"""Node classification: the one-vs-rest logistic regression, F1 scores, the label-file
+check and the protocol of the SepNE paper (:func:`node_classification`)."""
+from __future__ import annotations
+
+import logging
+from typing import Any, Hashable, Iterable, Mapping, Sequence
+
+import numpy as np
+from scipy.optimize import minimize
+from scipy.special import expit
+
+from sepne_spark.errors import UserError
+from sepne_spark.spectral import l2_normalize
+
+log = logging.getLogger(__name__)
+
+try:  # Spark is a dependency of the package, but the NumPy half works without it
+    from pyspark.sql import Column, DataFrame, SparkSession, Window
+    from pyspark.sql import functions as F
+except ImportError:  # pragma: no cover
+    Column = DataFrame = SparkSession = Window = F = None  # type: ignore[assignment,misc]
+
+
+# ---------------------------------------------------------------------------
+# Logistic regression and node classification (NumPy / SciPy)
+# ---------------------------------------------------------------------------
+
+
+class OneVsRestLogisticRegression:
+    """One-vs-rest binary logistic regressions with an L2 penalty, fitted jointly.
+
+    Each class ``c`` gets weights ``w_c`` and an intercept ``b_c`` minimising
+
+        C * sum_i log(1 + exp(-y_ic (x_i . w_c + b_c))) + 1/2 ||w_c||^2,
+
+    with ``y_ic = +1`` when node ``i`` has class ``c`` and ``-1`` otherwise; the
+    intercept is not penalised. This is scikit-learn's ``LogisticRegression(C=C)``
+    (L-BFGS solver) inside ``OneVsRestClassifier``. The problems of all classes are
+    independent, so their sum is minimised at once by one L-BFGS run over all the
+    weights (vectorised over classes). A class without positive (or without negative)
+    training examples gets a constant score of ``-inf`` (``+inf``), as
+    scikit-learn's constant predictor would.
+
+    Parameters
+    ----------
+    C : float
+        Inverse regularisation strength (scikit-learn's default 1.0).
+    max_iter : int
+        L-BFGS iteration limit.
+    tol : float
+        L-BFGS gradient tolerance on the objective divided by the number of samples.
+    """
+
+    def __init__(self, C: float = 1.0, max_iter: int = 1000, tol: float = 1e-8) -> None:
+        if C <= 0:
+            raise ValueError(f"C must be > 0, got {C}")
+        self.C = float(C)
+        self.max_iter = int(max_iter)
+        self.tol = float(tol)
+        self.coef_: np.ndarray | None = None
+        self.intercept_: np.ndarray | None = None
+        self.constant_: np.ndarray | None = None
+        self.n_iter_: int = 0
+
+    def fit(self, X: np.ndarray, Y: np.ndarray) -> "OneVsRestLogisticRegression":
+        """Fit on features ``X`` (n x d) and a 0/1 indicator matrix ``Y`` (n x L).
+
+        Returns
+        -------
+        OneVsRestLogisticRegression
+            ``self``, with ``coef_`` (L x d) and ``intercept_`` (L,) set.
+        """
+        X = np.asarray(X, dtype=np.float64)
+        Y = np.asarray(Y).astype(bool)
+        if Y.ndim != 2 or Y.shape[0] != X.shape[0]:
+            raise ValueError("Y must be an (n_samples, n_classes) indicator matrix")
+        n, d = X.shape
+        L = Y.shape[1]
+        pos = Y.sum(axis=0)
+        constant = np.zeros(L)
+        constant[pos == 0] = -np.inf
+        constant[pos == n] = np.inf
+        active = np.flatnonzero((pos > 0) & (pos < n))
+        coef = np.zeros((L, d))
+        intercept = np.zeros(L)
+        if active.size:
+            S = np.where(Y[:, active], 1.0, -1.0)  # n x La signs
+            La = active.size
+            # The objective divided by n*C: mean log-loss plus ||w||^2 / (2 n C).
+            reg = 1.0 / (n * self.C)
+
+            def fun(theta: np.ndarray) -> tuple[float, np.ndarray]:
+                Wt = theta[: d * La].reshape(d, La)
+                b = theta[d * La:]
+                Z = X @ Wt + b
+                margin = S * Z
+                loss = np.logaddexp(0.0, -margin).sum() / n + 0.5 * reg * np.sum(Wt * Wt)
+                G = (-S * expit(-margin)) / n
+                gW = X.T @ G + reg * Wt
+                gb = G.sum(axis=0)
+                return loss, np.concatenate([gW.ravel(), gb])
+
+            res = minimize(
+                fun,
+                np.zeros(d * La + La),
+                jac=True,
+                method="L-BFGS-B",
+                options={"maxiter": self.max_iter, "gtol": self.tol, "ftol": 64 * np.finfo(float).eps},
+            )
+            theta = res.x
+            coef[active] = theta[: d * La].reshape(d, La).T
+            intercept[active] = theta[d * La:]
+            self.n_iter_ = int(res.nit)
+        self.coef_, self.intercept_, self.constant_ = coef, intercept, constant
+        self._active = active
+        return self
+
+    def decision_function(self, X: np.ndarray) -> np.ndarray:
+        """Scores ``x . w_c + b_c`` (n x L); constant classes score ``-inf``/``+inf``."""
+        if self.coef_ is None:
+            raise RuntimeError("fit the model first")
+        X = np.asarray(X, dtype=np.float64)
+        scores = np.tile(self.constant_, (X.shape[0], 1))
+        a = self._active
+        if a.size:
+            scores[:, a] = X @ self.coef_[a].T + self.intercept_[a]
+        return scores
+
+    def predict_proba(self, X: np.ndarray) -> np.ndarray:
+        """Per-class sigmoid probabilities (n x L), not normalised across classes."""
+        return expit(self.decision_function(X))
+
+
+def _predict_labels(scores: np.ndarray, counts: np.ndarray | None) -> np.ndarray:
+    """Indicator matrix of predictions: argmax, or the top ``counts[i]`` of each row."""
+    n, L = scores.shape
+    pred = np.zeros((n, L), dtype=bool)
+    if counts is None:
+        pred[np.arange(n), np.argmax(scores, axis=1)] = True
+        return pred
+    order = np.argsort(-scores, axis=1, kind="stable")
+    ranks = np.empty_like(order)
+    ranks[np.arange(n)[:, None], order] = np.arange(L)[None, :]
+    return ranks < np.asarray(counts)[:, None]
+
+
+def f1_scores(Y_true: np.ndarray, Y_pred: np.ndarray) -> tuple[float, float]:
+    """Micro- and macro-F1 of two indicator matrices (n x L).
+
+    Macro-F1 averages the per-class F1 over all L classes; a class with no true and
+    no predicted example counts as 0 (scikit-learn's ``zero_division`` default).
+    Micro-F1 pools the counts of all classes; with exactly one true and one predicted
+    label per row it equals the accuracy.
+    """
+    T = np.asarray(Y_true, dtype=bool)
+    P = np.asarray(Y_pred, dtype=bool)
+    tp = (T & P).sum(axis=0).astype(np.float64)
+    fp = (~T & P).sum(axis=0).astype(np.float64)
+    fn = (T & ~P).sum(axis=0).astype(np.float64)
+    denom = 2 * tp + fp + fn
+    per = np.zeros_like(tp)
+    np.divide(2 * tp, denom, out=per, where=denom > 0)
+    total = denom.sum()
+    micro = float(2 * tp.sum() / total) if total > 0 else 0.0
+    return micro, float(per.mean()) if per.size else 0.0
+
+
+class LabelsError(UserError, ValueError):
+    """A label file that cannot be what it claims (an edge list, labels of another graph)."""
+
+
+#: Below this fraction of labelled ids that are embedded nodes, the labels are refused.
+MIN_LABELLED_FOUND = 0.5
+#: From this many classes per labelled node on, the labels are reported as implausible.
+MAX_CLASSES_PER_NODE = 0.5
+
+
+def check_labels(
+    labels: Mapping[str, Iterable[str]], found: Iterable[str], path: str, embeddings: str = "the embeddings"
+) -> list[str]:
+    """Check that ``labels`` (node -> labels, as read from ``path``) fit the embedded nodes.
+
+    Parameters
+    ----------
+    labels : mapping of str to iterable of str
+        The label file's content, node id -> its labels.
+    found : iterable of str
+        The labelled ids that are nodes of the embeddings.
+    path, embeddings : str
+        The label file and the embeddings, as named in messages.
+
+    Returns
+    -------
+    list of str
+        Warnings (also logged): about as many classes as labelled nodes, or most
+        classes with a single node, which leaves nothing to learn.
+
+    Raises
+    ------
+    LabelsError
+        When fewer than half of the labelled ids are embedded nodes (labels of another
+        graph, or ids written differently), or when the "labels" are themselves mostly
+        node ids and about as many as the nodes: an edge list given as labels.
+    """
+    found = set(found)
+    n = len(labels)
+    if n and len(found) < MIN_LABELLED_FOUND * n:
+        missing = sorted(k for k in labels if k not in found)[:3]
+        raise LabelsError(
+            f"{path}: only {len(found)} of its {n} labelled ids are nodes of {embeddings} "
+            f"(e.g. {', '.join(repr(m) for m in missing)} are not); is it the label file of this graph, "
+            "with lines node<TAB>label?"
+        )
+    classes = {lab for k in found for lab in labels[k]}
+    members: dict[str, int] = {}
+    for k in found:
+        for lab in labels[k]:
+            members[lab] = members.get(lab, 0) + 1
+    many = len(found) >= 10 and len(classes) >= MAX_CLASSES_PER_NODE * len(found)
+    ids_as_labels = sum(1 for c in classes if c in labels or c in found)
+    if many and ids_as_labels >= 0.5 * len(classes):
+        raise LabelsError(
+            f"{path}: {len(classes)} classes for {len(found)} labelled nodes, and {ids_as_labels} of the "
+            "classes are node ids: this looks like an edge list, not node<TAB>label lines"
+        )
+    warnings = []
+    if many:
+        warnings.append(f"{path}: {len(classes)} classes for {len(found)} labelled nodes: nearly one class "
+                        "per node, so the scores say little; is this the right label file?")
+    singletons = sum(1 for c in members.values() if c == 1)
+    if len(classes) >= 10 and singletons > 0.5 * len(classes):
+        warnings.append(f"{path}: {singletons} of {len(classes)} classes have a single labelled node, "
+                        "which no split can both train on and test")
+    for w in warnings:
+        log.warning("%s", w)
+    return warnings
+
+
+def _binarize(labels: Sequence[Iterable[Hashable]]) -> tuple[np.ndarray, list[Hashable]]:
+    """Indicator matrix of label sets, with the classes in a deterministic order."""
+    sets = [set(x) if not isinstance(x, (str, bytes)) else {x} for x in labels]
+    classes = sorted({c for s in sets for c in s}, key=lambda c: (str(type(c)), str(c)))
+    index = {c: j for j, c in enumerate(classes)}
+    Y = np.zeros((len(sets), len(classes)), dtype=bool)
+    for i, s in enumerate(sets):
+        for c in s:
+            Y[i, index[c]] = True
+    return Y, classes
+
+
+def node_classification(
+    X: np.ndarray,
+    labels: Sequence[Iterable[Hashable]],
+    train_ratios: Sequence[float] = (0.1, 0.9),
+    n_splits: int = 10,
+    seed: int = 0,
+    C: float = 1.0,
+    normalize: bool = True,
+) -> dict[str, Any]:
+    """Micro-/macro-F1 of one-vs-rest logistic regression over random splits.
+
+    Parameters
+    ----------
+    X : numpy.ndarray
+        Embeddings of the labelled nodes (n x d), row ``i`` for ``labels[i]``. These are
+        the labelled nodes' vectors only, held by the driver.
+    labels : sequence of sets or lists
+        The labels of each node (a single label may be given as a bare string). Nodes
+        with an empty label set are left out and counted in ``n_unlabelled``.
+    train_ratios : sequence of float
+        Fractions of the nodes used for training, each in (0, 1).
+    n_splits : int
+        Random splits per ratio.
+    seed : int
+        Seed of the splits. Split ``s`` shuffles the nodes with
+        ``numpy.random.default_rng([seed, s])`` and trains on the first
+        ``max(1, int(ratio * n))`` of them, so splits of different ratios are nested.
+    C : float
+        Inverse regularisation strength of the logistic regression.
+    normalize : bool
+        L2-normalise the rows of ``X`` first (the paper's protocol).
+
+    Returns
+    -------
+    dict
+        ``mode`` ("single-label" when every node has exactly one label, otherwise
+        "multi-label"), ``n_nodes``, ``n_classes``, ``n_unlabelled``, ``n_splits``,
+        ``seed`` and ``results``: for each ratio (a float key) a dict with
+        ``micro_f1_mean``, ``micro_f1_std``, ``macro_f1_mean``, ``macro_f1_std``
+        (population standard deviation over the splits), ``n_train``, ``n_test`` and
+        the per-split lists ``micro_f1`` and ``macro_f1``.
+    """
+    X = np.asarray(X, dtype=np.float64)
+    if X.ndim != 2 or X.shape[0] != len(labels):
+        raise ValueError(f"X has {X.shape[0] if X.ndim else 0} rows but {len(labels)} label sets were given")
+    Y_all, classes = _binarize(labels)
+    keep = Y_all.any(axis=1)
+    X, Y = X[keep], Y_all[keep]
+    n = X.shape[0]
+    if n < 2 or not classes:
+        raise ValueError("need at least two labelled nodes")
+    counts = Y.sum(axis=1)
+    single = bool(np.all(counts == 1))
+    if normalize:
+        X = l2_normalize(X)
+    ratios = [float(r) for r in train_ratios]
+    for r in ratios:
+        if not 0.0 < r < 1.0:
+            raise ValueError(f"train ratio must be in (0, 1), got {r}")
+    per: dict[float, dict[str, list[float]]] = {r: {"micro_f1": [], "macro_f1": []} for r in ratios}
+    sizes: dict[float, tuple[int, int]] = {}
+    for s in range(int(n_splits)):
+        perm = np.random.default_rng([int(seed), s]).permutation(n)
+        for r in ratios:
+            n_train = min(max(1, int(r * n)), n - 1)
+            sizes[r] = (n_train, n - n_train)
+            tr, te = perm[:n_train], perm[n_train:]
+            clf = OneVsRestLogisticRegression(C=C).fit(X[tr], Y[tr])
+            scores = clf.decision_function(X[te])
+            pred = _predict_labels(scores, None if single else counts[te])
+            micro, macro = f1_scores(Y[te], pred)
+            per[r]["micro_f1"].append(micro)
+            per[r]["macro_f1"].append(macro)
+    results: dict[float, dict[str, Any]] = {}
+    for r in ratios:
+        mi, ma = np.array(per[r]["micro_f1"]), np.array(per[r]["macro_f1"])
+        results[r] = {
+            "micro_f1_mean": float(mi.mean()) if mi.size else float("nan"),
+            "micro_f1_std": float(mi.std()) if mi.size else float("nan"),
+            "macro_f1_mean": float(ma.mean()) if ma.size else float("nan"),
+            "macro_f1_std": float(ma.std()) if ma.size else float("nan"),
+            "n_train": sizes.get(r, (0, 0))[0],
+            "n_test": sizes.get(r, (0, 0))[1],
+            "micro_f1": [float(v) for v in mi],
+            "macro_f1": [float(v) for v in ma],
+        }
+    return {
+        "mode": "single-label" if single else "multi-label",
+        "n_nodes": int(n),
+        "n_classes": len(classes),
+        "n_unlabelled": int((~keep).sum()),
+        "n_splits": int(n_splits),
+        "seed": int(seed),
+        "results": results,
+    }

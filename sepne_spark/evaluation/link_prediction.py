@@ -1,0 +1,316 @@
+"""Link prediction: held-out edges, sampled non-edges, dot-product scores and their AUC."""
+from __future__ import annotations
+
+import logging
+from typing import Any, Callable, Sequence
+
+import numpy as np
+from scipy.stats import rankdata
+
+from sepne_spark.evaluation.pairs import _as_array, _sample_pairs, _uniform, dot_column
+
+log = logging.getLogger(__name__)
+
+try:  # Spark is a dependency of the package, but the NumPy half works without it
+    from pyspark.sql import Column, DataFrame, SparkSession, Window
+    from pyspark.sql import functions as F
+except ImportError:  # pragma: no cover
+    Column = DataFrame = SparkSession = Window = F = None  # type: ignore[assignment,misc]
+
+
+# ---------------------------------------------------------------------------
+# Link prediction
+# ---------------------------------------------------------------------------
+
+
+def _pair_cols(directed: bool, src: str = "src", dst: str = "dst") -> tuple[Column, Column]:
+    if directed:
+        return F.col(src), F.col(dst)
+    return F.least(src, dst), F.greatest(src, dst)
+
+
+def split_edges(
+    edges_df: DataFrame,
+    fraction: float,
+    seed: int = 0,
+    directed: bool = False,
+) -> tuple[DataFrame, DataFrame]:
+    """Hold out a seeded random fraction of the edges, keeping every node in training.
+
+    Edges are grouped into pairs: ``(src, dst)`` for a directed graph, the unordered
+    ``{src, dst}`` for an undirected one (so both directions and duplicates of an edge
+    go to the same side). Each node protects one incident pair, the one with the
+    smallest seeded hash: protected pairs always stay in the training graph, so every
+    node with an edge (other than a self-loop) keeps one, and its last edge is never
+    held out. Each other pair is held out independently with probability ``q``, chosen
+    so that ``fraction`` of all pairs is held out in expectation (fewer when too many
+    pairs are protected, e.g. in a tree). Self-loops stay in training.
+
+    The hashes depend only on the seed and the node ids (as strings), so the split is
+    the same on every partitioning and every run.
+
+    Parameters
+    ----------
+    edges_df : DataFrame
+        Edges with columns ``src``, ``dst`` (and any others, e.g. ``weight``).
+    fraction : float
+        Fraction of pairs to hold out, in [0, 1).
+    seed : int
+        Seed of the split.
+    directed : bool
+        Whether ``(u, v)`` and ``(v, u)`` are different edges.
+
+    Returns
+    -------
+    train, test : DataFrame
+        ``train``: the rows of ``edges_df`` whose pair is kept (all columns);
+        ``test``: the held-out pairs, one row each, columns ``(src, dst)`` (for an
+        undirected graph ``src <= dst`` as compared by Spark).
+    """
+    if not 0.0 <= fraction < 1.0:
+        raise ValueError(f"fraction must be in [0, 1), got {fraction}")
+    a, b = _pair_cols(directed)
+    keyed = edges_df.withColumn("_a", a).withColumn("_b", b)
+    pairs = (
+        keyed.where(F.col("_a") != F.col("_b"))
+        .select("_a", "_b")
+        .distinct()
+        .withColumn("_u", _uniform(seed, 11, F.col("_a"), F.col("_b")))
+    )
+    ends = pairs.select(F.col("_a").alias("_node"), "_u", "_a", "_b").unionByName(
+        pairs.select(F.col("_b").alias("_node"), "_u", "_a", "_b")
+    )
+    protected = (
+        ends.groupBy("_node")
+        .agg(
+            F.min(
+                F.struct(
+                    "_u",
+                    F.col("_a").cast("string").alias("_sa"),  # ties broken by the ids
+                    F.col("_b").cast("string").alias("_sb"),
+                    "_a",
+                    "_b",
+                )
+            ).alias("_k")
+        )
+        .select(F.col("_k._a").alias("_a"), F.col("_k._b").alias("_b"))
+        .distinct()
+    )
+    marked = pairs.join(protected.withColumn("_p", F.lit(True)), ["_a", "_b"], "left")
+    counts = marked.agg(
+        F.count(F.lit(1)).alias("n"), F.count_if(F.col("_p").isNull()).alias("c")
+    ).first()
+    n_pairs, n_cand = int(counts["n"]), int(counts["c"] or 0)
+    candidates = marked.where(F.col("_p").isNull())
+    q = min(1.0, fraction * n_pairs / n_cand) if n_cand else 0.0
+    if n_cand < fraction * n_pairs:
+        log.warning(
+            "split_edges: only %d of %d pairs can be held out without isolating a node; "
+            "holding out fewer than %.1f%%", n_cand, n_pairs, 100 * fraction,
+        )
+    held = candidates.where(_uniform(seed, 12, F.col("_a"), F.col("_b")) < F.lit(q)).select("_a", "_b")
+    train = keyed.join(held, ["_a", "_b"], "left_anti").drop("_a", "_b")
+    test = held.select(F.col("_a").alias("src"), F.col("_b").alias("dst"))
+    return train, test
+
+
+def sample_non_edges(
+    edges_df: DataFrame,
+    n: int,
+    seed: int = 0,
+    directed: bool = False,
+    nodes_df: DataFrame | None = None,
+) -> DataFrame:
+    """Sample ``n`` distinct node pairs that are not edges of the graph (seeded).
+
+    Pairs ``(u, v)`` with ``u != v`` are drawn uniformly over the nodes, rejected when
+    they are an edge (either direction for an undirected graph), de-duplicated, and the
+    ``n`` with the smallest seeded hash are returned: the result is uniform over the
+    non-edges, without replacement, and depends only on the data and the seed.
+
+    Parameters
+    ----------
+    edges_df : DataFrame
+        Edges ``(src, dst, ...)`` of the full graph.
+    n : int
+        Number of non-edges to return.
+    seed : int
+        Seed of the sample.
+    directed : bool
+        Whether ``(u, v)`` and ``(v, u)`` are different pairs; for an undirected graph
+        the pairs are returned with ``src <= dst`` (as compared by Spark).
+    nodes_df : DataFrame, optional
+        ``id`` column of the nodes to draw from; by default the edges' endpoints.
+
+    Returns
+    -------
+    DataFrame
+        ``(src, dst)``, ``n`` rows.
+    """
+    if nodes_df is None:
+        nodes_df = edges_df.select(F.col("src").alias("id")).unionByName(edges_df.select(F.col("dst").alias("id")))
+    a, b = _pair_cols(directed)
+    excl = edges_df.select(a.alias("src"), b.alias("dst")).where(F.col("src") != F.col("dst")).distinct()
+    return _sample_pairs(nodes_df.select("id"), excl, int(n), seed, directed=directed, allow_self=False)
+
+
+def auc(pos_scores: Sequence[float] | np.ndarray, neg_scores: Sequence[float] | np.ndarray) -> float:
+    """Area under the ROC curve: the Mann-Whitney statistic, ties counting one half.
+
+    ``AUC = P(s_pos > s_neg) + 1/2 P(s_pos == s_neg)`` over all positive/negative pairs.
+    """
+    pos = np.asarray(pos_scores, dtype=np.float64).ravel()
+    neg = np.asarray(neg_scores, dtype=np.float64).ravel()
+    if pos.size == 0 or neg.size == 0:
+        raise ValueError("need at least one positive and one negative score")
+    ranks = rankdata(np.concatenate([pos, neg]), method="average")
+    u = ranks[: pos.size].sum() - pos.size * (pos.size + 1) / 2.0
+    return float(u / (pos.size * neg.size))
+
+
+def auc_spark(scored: DataFrame, score_col: str = "score", label_col: str = "label") -> float:
+    """Mann-Whitney AUC of a DataFrame of scores and 0/1 labels, computed by Spark.
+
+    Scores are grouped by value (ties count one half) and the negatives below each
+    value are summed by a window over the distinct scores; rows with a null score are
+    ignored.
+    """
+    g = (
+        scored.where(F.col(score_col).isNotNull())
+        .groupBy(F.col(score_col).alias("_s"))
+        .agg(
+            F.sum(F.when(F.col(label_col) == 1, 1).otherwise(0)).cast("double").alias("_p"),
+            F.sum(F.when(F.col(label_col) == 1, 0).otherwise(1)).cast("double").alias("_q"),
+        )
+    )
+    w = Window.orderBy("_s").rowsBetween(Window.unboundedPreceding, -1)
+    g = g.withColumn("_below", F.coalesce(F.sum("_q").over(w), F.lit(0.0)))
+    r = g.agg(
+        F.sum(F.col("_p") * (F.col("_below") + 0.5 * F.col("_q"))).alias("u"),
+        F.sum("_p").alias("p"),
+        F.sum("_q").alias("q"),
+    ).first()
+    if not r["p"] or not r["q"]:
+        raise ValueError("need at least one positive and one negative score")
+    return float(r["u"] / (r["p"] * r["q"]))
+
+
+def score_pairs(
+    pairs: DataFrame,
+    embeddings: DataFrame,
+    directed: bool = True,
+    embedding_col: str = "embedding",
+    context_col: str = "context",
+) -> DataFrame:
+    """Dot-product scores of node pairs.
+
+    Adds ``score_ec`` = ``embedding_u . context_v`` (null without a context column) and
+    ``score_ee`` = ``embedding_u . embedding_v``. For an undirected graph ``score_ec``
+    is symmetrised: ``(embedding_u . context_v + embedding_v . context_u) / 2``. A pair
+    with a node that has no embedding row gets null scores.
+
+    Parameters
+    ----------
+    pairs : DataFrame
+        ``(src, dst, ...)``.
+    embeddings : DataFrame
+        ``(id, embedding[, context])``.
+    directed : bool
+        Whether the graph is directed.
+
+    Returns
+    -------
+    DataFrame
+        ``pairs`` with the two score columns.
+    """
+    has_ctx = context_col in embeddings.columns
+    cols = [F.col("id"), _as_array(embeddings, embedding_col).alias("e")]
+    if has_ctx:
+        cols.append(_as_array(embeddings, context_col).alias("c"))
+    emb = embeddings.select(*cols)
+    u = emb.select(*[F.col(c).alias(f"_u{c}") for c in emb.columns])
+    v = emb.select(*[F.col(c).alias(f"_v{c}") for c in emb.columns])
+    out = pairs.join(u, pairs["src"] == u["_uid"], "left").join(v, pairs["dst"] == v["_vid"], "left")
+    out = out.withColumn("score_ee", dot_column("_ue", "_ve"))
+    if has_ctx:
+        ec = dot_column("_ue", "_vc")
+        if not directed:
+            ec = (ec + dot_column("_ve", "_uc")) / 2.0
+        out = out.withColumn("score_ec", ec)
+    else:
+        out = out.withColumn("score_ec", F.lit(None).cast("double"))
+    return out.drop(*[c for c in out.columns if c.startswith("_u") or c.startswith("_v")])
+
+
+def link_prediction(
+    spark: SparkSession,
+    edges_df: DataFrame,
+    fit_embed: Callable[[DataFrame], DataFrame],
+    fraction: float = 0.1,
+    seed: int = 0,
+    directed: bool = False,
+) -> dict[str, Any]:
+    """Link-prediction AUC of an embedding method.
+
+    Holds out ``fraction`` of the edges (:func:`split_edges`), embeds the training
+    graph with ``fit_embed``, samples as many non-edges of the full graph as there are
+    held-out edges (:func:`sample_non_edges`), scores both sets with
+    :func:`score_pairs` and reports the AUC of each score (:func:`auc_spark`). Pairs
+    with a node that ``fit_embed`` did not embed are left out of the AUC and counted.
+
+    Parameters
+    ----------
+    spark : SparkSession
+        The session (used for the empty-result checks and kept for symmetry with jobs).
+    edges_df : DataFrame
+        The full graph ``(src, dst[, weight])``.
+    fit_embed : callable
+        ``fit_embed(train_edges_df) -> DataFrame(id, embedding[, context])``.
+    fraction : float
+        Fraction of the edges held out.
+    seed : int
+        Seed of the split and of the negative sample.
+    directed : bool
+        Whether the graph is directed.
+
+    Returns
+    -------
+    dict
+        ``auc_embedding_context`` (``embedding_u . context_v``; None without context
+        vectors), ``auc_embedding_embedding`` (``embedding_u . embedding_v``),
+        ``n_train_edges``, ``n_test_edges``, ``n_negative``, ``n_test_missing`` and
+        ``n_negative_missing`` (pairs left out for lack of an embedding), ``fraction``,
+        ``seed``, ``directed``.
+    """
+    del spark  # everything runs on the DataFrames' own session
+    train, test = split_edges(edges_df, fraction, seed=seed, directed=directed)
+    n_test = test.count()
+    if n_test == 0:
+        raise ValueError("no edge could be held out")
+    negatives = sample_non_edges(edges_df, n_test, seed=seed + 1, directed=directed)
+    embeddings = fit_embed(train)
+    n_train = train.count()
+    pairs = test.select("src", "dst", F.lit(1).alias("label")).unionByName(
+        negatives.select("src", "dst", F.lit(0).alias("label"))
+    )
+    scored = score_pairs(pairs, embeddings, directed=directed)
+    scored = scored.localCheckpoint()
+    miss = scored.where(F.col("score_ee").isNull()).groupBy("label").count().collect()
+    missing = {int(r["label"]): int(r["count"]) for r in miss}
+    has_ctx = "context" in embeddings.columns
+    result: dict[str, Any] = {
+        "auc_embedding_context": auc_spark(scored, "score_ec") if has_ctx else None,
+        "auc_embedding_embedding": auc_spark(scored, "score_ee"),
+        "n_train_edges": int(n_train),
+        "n_test_edges": int(n_test),
+        "n_negative": int(n_test),
+        "n_test_missing": missing.get(1, 0),
+        "n_negative_missing": missing.get(0, 0),
+        "fraction": float(fraction),
+        "seed": int(seed),
+        "directed": bool(directed),
+    }
+    if missing:
+        log.warning("link prediction: %d held-out and %d negative pairs have a node without an embedding "
+                    "and are left out", result["n_test_missing"], result["n_negative_missing"])
+    return result

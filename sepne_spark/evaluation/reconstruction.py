@@ -1,0 +1,422 @@
+"""Reconstruction: how well ``W C^T`` reproduces the proximity matrix ``M`` (R^2 over all
+entries and over the non-zero ones), exactly or from sampled entries, in NumPy or on Spark."""
+from __future__ import annotations
+
+import logging
+import math
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from sepne_spark.evaluation.pairs import _as_array, _index_nodes, _sample_pairs, dot_column
+
+log = logging.getLogger(__name__)
+
+try:  # Spark is a dependency of the package, but the NumPy half works without it
+    from pyspark.sql import Column, DataFrame, SparkSession, Window
+    from pyspark.sql import functions as F
+except ImportError:  # pragma: no cover
+    Column = DataFrame = SparkSession = Window = F = None  # type: ignore[assignment,misc]
+
+
+# ---------------------------------------------------------------------------
+# Reconstruction R^2 (NumPy / SciPy)
+# ---------------------------------------------------------------------------
+
+
+def _r2(ss_res: float, ss_tot: float) -> float:
+    if ss_tot > 0:
+        return float(1.0 - ss_res / ss_tot)
+    return 1.0 if ss_res == 0 else float("-inf")
+
+
+def _pair_dots(W: np.ndarray, C: np.ndarray, rows: np.ndarray, cols: np.ndarray, chunk: int = 1 << 16) -> np.ndarray:
+    """``W[rows[t]] . C[cols[t]]`` for every t, in chunks to bound memory."""
+    out = np.empty(len(rows))
+    for s in range(0, len(rows), chunk):
+        r, c = rows[s:s + chunk], cols[s:s + chunk]
+        out[s:s + chunk] = np.einsum("ij,ij->i", W[r], C[c])
+    return out
+
+
+def reconstruction_r2(
+    M: np.ndarray | sp.spmatrix | sp.sparray,
+    W: np.ndarray,
+    C: np.ndarray,
+    block_rows: int = 1024,
+) -> dict[str, Any]:
+    """Exact R^2 of ``W C^T`` against ``M``, over all entries and over non-zero entries.
+
+    ``R^2 = 1 - SS_res / SS_tot`` with ``SS_tot`` taken about the mean of the entries
+    considered: ``r2_all`` over all n_rows x n_cols entries, ``r2_nonzero`` over the
+    entries where ``M != 0``.
+
+    Parameters
+    ----------
+    M : numpy.ndarray or scipy sparse matrix
+        Proximity matrix (n_rows x n_cols). A dense ``M`` is processed in blocks of
+        ``block_rows`` rows; for a sparse ``M`` the zero entries are never formed:
+        ``sum over zeros of (W C^T)^2 = ||W C^T||_F^2 - sum over non-zeros``, and
+        ``||W C^T||_F^2 = sum((W^T W) * (C^T C))`` costs O(n d^2).
+    W, C : numpy.ndarray
+        Embeddings (n_rows x d) and context vectors (n_cols x d).
+
+    Returns
+    -------
+    dict
+        ``r2_all``, ``r2_nonzero``, ``n_entries``, ``n_nonzero`` and ``exact: True``.
+    """
+    W = np.asarray(W, dtype=np.float64)
+    C = np.asarray(C, dtype=np.float64)
+    n_rows, n_cols = M.shape
+    if W.shape[0] != n_rows or C.shape[0] != n_cols or W.shape[1] != C.shape[1]:
+        raise ValueError(f"shapes do not match: M {M.shape}, W {W.shape}, C {C.shape}")
+    N = n_rows * n_cols
+    if sp.issparse(M):
+        Mc = sp.coo_matrix(M, dtype=np.float64)
+        Mc.sum_duplicates()
+        nzmask = Mc.data != 0
+        r, c, m = Mc.row[nzmask], Mc.col[nzmask], Mc.data[nzmask]
+        nnz = len(m)
+        p = _pair_dots(W, C, r, c)
+        ss_res_nz = float(np.sum((m - p) ** 2))
+        frob = float(np.sum((W.T @ W) * (C.T @ C)))
+        ss_res_all = ss_res_nz + max(frob - float(np.sum(p * p)), 0.0)
+        mu = float(m.sum()) / N
+        ss_tot_all = float(np.sum((m - mu) ** 2)) + (N - nnz) * mu * mu
+        ss_tot_nz = float(np.sum((m - m.mean()) ** 2)) if nnz else 0.0
+    else:
+        M = np.asarray(M, dtype=np.float64)
+        total = 0.0
+        nnz = 0
+        nz_sum = 0.0
+        for s in range(0, n_rows, block_rows):
+            B = M[s:s + block_rows]
+            total += float(B.sum())
+            nz = B != 0
+            nnz += int(nz.sum())
+            nz_sum += float(B[nz].sum())
+        mu = total / N if N else 0.0
+        mu_nz = nz_sum / nnz if nnz else 0.0
+        ss_tot_all = ss_res_all = ss_tot_nz = ss_res_nz = 0.0
+        for s in range(0, n_rows, block_rows):
+            B = M[s:s + block_rows]
+            R = B - W[s:s + block_rows] @ C.T
+            nz = B != 0
+            ss_tot_all += float(np.sum((B - mu) ** 2))
+            ss_res_all += float(np.sum(R * R))
+            ss_tot_nz += float(np.sum((B[nz] - mu_nz) ** 2))
+            ss_res_nz += float(np.sum(R[nz] ** 2))
+    return {
+        "r2_all": _r2(ss_res_all, ss_tot_all),
+        "r2_nonzero": _r2(ss_res_nz, ss_tot_nz) if nnz else float("nan"),
+        "n_entries": int(N),
+        "n_nonzero": int(nnz),
+        "exact": True,
+    }
+
+
+def r2_from_sums(
+    n_entries: int,
+    n_nonzero: int,
+    nz_count: int,
+    nz_sum_m: float,
+    nz_sum_m2: float,
+    nz_sum_res2: float,
+    nz_sum_res4: float,
+    zero_count: int,
+    zero_sum_p2: float,
+    zero_sum_p4: float,
+) -> dict[str, Any]:
+    """Estimate the reconstruction R^2 from sums over sampled entries.
+
+    The non-zero entries are all of them or a uniform sample of ``nz_count`` out of
+    ``n_nonzero``; the zero entries are a uniform sample of ``zero_count`` out of
+    ``n_entries - n_nonzero``. Each sum is scaled by its population over its sample
+    size (a Horvitz-Thompson estimate): ``SS_res_all = a * sum_nz (m - p)^2 + b *
+    sum_zero p^2`` with ``a = n_nonzero / nz_count`` and ``b = (n_entries - n_nonzero) /
+    zero_count``; ``SS_tot_all`` only involves the non-zero values (zeros contribute
+    ``mu^2`` each), so it is exact when every non-zero entry is given. ``r2_nonzero`` is
+    the plain R^2 over the given non-zero entries.
+
+    Parameters
+    ----------
+    n_entries, n_nonzero : int
+        Number of entries of M (n_rows * n_cols) and of its non-zero entries.
+    nz_count, nz_sum_m, nz_sum_m2, nz_sum_res2, nz_sum_res4 : int, float
+        Over the sampled non-zero entries: their number and the sums of ``m``, ``m^2``,
+        ``(m - p)^2`` and ``(m - p)^4``.
+    zero_count, zero_sum_p2, zero_sum_p4 : int, float
+        Over the sampled zero entries: their number and the sums of ``p^2`` and ``p^4``.
+
+    Returns
+    -------
+    dict
+        ``r2_all``, ``r2_nonzero``, ``r2_all_stderr`` (approximate standard error of
+        ``r2_all`` from the sampling variance of ``SS_res``, as for sampling with
+        replacement and treating ``SS_tot`` as fixed),
+        ``n_entries``, ``n_nonzero``, ``sample_nonzero``, ``sample_zero`` (the sample
+        sizes) and ``exact: False``.
+    """
+    n_zero = n_entries - n_nonzero
+    if nz_count <= 0 and n_nonzero > 0:
+        raise ValueError("no non-zero entries were given")
+    if zero_count <= 0 and n_zero > 0:
+        raise ValueError("no zero entries were sampled although M has zero entries")
+    a = n_nonzero / nz_count if nz_count else 0.0
+    b = n_zero / zero_count if zero_count else 0.0
+    sum_m, sum_m2 = a * nz_sum_m, a * nz_sum_m2
+    mu = sum_m / n_entries
+    ss_tot_all = max(sum_m2 - n_entries * mu * mu, 0.0)
+    ss_res_all = a * nz_sum_res2 + b * zero_sum_p2
+    var = 0.0
+    if zero_count > 1:
+        mean_p2 = zero_sum_p2 / zero_count
+        var_p2 = max(zero_sum_p4 / zero_count - mean_p2 ** 2, 0.0) * zero_count / (zero_count - 1)
+        var += n_zero ** 2 * var_p2 / zero_count
+    if 1 < nz_count < n_nonzero:
+        mean_r2 = nz_sum_res2 / nz_count
+        var_r2 = max(nz_sum_res4 / nz_count - mean_r2 ** 2, 0.0) * nz_count / (nz_count - 1)
+        var += n_nonzero ** 2 * var_r2 / nz_count
+    mean_nz = nz_sum_m / nz_count if nz_count else 0.0
+    ss_tot_nz = max(nz_sum_m2 - nz_count * mean_nz * mean_nz, 0.0)
+    return {
+        "r2_all": _r2(ss_res_all, ss_tot_all),
+        "r2_nonzero": _r2(nz_sum_res2, ss_tot_nz) if nz_count else float("nan"),
+        "r2_all_stderr": float(math.sqrt(max(var, 0.0)) / ss_tot_all) if ss_tot_all > 0 else float("nan"),
+        "n_entries": int(n_entries),
+        "n_nonzero": int(n_nonzero),
+        "sample_nonzero": int(nz_count),
+        "sample_zero": int(zero_count),
+        "exact": False,
+    }
+
+
+def sample_zero_entries(
+    n_rows: int,
+    n_cols: int,
+    nz_rows: np.ndarray,
+    nz_cols: np.ndarray,
+    size: int,
+    seed: int = 0,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Draw ``size`` entries uniformly (with replacement) among the zero entries of M.
+
+    Parameters
+    ----------
+    n_rows, n_cols : int
+        Shape of M.
+    nz_rows, nz_cols : numpy.ndarray
+        Positions of every non-zero entry of M (the complete pattern: candidates that
+        hit it are rejected).
+    size : int
+        Number of entries to draw.
+    seed : int
+        Seed of ``numpy.random.default_rng``.
+
+    Returns
+    -------
+    rows, cols : numpy.ndarray
+        Positions of the sampled zero entries (empty when M has no zero entry).
+    """
+    N = int(n_rows) * int(n_cols)
+    nz_keys = np.unique(np.asarray(nz_rows, dtype=np.int64) * n_cols + np.asarray(nz_cols, dtype=np.int64))
+    n_zero = N - len(nz_keys)
+    if n_zero <= 0 or size <= 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    rng = np.random.default_rng(seed)
+    if n_zero <= 4 * size or len(nz_keys) > N // 2:
+        if N > 50_000_000:
+            raise ValueError("M is too dense to sample its zero entries by rejection")
+        zeros = np.setdiff1d(np.arange(N, dtype=np.int64), nz_keys, assume_unique=True)
+        keys = zeros[rng.integers(0, len(zeros), size)]
+    else:
+        got: list[np.ndarray] = []
+        need = int(size)
+        while need > 0:
+            cand = rng.integers(0, N, int(need * N / n_zero * 1.1) + 16, dtype=np.int64)
+            pos = np.searchsorted(nz_keys, cand)
+            hit = (pos < len(nz_keys)) & (nz_keys[np.minimum(pos, len(nz_keys) - 1)] == cand)
+            cand = cand[~hit][:need]
+            got.append(cand)
+            need -= len(cand)
+        keys = np.concatenate(got)
+    return keys // n_cols, keys % n_cols
+
+
+def reconstruction_r2_sampled(
+    nz_rows: np.ndarray,
+    nz_cols: np.ndarray,
+    nz_values: np.ndarray,
+    W: np.ndarray,
+    C: np.ndarray,
+    n_zero_samples: int = 100_000,
+    seed: int = 0,
+    zero_rows: np.ndarray | None = None,
+    zero_cols: np.ndarray | None = None,
+    n_nonzero: int | None = None,
+) -> dict[str, Any]:
+    """Estimate the reconstruction R^2 from the non-zero entries and sampled zeros.
+
+    Parameters
+    ----------
+    nz_rows, nz_cols, nz_values : numpy.ndarray
+        The non-zero entries ``(i, j, m_ij)`` of M: all of them (the usual case: they are
+        the edge list of M), or a uniform sample when ``n_nonzero`` is given.
+    W, C : numpy.ndarray
+        Embeddings (n_rows x d) and context vectors (n_cols x d).
+    n_zero_samples : int
+        Zero entries to sample uniformly when ``zero_rows``/``zero_cols`` are not given
+        (needs the complete non-zero pattern).
+    seed : int
+        Seed of the zero-entry sample.
+    zero_rows, zero_cols : numpy.ndarray, optional
+        A uniform sample of zero entries drawn by the caller.
+    n_nonzero : int, optional
+        Total number of non-zero entries when ``nz_*`` is only a sample of them.
+
+    Returns
+    -------
+    dict
+        As :func:`r2_from_sums`, with the sample sizes ``sample_nonzero`` and
+        ``sample_zero``.
+    """
+    W = np.asarray(W, dtype=np.float64)
+    C = np.asarray(C, dtype=np.float64)
+    rows = np.asarray(nz_rows, dtype=np.int64)
+    cols = np.asarray(nz_cols, dtype=np.int64)
+    m = np.asarray(nz_values, dtype=np.float64)
+    keep = m != 0
+    rows, cols, m = rows[keep], cols[keep], m[keep]
+    if n_nonzero is None:
+        keys = rows * C.shape[0] + cols
+        if len(np.unique(keys)) != len(keys):
+            raise ValueError("duplicate (i, j) positions among the non-zero entries")
+        n_nonzero = len(m)
+    if zero_rows is None or zero_cols is None:
+        if n_nonzero != len(m):
+            raise ValueError("pass zero_rows/zero_cols when the non-zero entries are a sample")
+        zero_rows, zero_cols = sample_zero_entries(W.shape[0], C.shape[0], rows, cols, n_zero_samples, seed)
+    zr = np.asarray(zero_rows, dtype=np.int64)
+    zc = np.asarray(zero_cols, dtype=np.int64)
+    p = _pair_dots(W, C, rows, cols)
+    pz = _pair_dots(W, C, zr, zc)
+    res2 = (m - p) ** 2
+    return r2_from_sums(
+        n_entries=W.shape[0] * C.shape[0],
+        n_nonzero=int(n_nonzero),
+        nz_count=len(m),
+        nz_sum_m=float(m.sum()),
+        nz_sum_m2=float(np.sum(m * m)),
+        nz_sum_res2=float(res2.sum()),
+        nz_sum_res4=float(np.sum(res2 * res2)),
+        zero_count=len(pz),
+        zero_sum_p2=float(np.sum(pz * pz)),
+        zero_sum_p4=float(np.sum(pz ** 4)),
+    )
+
+
+# ---------------------------------------------------------------------------
+# Reconstruction R^2 on Spark
+# ---------------------------------------------------------------------------
+
+
+def reconstruction_r2_spark(
+    entries: DataFrame,
+    embeddings: DataFrame,
+    n_zero_samples: int = 1_000_000,
+    seed: int = 0,
+    nodes: DataFrame | None = None,
+    embedding_col: str = "embedding",
+    context_col: str = "context",
+) -> dict[str, Any]:
+    """Estimate the reconstruction R^2 with Spark from M's non-zero entries.
+
+    Every non-zero entry is scored by a join with the embeddings; a uniform sample of
+    zero entries (pairs of nodes that are not in ``entries``) is drawn as in
+    :func:`sample_non_edges` (without replacement; when ``n_zero_samples`` is at least
+    the number of zero entries they are all enumerated and the result is exact); the
+    sums of :func:`r2_from_sums` are aggregated by Spark and only a handful of numbers
+    reach the driver.
+
+    Parameters
+    ----------
+    entries : DataFrame
+        Non-zero entries of M, columns ``(src, dst, value)``, one row per position.
+    embeddings : DataFrame
+        ``(id, embedding[, context])`` rows; without a context column the embedding
+        is used as the context vector. A node without a row predicts 0.
+    n_zero_samples : int
+        Zero entries to sample (fewer when M has fewer zero entries).
+    seed : int
+        Seed of the zero-entry sample.
+    nodes : DataFrame, optional
+        ``id`` of every node of the graph (M is ``n x n`` over them); by default the ids
+        in ``embeddings`` and in ``entries``.
+
+    Returns
+    -------
+    dict
+        As :func:`r2_from_sums`.
+    """
+    ent = entries.select("src", "dst", F.col("value").cast("double").alias("m")).where(F.col("m") != 0)
+    if nodes is None:
+        nodes = (
+            embeddings.select("id")
+            .unionByName(ent.select(F.col("src").alias("id")))
+            .unionByName(ent.select(F.col("dst").alias("id")))
+            .distinct()
+        )
+    has_ctx = context_col in embeddings.columns
+    emb = embeddings.select(F.col("id").alias("src"), _as_array(embeddings, embedding_col).alias("_w"))
+    ctx = embeddings.select(
+        F.col("id").alias("dst"), _as_array(embeddings, context_col if has_ctx else embedding_col).alias("_c")
+    )
+
+    def predict(pairs: DataFrame) -> DataFrame:
+        out = pairs.join(emb, "src", "left").join(ctx, "dst", "left")
+        return out.withColumn("p", F.coalesce(dot_column("_w", "_c"), F.lit(0.0)))
+
+    nz = predict(ent).withColumn("r2", (F.col("m") - F.col("p")) ** 2)
+    s = nz.agg(
+        F.count(F.lit(1)).alias("c"),
+        F.sum("m").alias("m"),
+        F.sum(F.col("m") * F.col("m")).alias("m2"),
+        F.sum("r2").alias("r2"),
+        F.sum(F.col("r2") * F.col("r2")).alias("r4"),
+    ).first()
+    n_nonzero = int(s["c"])
+    indexed, n_nodes, _ = _index_nodes(nodes, seed)
+    N = n_nodes * n_nodes
+    n_zero = N - n_nonzero
+    size = int(min(n_zero_samples, n_zero))
+    zc, zp2, zp4 = 0, 0.0, 0.0
+    if size > 0 and size >= n_zero:
+        # every zero entry was asked for: enumerate them (at most n_zero_samples rows)
+        ids = indexed.select("id")
+        zeros = (
+            ids.select(F.col("id").alias("src"))
+            .crossJoin(ids.select(F.col("id").alias("dst")))
+            .join(ent.select("src", "dst"), ["src", "dst"], "left_anti")
+        )
+    elif size > 0:
+        zeros = _sample_pairs(nodes, ent.select("src", "dst"), size, seed, directed=True, allow_self=True,
+                              n_excluded_hint=n_nonzero, indexed_nodes=(indexed, n_nodes))
+    if size > 0:
+        z = predict(zeros).agg(
+            F.count(F.lit(1)).alias("c"), F.sum(F.col("p") ** 2).alias("p2"), F.sum(F.col("p") ** 4).alias("p4")
+        ).first()
+        zc, zp2, zp4 = int(z["c"]), float(z["p2"] or 0.0), float(z["p4"] or 0.0)
+    return r2_from_sums(
+        n_entries=N,
+        n_nonzero=n_nonzero,
+        nz_count=n_nonzero,
+        nz_sum_m=float(s["m"] or 0.0),
+        nz_sum_m2=float(s["m2"] or 0.0),
+        nz_sum_res2=float(s["r2"] or 0.0),
+        nz_sum_res4=float(s["r4"] or 0.0),
+        zero_count=zc,
+        zero_sum_p2=zp2,
+        zero_sum_p4=zp4,
+    )
