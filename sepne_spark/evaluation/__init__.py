@@ -30,6 +30,7 @@ from __future__ import annotations
 from sepne_spark.evaluation.classification import (
     LabelsError,
     OneVsRestLogisticRegression,
+    _binarize,
     _predict_labels,
     check_labels,
     f1_scores,
