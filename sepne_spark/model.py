@@ -298,7 +298,7 @@ class SepNEModel(Model, _SepNEParams, MLWritable, MLReadable):
             graph = _as_graph(graph, s["directed"], s["duplicates"], s["selfLoops"])
         else:
             check_graph_reading(graph, s)
-        return pipeline.embed(self._state(), s, graph, ids, self._fitted, self.plan)
+        return pipeline.embed(self._state(), s, graph, ids, self._fitted, self.plan, self.timings)
 
     def release(self) -> None:
         """Unpersist the tables cached for the graph this model was fitted on."""

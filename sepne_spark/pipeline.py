@@ -204,6 +204,7 @@ def embed(
     ids: DataFrame | None = None,
     fitted: FittedGraph | None = None,
     plan: dict[str, Any] | None = None,
+    timings: dict[str, float] | None = None,
 ) -> DataFrame:
     """Embed ``ids`` (a DataFrame with column ``id``; None: every node) of ``graph``.
 
@@ -223,6 +224,9 @@ def embed(
     plan : dict, optional
         Receives what was set up: ``setup`` (RP, LP, IO), and for IO ``sets``, ``nodes``,
         ``rows_read`` and ``rows_from``.
+    timings : dict, optional
+        Receives the seconds of the stages that run here rather than at the first
+        action: ``solve_propagation`` when the propagation takes row blocks.
 
     Returns
     -------
@@ -312,11 +316,23 @@ def embed(
         base = out.persist()
         nodes = fitted.nodes if same else None
         blocks_n = int(params["propagationBlocks"]) or default_blocks(nodes or 0)
-        smooth = propagate_embeddings(
-            graph.vertices, graph.edges, base.select("id", "embedding"), order=order,
-            mu=float(params["propagationMu"]), theta=float(params["propagationTheta"]),
-            blocks=blocks_n, seed=params["seed"], dtype=params["dtype"],
-        )
+
+        def smoothed() -> DataFrame:
+            return propagate_embeddings(
+                graph.vertices, graph.edges, base.select("id", "embedding"), order=order,
+                mu=float(params["propagationMu"]), theta=float(params["propagationTheta"]),
+                blocks=blocks_n, seed=params["seed"], dtype=params["dtype"],
+            )
+
+        if blocks_n == 1:  # one task, lazy: it runs at the first action
+            smooth = smoothed()
+        else:
+            # The block products are checkpointed as they go (a plan of 2 order - 1
+            # chained products would not stay small): the solve and the propagation run
+            # here, as a stage of their own, and the first action reads their result.
+            with stage(spark, "solve_propagation", f"the per-set solve, then {2 * order - 1} block products "
+                       f"of {blocks_n} row blocks", timings):
+                smooth = smoothed()
         out = base.drop("embedding").join(smooth, "id").select(*output_schema(model.id_type).fieldNames())
         plan["propagation"] = order
     return keep(out)

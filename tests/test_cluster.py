@@ -225,25 +225,11 @@ def _solving_executor(cluster: Cluster) -> int | None:
     return None
 
 
-def test_standalone_cluster_matches_local_mode(spark, cluster, wheel, local_output, tmp_path):
+def test_cluster_job_survives_a_lost_worker_and_matches_local_mode(spark, cluster, wheel, local_output, tmp_path):
+    """One job on two workers (wheel on --py-files, GraphFrames from --jars): one worker is
+    killed once its executor has solved a set, the other finishes the job, and the output
+    equals local mode's, row for row."""
     gf_support.require(spark)
-    out = tmp_path / "emb"
-    text = _finish(_submit(cluster, wheel, tmp_path / "edge-node", out), tmp_path / "edge-node")
-    assert "SepNE embedded 2400 nodes" in text
-    origin = [line for line in text.splitlines() if "sepne-embed: sepne-spark" in line]
-    assert origin and ".whl/sepne_spark" in origin[0], origin
-    assert "label propagation: GraphFrames" in text, "LP did not go through GraphFrames on the cluster"
-    # Both executors took part: each wrote its own log of solved sets.
-    assert all(any("sepne solve [worker" in e.read_text(errors="replace") for e in w.glob("*/*/stderr"))
-               for w in cluster.work_dirs)
-    _assert_same(_read(spark, out), local_output)
-
-
-def test_worker_lost_during_solve_gives_same_output(spark, cluster, wheel, local_output, tmp_path):
-    gf_support.require(spark)
-    for work in cluster.work_dirs:  # forget the first application's executor logs
-        for app in work.glob("app-*"):
-            shutil.rmtree(app, ignore_errors=True)
     out = tmp_path / "emb"
     workdir = tmp_path / "edge-node"
     job = _submit(cluster, wheel, workdir, out)
@@ -259,6 +245,13 @@ def test_worker_lost_during_solve_gives_same_output(spark, cluster, wheel, local
     cluster.kill_worker(victim)
     assert job.poll() is None, "the job ended before the worker was killed: the solve stage was too short"
     text = _finish(job, workdir)
+    assert "SepNE embedded 2400 nodes" in text
+    origin = [line for line in text.splitlines() if "sepne-embed: sepne-spark" in line]
+    assert origin and ".whl/sepne_spark" in origin[0], origin
+    assert "label propagation: GraphFrames" in text, "LP did not go through GraphFrames on the cluster"
     assert cluster.alive_workers() == 1
     assert "Lost executor" in text or "ExecutorLostFailure" in text or "Removed executor" in text, text[-4000:]
+    # Both executors solved sets: the victim before it was killed, the survivor after.
+    assert all(any("sepne solve [worker" in e.read_text(errors="replace") for e in w.glob("*/*/stderr"))
+               for w in cluster.work_dirs)
     _assert_same(_read(spark, out), local_output)

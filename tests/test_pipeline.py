@@ -49,11 +49,15 @@ def test_propagated_transform_is_the_filter_of_the_unpropagated_one(spark):
     E = {r["id"]: np.array(r["embedding"]) for r in base.transform(edges).collect()}
     # Propagated inside the one-task solve, and by the propagation stage after the
     # distributed solve: both are the filter of the unpropagated vectors.
+    # And by row blocks (the path of graphs over 100,000 nodes), which runs as a stage of
+    # its own when transform is called.
     runs = {}
-    for one_task in (100_000, 0):
-        model = SepNE(**kw, propagation=3, propagationTheta=0.7, oneTaskNodes=one_task).fit(edges)
-        runs[one_task] = {r["id"]: np.array(r["embedding"]) for r in model.transform(edges).collect()}
+    for one_task, blocks in ((100_000, 0), (0, 0), (0, 2)):
+        model = SepNE(**kw, propagation=3, propagationTheta=0.7, oneTaskNodes=one_task,
+                      propagationBlocks=blocks).fit(edges)
+        runs[one_task, blocks] = {r["id"]: np.array(r["embedding"]) for r in model.transform(edges).collect()}
         assert model.plan.get("one_task", False) == bool(one_task) and model.plan["propagation"] == 3
+        assert ("solve_propagation" in model.timings) == (blocks == 2)
     # The oracle: the merged, symmetric, self-loop-free weights the graph holds.
     ids = sorted(E)
     at = {v: i for i, v in enumerate(ids)}

@@ -213,7 +213,10 @@ def _utc(seconds: float) -> str:
 
 #: The parts of fit, and the stages after it, in the order they run.
 FIT_PARTS = ("landmarks", "summaries_svd")
-AFTER_FIT = ("solve_write",)  # the partition, the rows of M, the solve and any propagation: one pass
+#: ``solve_write`` is the partition, the rows of M, the solve and any propagation in one
+#: pass; with a propagation by row blocks, the solve and the propagation run before it,
+#: as ``solve_propagation``, and ``solve_write`` writes their result.
+AFTER_FIT = ("solve_propagation", "solve_write")
 
 
 def _time_line(timings: dict[str, float], loaded: bool) -> str:
