@@ -10,9 +10,11 @@ run: setup
 	$(PY) jobs/embed.py --output out/embeddings --overwrite $(ARGS)
 
 # Tiers (pytest.ini): unit (no Spark, under a minute), spark (in-process local[2]),
-# e2e (jobs, subprocesses, spark-submit, Spark Connect). `make test` runs them all.
+# e2e (jobs, subprocesses, spark-submit, Spark Connect). `make test` runs them all, in two
+# test processes (pytest-xdist), each test module in one of them, so that a module's
+# servers (Spark Connect, the standalone cluster) start once.
 test: setup
-	$(PY) -m pytest -q --durations=15 tests $(ARGS)
+	$(PY) -m pytest -q -n 2 --dist loadfile --durations=15 tests $(ARGS)
 	@$(MAKE) --no-print-directory test-airflow
 
 test-fast: setup

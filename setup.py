@@ -52,7 +52,7 @@ setup(
         "typing_extensions>=4.0",
     ],
     extras_require={
-        "test": ["pytest>=8", "chispa>=0.10", f"pyspark[connect]=={PYSPARK_VERSION}", "setuptools>=70.1", "wheel",
+        "test": ["pytest>=8", "pytest-xdist>=3.6", "chispa>=0.10", f"pyspark[connect]=={PYSPARK_VERSION}", "setuptools>=70.1", "wheel",
                  "scikit-learn>=1.4"],
         "eval": ["scikit-learn>=1.4"],
         "connect": [f"pyspark[connect]=={PYSPARK_VERSION}"],
