@@ -24,9 +24,11 @@ row blocks (by a seeded hash of the id) and each block into chunks of
   blocks follow its communities.
 
 Nothing of size n reaches the driver: products, sums and d x d Gram matrices are all
-computed in partition-wise stages. Every intermediate table is cut from its lineage by a
-lazy local checkpoint, so a chain of products plans in constant time and runs once, at
-the first action on the result.
+computed in partition-wise stages. Every intermediate table is computed when it is
+built and cut from its lineage by a local checkpoint (on the executors' disks), so a
+chain of products plans in constant time and each product runs once. (A lazy local
+checkpoint would not make the chain lazy: it still runs the broadcasts of its plan when
+it is built.)
 """
 from __future__ import annotations
 

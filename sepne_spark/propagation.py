@@ -12,8 +12,10 @@ followed by :func:`~sepne_spark.spectral.reorthogonalize`), step for step: each 
 :meth:`sepne_spark.blocks.BlockGraph.product` (partial products by pair of blocks, then
 one task per row chunk that adds them), each combination runs inside that per-chunk task,
 and the d x d Gram matrix is summed and eigendecomposed in a one-row stage, so nothing
-of size n reaches the driver and the returned DataFrame is lazy: the whole stage runs
-once, at the first action.
+of size n reaches the driver. With ``blocks > 1`` the products run when this function is
+called (each is checkpointed as it is built, see :mod:`sepne_spark.blocks`) and the
+returned DataFrame reads their result; with ``blocks == 1`` the whole filter runs in one
+task at the first action.
 
 Cost: ``2 order - 1`` products, each moving about ``2 x blocks x n x d`` values on a
 graph without locality (the shipped column blocks, then the partial sums) plus the four
