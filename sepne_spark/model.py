@@ -281,7 +281,8 @@ class SepNEModel(Model, _SepNEParams, MLWritable, MLReadable):
         ``graph`` is an edge-list DataFrame or a :class:`~sepne_spark.graph.Graph`; it
         may hold nodes and edges added after fitting. Landmarks, Phi, Psi, S_A and S_B
         are taken from the model as fitted. The result is lazy: the solve runs at the
-        first action on it, once (see :func:`sepne_spark.pipeline.embed`).
+        first action on it, once (see :func:`sepne_spark.pipeline.embed`), except under a
+        propagation by row blocks (graphs of over 100,000 nodes), whose products run here.
 
         Requested ids that are not nodes of ``graph`` are left out, with a warning that
         gives their number and a few of them (see :func:`requested_ids`); requested

@@ -262,10 +262,10 @@ def main(spark, args: Sequence[str] | None = None) -> int:
     from pyspark.sql import functions as F
 
     from sepne_spark.jobs.common import input_fingerprint
+    from sepne_spark.graph import load_graph, prepare_graph
     from sepne_spark.model import SepNE, SepNEModel, requested_ids
     from sepne_spark.progress import stage
     from sepne_spark.proximity import metric_text
-    from sepne_spark.graph import load_graph, prepare_graph
     from sepne_spark.writing import atomic_write, write_manifest
 
     timings: dict[str, float] = {}
