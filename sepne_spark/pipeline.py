@@ -27,6 +27,7 @@ intermediate tables is done here and released by :meth:`FittedGraph.release`.
 from __future__ import annotations
 
 import logging
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
@@ -316,23 +317,18 @@ def embed(
         base = out.persist()
         nodes = fitted.nodes if same else None
         blocks_n = int(params["propagationBlocks"]) or default_blocks(nodes or 0)
-
-        def smoothed() -> DataFrame:
-            return propagate_embeddings(
+        # In one task the filter is lazy (it runs at the first action). By row blocks
+        # every product is computed as it is built (sepne_spark.blocks): the solve and
+        # the products run here, as a stage of their own, and the first action reads
+        # their result.
+        by_blocks = stage(spark, "solve_propagation", f"the per-set solve, then {2 * order - 1} block "
+                          f"products of {blocks_n} row blocks", timings) if blocks_n > 1 else nullcontext()
+        with by_blocks:
+            smooth = propagate_embeddings(
                 graph.vertices, graph.edges, base.select("id", "embedding"), order=order,
                 mu=float(params["propagationMu"]), theta=float(params["propagationTheta"]),
                 blocks=blocks_n, seed=params["seed"], dtype=params["dtype"],
             )
-
-        if blocks_n == 1:  # one task, lazy: it runs at the first action
-            smooth = smoothed()
-        else:
-            # The block products are checkpointed as they go (a plan of 2 order - 1
-            # chained products would not stay small): the solve and the propagation run
-            # here, as a stage of their own, and the first action reads their result.
-            with stage(spark, "solve_propagation", f"the per-set solve, then {2 * order - 1} block products "
-                       f"of {blocks_n} row blocks", timings):
-                smooth = smoothed()
         out = base.drop("embedding").join(smooth, "id").select(*output_schema(model.id_type).fieldNames())
         plan["propagation"] = order
     return keep(out)
@@ -341,26 +337,25 @@ def embed(
 def landmark_rows(spark: SparkSession, model: Fit) -> DataFrame:
     """Rows of the landmarks: embedding Phi, context Psi (k rows).
 
-    Built by a one-partition ``mapInPandas`` over ``range(k)`` rather than from a local
-    list, so the k x 2d values travel with the function (which PySpark sends as a
-    broadcast above ``spark.broadcast.UDFCompressionThreshold``, 1 MiB) instead of
-    inside every task of the plans that read them."""
+    A ``mapInPandas`` over :func:`landmark_frame` rather than a local list of the rows,
+    so the k x 2d values travel with the function (which PySpark sends as a broadcast
+    above ``spark.broadcast.UDFCompressionThreshold``, 1 MiB) instead of inside every
+    task of the plans that read them."""
     Phi, Psi = model.factors.Phi, model.factors.Psi
-    ids = list(model.landmark_ids)
-    schema = output_schema(model.id_type)
 
     def rows(batches):
         for pdf in batches:
             j = pdf["l"].to_numpy(np.int64)
             yield pd.DataFrame({
-                "id": [ids[x] for x in j],
+                "id": pdf["id"],
                 "embedding": list(np.asarray(Phi[:, j].T, dtype=np.float64)),
                 "context": list(np.asarray(Psi[:, j].T, dtype=np.float64)),
                 "is_landmark": np.ones(len(j), dtype=bool),
                 "set_id": np.full(len(j), -1, dtype=np.int64),
             })
 
-    return spark.range(0, len(ids), 1, 1).select(F.col("id").alias("l")).mapInPandas(rows, schema=schema)
+    lm = landmark_frame(spark, model.landmark_ids, model.id_type)
+    return lm.mapInPandas(rows, schema=output_schema(model.id_type))
 
 
 def _needed_rows(in_neighbours: DataFrame, ids: DataFrame, landmarks: DataFrame) -> DataFrame:
