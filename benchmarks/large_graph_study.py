@@ -50,7 +50,7 @@ if str(ROOT) not in sys.path:
 if str(ROOT / "benchmarks") not in sys.path:
     sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from sepne_spark.sparse import landmark_summaries, solve_sets, sparse_proximity  # noqa: E402
+from sepne_spark.sparse import landmark_summaries, solve_sets, sparse_proximity, walk_summaries  # noqa: E402
 from sepne_spark.evaluation import (  # noqa: E402
     OneVsRestLogisticRegression,
     _predict_labels,
@@ -116,6 +116,9 @@ GRAPHS = {
     "sbm-100k": lambda: generated("sbm", 100_000, 100, 15, 0.7, 1),
     "dcsbm-100k": lambda: generated("dcsbm", 100_000, 100, 15, 0.7, 1),
     "sbm-4k-d20": lambda: generated("sbm", 4_000, 40, 20, 0.7, 1),
+    # The scale ladder's graphs (benchmarks/scale_quality.py: 50 communities, mixing 0.6).
+    "sbm6-100k": lambda: generated("sbm", 100_000, 50, 15, 0.6, 1),
+    "dcsbm6-100k": lambda: generated("dcsbm", 100_000, 50, 15, 0.6, 1),
     "dcsbm-4k-d20": lambda: generated("dcsbm", 4_000, 40, 20, 0.7, 1),
     "cora": lambda: load_dataset("cora"),
     "citeseer": lambda: load_dataset("citeseer"),
@@ -142,6 +145,8 @@ class Base:
     d: int = 128
     seed: int = 0
     factor: str = "M00"  # "rows": landmark subspaces from all landmark rows / columns
+    # "walks": subspaces from the landmark rows / columns of the log-scaled A + A^2,
+    # whatever `metric` is; P is the metric's own M00 projected on them
 
 
 SOCIAL = Base()
@@ -190,6 +195,9 @@ def sepne_embed(G: Graph, b: Base) -> np.ndarray:
         F = landmark_factors(M00, b.d)
     elif b.factor == "rows":
         F = row_space_factors(M00, S_A, S_B, b.d)
+    elif b.factor == "walks":
+        W00, WA, WB = walk_summaries(n, coo.row, coo.col, coo.data, V0)
+        F = row_space_factors(M00, S_A, S_B, b.d, subspaces=(WA + W00 @ W00.T, WB + W00.T @ W00))
     else:
         raise ValueError(b.factor)
     nonl = np.ones(n, dtype=bool)

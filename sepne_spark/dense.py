@@ -93,6 +93,14 @@ def landmark_factors(M00: np.ndarray, d: int) -> tuple[np.ndarray, np.ndarray, n
     return Phi, Psi, Phi.T @ Psi
 
 
+def landmark_summaries(M: np.ndarray, landmarks: Sequence[int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """M00 = M[V0, V0], S_A = sum_v M_0v M_0v^T and S_B = sum_v M_v0^T M_v0 over the
+    nodes v outside V0, literally."""
+    V0 = np.asarray(landmarks, dtype=np.int64)
+    nl = np.setdiff1d(np.arange(M.shape[0]), V0)
+    return M[np.ix_(V0, V0)], M[np.ix_(V0, nl)] @ M[np.ix_(V0, nl)].T, M[np.ix_(nl, V0)].T @ M[np.ix_(nl, V0)]
+
+
 def sepne_dense(
     M: np.ndarray,
     landmarks: Sequence[int],
@@ -101,6 +109,7 @@ def sepne_dense(
     lam: float,
     eta: float,
     iters: int,
+    factors: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Embed every node of ``sets`` (and the landmarks) with the literal equations.
 
@@ -111,6 +120,8 @@ def sepne_dense(
     sets: the partition of the non-landmark nodes that are embedded; nodes outside
         every set and outside the landmarks still count in the global terms.
     d, lam, eta, iters: dimension, global weight, regulariser, alternating rounds.
+    factors: Phi, Psi and P of the landmarks when they do not come from M00's SVD
+        (the ``rows`` and ``walks`` landmark subspaces); the solve is the same.
 
     Returns
     -------
@@ -119,7 +130,7 @@ def sepne_dense(
     n = M.shape[0]
     V0 = np.asarray(landmarks, dtype=np.int64)
     k = len(V0)
-    Phi, Psi, P = landmark_factors(M[np.ix_(V0, V0)], d)
+    Phi, Psi, P = landmark_factors(M[np.ix_(V0, V0)], d) if factors is None else factors
     dd = Phi.shape[0]
     W = np.full((n, dd), np.nan)
     C = np.full((n, dd), np.nan)

@@ -8,7 +8,8 @@ row per entry or walk; that scales past one machine but costs minutes on a graph
 <sepne_spark.pipeline.embed>` instead gather the graph into one ``applyInPandas``
 task (one shuffle of its edge rows) and run :mod:`sepne_spark.sparse` there:
 
-* :func:`summaries`: M00, S_A, S_B (k x k), the only values collected to the driver;
+* :func:`summaries`: M00, S_A, S_B (k x k), and those of the two-step walks for
+  ``landmarkFactors="walks"``: the only values collected to the driver;
 * :func:`embed_graph`: every node's embedding and context vector from the landmark
   factors (shipped with the function, O(k^2 + k d)), the sets solved one after the
   other with the library's per-set solve, then the spectral propagation when asked
@@ -33,7 +34,7 @@ from pyspark.sql.types import BinaryType, DataType, IntegerType, StructField, St
 
 from sepne_spark.set_stage import output_schema
 from sepne_spark.solver import LandmarkFactors, RepairedFactorisation, SetConstants
-from sepne_spark.sparse import landmark_summaries, solve_sets, sparse_proximity
+from sepne_spark.sparse import landmark_summaries, solve_sets, sparse_proximity, walk_summaries
 from sepne_spark.spectral import smooth
 
 #: Largest number of entries of M (bounded from the degree table by
@@ -93,7 +94,7 @@ class _Local:
 
 
 def summaries(edges: DataFrame, vertices: DataFrame, landmarks: DataFrame, k: int,
-              params: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+              params: Mapping[str, Any], walks: bool = False) -> tuple[np.ndarray, ...]:
     """M00, S_A and S_B (k x k) of the graph, computed in one task; O(k^2) values collected.
 
     Parameters
@@ -104,8 +105,12 @@ def summaries(edges: DataFrame, vertices: DataFrame, landmarks: DataFrame, k: in
         ``(id, l)``, k rows.
     params : mapping
         ``metric``, ``window`` and ``scaling`` by Param name.
+    walks : bool
+        Also return the same three of the log-scaled A + A^2
+        (:func:`sepne_spark.sparse.walk_summaries`), for ``landmarkFactors="walks"``.
     """
     settings = {key: params[key] for key in ("metric", "window", "scaling")}
+    count = 6 if walks else 3
     # One row per row of each k x k matrix, its values as little-endian float64 bytes:
     # 3k rows to collect instead of up to 3k^2.
     schema = StructType([StructField("t", IntegerType(), False), StructField("i", IntegerType(), False),
@@ -113,17 +118,20 @@ def summaries(edges: DataFrame, vertices: DataFrame, landmarks: DataFrame, k: in
 
     def run(pdf: pd.DataFrame) -> pd.DataFrame:
         local = _Local(pdf, settings)
-        parts = np.stack(landmark_summaries(local.M, local.landmarks)).astype("<f8")
-        t, i = np.divmod(np.arange(3 * k), k)
+        parts = landmark_summaries(local.M, local.landmarks)
+        if walks:
+            parts += walk_summaries(len(local.index), local.src, local.dst, local.w, local.landmarks)
+        parts = np.stack(parts).astype("<f8")
+        t, i = np.divmod(np.arange(count * k), k)
         return pd.DataFrame({"t": t.astype(np.int32), "i": i.astype(np.int32),
                              "data": [parts[a, b].tobytes() for a, b in zip(t, i)]})
 
     rows = (_gathered(edges, vertices, landmarks, None).groupBy(F.lit(0).alias("one"))
             .applyInPandas(run, schema=schema).collect())
-    out = np.zeros((3, k, k))
+    out = np.zeros((count, k, k))
     for r in rows:
         out[r["t"], r["i"]] = np.frombuffer(r["data"], dtype="<f8")
-    return out[0], out[1], out[2]
+    return tuple(out)
 
 
 def embed_graph(

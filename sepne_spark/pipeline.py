@@ -137,20 +137,36 @@ def fit(graph: Graph, params: Mapping[str, Any], timings: dict[str, float] | Non
                f"{where}", timings) as st:
         id_type = graph.vertices.schema["id"].dataType
         lm = landmark_frame(spark, ids, id_type)
+        walks = params["landmarkFactors"] == "walks"
         if small:
-            M00, S_A, S_B = one_task.summaries(graph.edges, graph.vertices, lm, len(ids), params)
+            M00, S_A, S_B, *walked = one_task.summaries(graph.edges, graph.vertices, lm, len(ids), params, walks)
         else:
             prox = _proximity(A, graph, params)
             rows, cols = prox.rows(lm).persist(), prox.cols(lm).persist()
             cached += [rows, cols]
             blocks = landmark_blocks(rows, cols, lm)
             M00, S_A, S_B = landmark_summaries(blocks, lm, len(ids))
-        if params["landmarkFactors"] == "rows":
+            walked = list(walk_summaries(A, graph, lm, len(ids))) if walks else []
+        if walks:
+            W00, W_A, W_B = walked
+            factors = row_space_factors(M00, S_A, S_B, params["dim"],
+                                        subspaces=(W_A + W00 @ W00.T, W_B + W00.T @ W00))
+        elif params["landmarkFactors"] == "rows":
             factors = row_space_factors(M00, S_A, S_B, params["dim"])
         else:
             factors = landmark_factors(M00, params["dim"])
         st.count(k=len(ids), d=int(factors.Phi.shape[0]))
     return Fit(ids, factors, S_A, S_B, id_type), FittedGraph(graph, A, blocks, int(n_nodes), cached)
+
+
+def walk_summaries(A: DataFrame, graph: Graph, landmarks: DataFrame, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """M00, S_A and S_B of the log-scaled A + A^2 from its k landmark rows and columns
+    (about k d^2 entries for mean degree d), whatever the model's metric:
+    ``landmarkFactors="walks"`` takes the landmark subspaces from them. The distributed
+    form of :func:`sepne_spark.sparse.walk_summaries`."""
+    walks = Proximity(A, graph.vertices, "A+A2", "log", graph.edges, 2)
+    return landmark_summaries(landmark_blocks(walks.rows(landmarks), walks.cols(landmarks), landmarks),
+                              landmarks, k)
 
 
 def fits_one_task(graph: Graph, params: Mapping[str, Any], nodes: int) -> bool:

@@ -87,10 +87,12 @@ __all__ = [
 ]
 
 #: How the landmark subspaces are chosen: ``M00`` (the paper: M00's own singular vectors,
-#: :func:`sepne_spark.solver.landmark_factors`) or ``rows`` (the landmark rows' and
-#: columns' Gram matrices over every node, :func:`sepne_spark.solver.row_space_factors`).
-#: Written here so that reading settings needs no SciPy.
-FACTORISATIONS = ("M00", "rows")
+#: :func:`sepne_spark.solver.landmark_factors`), ``rows`` (the landmark rows' and
+#: columns' Gram matrices over every node, :func:`sepne_spark.solver.row_space_factors`)
+#: or ``walks`` (the same Gram matrices of the log-scaled A + A^2, whatever the metric:
+#: :func:`sepne_spark.pipeline.walk_summaries`). Written here so that reading settings
+#: needs no SciPy.
+FACTORISATIONS = ("M00", "rows", "walks")
 
 #: Floating-point types of the per-set solve and of the output.
 DTYPES = ("float64", "float32")
@@ -223,9 +225,9 @@ SETTINGS: tuple[Setting, ...] = (
     _setting("dtype", str, "float64", "floating-point type of the per-set solve and of the output",
              choices=DTYPES),
     _setting("landmark_factors", str, "M00", "landmark subspaces: M00 (the paper: the landmark block's "
-             "singular vectors) or rows (the top eigenvectors of the landmark rows' and columns' Gram matrices "
-             "over every node, S_A + M00 M00^T and S_B + M00^T M00; better with M = I + A, where M00 is nearly "
-             "the identity)", choices=FACTORISATIONS),
+             "singular vectors), rows (top eigenvectors of the landmark rows' and columns' Gram matrices "
+             "S_A + M00 M00^T, S_B + M00^T M00; for M = I + A) or walks (the same of the log-scaled "
+             "A + A^2, whatever the metric; costs k rows of A^2)", choices=FACTORISATIONS),
     _setting("propagation", int, 1, "Chebyshev terms of the spectral propagation applied after the "
              "per-set solve (ProNE's filter; it reaches 2 * T - 1 hops and costs 2 * T - 1 sparse "
              "products over the whole graph); 1 turns it off. It embeds whole graphs only",
@@ -763,8 +765,10 @@ def auto_profile(nodes: int, edge_rows: int, two_step_walks: int | None = None) 
           at most half the nodes, lambda 50, eta 1, 5 rounds, sets of 2,000, three-term
           propagation), with M = A + A^2, the log scaling and the landmark-row
           factorisation while the two-step walks stay within
-          :data:`AUTO_MAX_TWO_STEP_WALKS`; otherwise M = I + A and, from
-          :data:`AUTO_MORE_LANDMARKS_NODES` nodes, 2,000 landmarks.
+          :data:`AUTO_MAX_TWO_STEP_WALKS`; otherwise M = I + A with the landmark
+          subspaces of the two-step walks (``landmark_factors: walks``, from the k
+          landmark rows of A^2 only) and, from :data:`AUTO_MORE_LANDMARKS_NODES` nodes,
+          2,000 landmarks.
     """
     window = _auto_window(nodes, edge_rows)
     if window is None:
@@ -774,8 +778,10 @@ def auto_profile(nodes: int, edge_rows: int, two_step_walks: int | None = None) 
         over: dict[str, Any] = {}
         if two_step_walks <= AUTO_MAX_TWO_STEP_WALKS:
             over = {"metric": "A+A2", "scaling": "log", "landmark_factors": "rows"}
-        elif nodes >= AUTO_MORE_LANDMARKS_NODES:
-            over = {"landmarks": 2000}
+        else:
+            over = {"landmark_factors": "walks"}
+            if nodes >= AUTO_MORE_LANDMARKS_NODES:
+                over["landmarks"] = 2000
         base = load_profile(AUTO_LARGE)
         return AUTO_LARGE, {**over, **_tiny(nodes, base, over)}
     over = {}

@@ -62,7 +62,8 @@ def landmark_factors(M00: np.ndarray, d: int) -> LandmarkFactors:
     return LandmarkFactors(Phi=Phi, Psi=Psi, P=Phi.T @ Psi, singular_values=s)
 
 
-def row_space_factors(M00: np.ndarray, S_A: np.ndarray, S_B: np.ndarray, d: int) -> LandmarkFactors:
+def row_space_factors(M00: np.ndarray, S_A: np.ndarray, S_B: np.ndarray, d: int,
+                      subspaces: tuple[np.ndarray, np.ndarray] | None = None) -> LandmarkFactors:
     """Landmark factors whose subspaces come from all of the landmark rows and columns.
 
     A node is embedded as a combination of landmark rows (and columns), so the d
@@ -76,8 +77,9 @@ def row_space_factors(M00: np.ndarray, S_A: np.ndarray, S_B: np.ndarray, d: int)
     :func:`landmark_factors`.
     """
     M00 = np.asarray(M00, dtype=np.float64)
-    _, UL = np.linalg.eigh(S_A + M00 @ M00.T)
-    _, VR = np.linalg.eigh(S_B + M00.T @ M00)
+    left, right = subspaces if subspaces is not None else (S_A + M00 @ M00.T, S_B + M00.T @ M00)
+    _, UL = np.linalg.eigh(left)
+    _, VR = np.linalg.eigh(right)
     d = min(d, M00.shape[0])
     UL, VR = UL[:, ::-1][:, :d], VR[:, ::-1][:, :d]
     X, s, Yt = np.linalg.svd(UL.T @ M00 @ VR)

@@ -9,6 +9,8 @@ NumPy/SciPy and free of Spark, for :mod:`.one_task` (which runs them inside one
 
 * :func:`sparse_proximity`: M = I + A or A + ... + A^T, optionally log-scaled;
 * :func:`landmark_summaries`: M00, S_A and S_B (k x k);
+* :func:`walk_summaries`: the same three of the log-scaled A + A^2, from its landmark
+  rows and columns only (``landmarkFactors="walks"``);
 * :func:`solve_sets`: every set's blocks M_ii, M_i0, M_0i, Rhat_A and Rhat_B, and the
   library's per-set solve :func:`sepne_spark.solver.solve_set` on them.
 
@@ -43,13 +45,7 @@ def sparse_proximity(
     both directions); parallel edges are summed, edges of weight 0 or less are dropped
     (as :func:`sepne_spark.proximity.transition` does). Explicit zeros are removed.
     """
-    weight = np.asarray(weight, dtype=np.float64)
-    keep = weight > 0
-    W = sp.coo_matrix((weight[keep], (np.asarray(src)[keep], np.asarray(dst)[keep])), shape=(n, n)).tocsr()
-    s = np.asarray(W.sum(axis=1)).ravel()
-    inv = np.zeros(n)
-    inv[s > 0] = 1.0 / s[s > 0]
-    A = sp.csr_matrix(sp.diags(inv) @ W)
+    W, A = _weights_and_transition(n, src, dst, weight)
     if metric == "I+A":
         M = sp.identity(n, format="csr") + A
     elif metric == "A+A2":
@@ -61,18 +57,59 @@ def sparse_proximity(
         raise ValueError(f"unknown metric {metric!r}; expected 'I+A' or 'A+A2'")
     M = sp.csr_matrix(M)
     if scaling == "log":
-        vol = float(W.sum())
-        s_in = np.asarray(W.sum(axis=0)).ravel()
-        M = M.tocoo()
-        denom = float(window) * s_in[M.col]
-        ok = denom > 0
-        val = np.zeros_like(M.data)
-        val[ok] = np.log(np.maximum(vol * M.data[ok] / denom[ok], 1.0))
-        M = sp.csr_matrix((val, (M.row, M.col)), shape=(n, n))
+        M = _log_scaled(M, W, window)
     elif scaling != "none":
         raise ValueError(f"unknown scaling {scaling!r}; expected 'none' or 'log'")
     M.eliminate_zeros()
     return M
+
+
+def _weights_and_transition(n: int, src: np.ndarray, dst: np.ndarray,
+                            weight: np.ndarray) -> tuple[sp.csr_matrix, sp.csr_matrix]:
+    """The weight matrix W (positive weights, parallel edges summed) and A = D^-1 W."""
+    weight = np.asarray(weight, dtype=np.float64)
+    keep = weight > 0
+    W = sp.coo_matrix((weight[keep], (np.asarray(src)[keep], np.asarray(dst)[keep])), shape=(n, n)).tocsr()
+    s = np.asarray(W.sum(axis=1)).ravel()
+    inv = np.zeros(n)
+    inv[s > 0] = 1.0 / s[s > 0]
+    return W, sp.csr_matrix(sp.diags(inv) @ W)
+
+
+def _log_scaled(M: sp.spmatrix, W: sp.csr_matrix, window: int, columns: np.ndarray | None = None) -> sp.csr_matrix:
+    """log(max(vol m / (T s_in(v)), 1)) of every entry m of M at column v; ``columns``
+    maps M's column indices to nodes when M holds only some columns."""
+    vol = float(W.sum())
+    s_in = np.asarray(W.sum(axis=0)).ravel()
+    M = M.tocoo()
+    node = M.col if columns is None else np.asarray(columns)[M.col]
+    denom = float(window) * s_in[node]
+    ok = denom > 0
+    val = np.zeros_like(M.data)
+    val[ok] = np.log(np.maximum(vol * M.data[ok] / denom[ok], 1.0))
+    out = sp.csr_matrix((val, (M.row, M.col)), shape=M.shape)
+    out.eliminate_zeros()
+    return out
+
+
+def walk_summaries(n: int, src: np.ndarray, dst: np.ndarray, weight: np.ndarray,
+                   landmarks: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """M00, S_A and S_B (as :func:`landmark_summaries`) of the log-scaled A + A^2,
+    whatever the model's own metric: what ``landmarkFactors="walks"`` takes the
+    landmark subspaces from.
+
+    Only the k landmark rows and columns of A + A^2 are formed, from the landmark rows
+    and columns of A (about k d^2 entries for mean degree d), never A^2 itself.
+    """
+    V0 = np.asarray(landmarks, dtype=np.int64)
+    W, A = _weights_and_transition(n, src, dst, weight)
+    rows = A[V0]
+    cols = sp.csr_matrix(A[:, V0])
+    rows = _log_scaled(rows + rows @ A, W, 2)
+    cols = _log_scaled(cols + A @ cols, W, 2, columns=V0)
+    Dn = _non_landmark(n, V0)
+    R0, C0 = rows @ Dn, Dn @ cols
+    return (rows[:, V0].toarray(), np.asarray((R0 @ R0.T).toarray()), np.asarray((C0.T @ C0).toarray()))
 
 
 def proximity_entries_bound(nodes: int, edge_rows: int, walk_pairs: int, metric: str, window: int) -> int:

@@ -65,8 +65,9 @@ def collect(df):
     return {r.id: r for r in pdf.itertuples()}
 
 
-def oracle_compare(g, out, model, metric, directed, weighted, scaling="none", window=2):
-    """Compare every embedded node with the dense oracle for the same landmarks and sets."""
+def oracle_compare(g, out, model, metric, directed, weighted, scaling="none", window=2, factors=None):
+    """Compare every embedded node with the dense oracle for the same landmarks and sets
+    (and the landmark factors ``(Phi, Psi, P)`` when they are not M00's SVD)."""
     M = g.proximity(metric, directed, weighted, scaling, window)
     pos = g.index()
     L = [pos[i] for i in model.landmark_ids]
@@ -74,7 +75,7 @@ def oracle_compare(g, out, model, metric, directed, weighted, scaling="none", wi
     for r in out.values():
         if not r.is_landmark:
             sets.setdefault(r.set_id, []).append(pos[r.id])
-    W, C = dense.sepne_dense(M, L, list(sets.values()), D, LAM, ETA, ITERS)
+    W, C = dense.sepne_dense(M, L, list(sets.values()), D, LAM, ETA, ITERS, factors=factors)
     # The SVD fixes each dimension only up to sign: align on the landmark rows.
     Phi = np.array([out[i].embedding for i in model.landmark_ids if i in out]) if all(
         i in out for i in model.landmark_ids

@@ -9,7 +9,7 @@ from pyspark.sql import functions as F
 from sepne_spark import dense
 from sepne_spark.model import SepNE, SepNEModel
 from sepne_spark.graph import Graph, prepare_graph
-from sepne_spark.solver import solve_set
+from sepne_spark.solver import row_space_factors, solve_set
 from tests.helpers import D, ETA, ITERS, K, LAM, SET, collect, oracle_compare, random_graph
 
 # Every metric x direction x weighting, with each landmark strategy and each
@@ -121,6 +121,36 @@ def test_log_scaling_matches_dense_oracle(spark, metric, directed, setup, window
     assert not np.allclose(g.proximity(metric, directed, True, "log", window), plain)
     if window > 2:
         assert not np.allclose(g.proximity(metric, directed, True, "log", window), g.proximity(metric, directed, True, "log"))
+
+
+@pytest.mark.parametrize("directed,setup,one_task", [(True, "RP", 0), (False, "IO", 0), (False, "RP", 100_000)])
+def test_walk_factors_match_dense_oracle(spark, directed, setup, one_task):
+    """``landmarkFactors="walks"``: the landmark subspaces of the log-scaled A + A^2
+    (from its landmark rows and columns only, distributed or in one task) with
+    M = I + A, against the literal dense equations; the per-set solve is unchanged."""
+    g = random_graph(seed=21 + directed)
+    edges = edges_df(spark, g, True)
+    model = SepNE(dim=D, landmarks=K, metric="I+A", landmarkFactors="walks", partition=setup, setSize=SET,
+                  lam=LAM, eta=ETA, iters=ITERS, directed=directed, seed=3, oneTaskNodes=one_task).fit(edges)
+    pos = g.index()
+    L = [pos[i] for i in model.landmark_ids]
+    A = dense.transition_matrix(len(g.ids), g.src, g.dst, g.weight, directed=directed)
+    W = dense.weight_matrix(len(g.ids), g.src, g.dst, g.weight, directed=directed)
+    M00, S_A, S_B = dense.landmark_summaries(g.proximity("I+A", directed, True), L)
+    W00, W_A, W_B = dense.landmark_summaries(dense.log_scaled(dense.proximity_from_transition(A, "A+A2"), W), L)
+    want = row_space_factors(M00, S_A, S_B, D, subspaces=(W_A + W00 @ W00.T, W_B + W00.T @ W00))
+    f = model.factors
+    for got, ref in ((f.Phi, want.Phi), (f.Psi, want.Psi), (f.P, want.P)):
+        np.testing.assert_allclose(got, ref, rtol=0, atol=1e-9 * np.abs(ref).max())
+    # Not the subspaces of M's own rows (a test that passed without the walks would prove nothing).
+    rows = row_space_factors(M00, S_A, S_B, D)
+    assert not np.allclose(np.abs(rows.Phi), np.abs(want.Phi), atol=1e-3)
+    if setup == "IO":
+        out = collect(model.transform(spark.createDataFrame([(i,) for i in g.ids[::2]], "id string")))
+    else:
+        out = collect(model.transform(edges))
+        assert sorted(out) == g.ids
+    oracle_compare(g, out, model, "I+A", directed, True, factors=(want.Phi, want.Psi, want.P))
 
 
 def test_window_needs_a_plus_a2(spark):

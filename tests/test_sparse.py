@@ -36,6 +36,17 @@ def test_sparse_proximity_equals_the_dense_one(metric, window, scaling, directed
     assert got.nnz == np.count_nonzero(M)
 
 
+@pytest.mark.parametrize("directed", [True, False])
+def test_walk_summaries_equal_the_dense_ones_of_log_scaled_a_plus_a2(directed):
+    n, s, t, w = _graph(directed)
+    V0 = np.array([5, 0, 33, 12, 60, 7])
+    want = dense.landmark_summaries(_dense_m(n, s, t, w, "A+A2", 2, "log"), V0)
+    got = sparse.walk_summaries(n, s, t, w, V0)
+    for a, b in zip(got, want):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12 * np.abs(b).max())
+    assert np.abs(want[1]).max() > 0 and np.abs(want[2]).max() > 0
+
+
 def test_sparse_proximity_drops_edges_without_weight():
     n, s, t, w = _graph(True)
     w = w.copy()
