@@ -145,6 +145,7 @@ class Base:
     d: int = 128
     seed: int = 0
     factor: str = "M00"  # "rows": landmark subspaces from all landmark rows / columns
+    l2_scaling: str = "none"  # metric "I+A+L2": scaling of the A^2 entries
     # "walks": subspaces from the landmark rows / columns of the log-scaled A + A^2,
     # whatever `metric` is; P is the metric's own M00 projected on them
 
@@ -188,8 +189,25 @@ def sepne_embed(G: Graph, b: Base) -> np.ndarray:
     library's own SciPy path (:mod:`sepne_spark.sparse`, what one task runs)."""
     n = G.n
     coo = G.A.tocoo()
-    M = sparse_proximity(n, coo.row, coo.col, coo.data, b.metric, b.window, b.scaling)
     V0 = select_landmarks(G.A, b.k, b.strategy, b.seed)
+    if b.metric == "I+A+L2":  # I + A, plus A^2 in the landmark rows and columns only
+        M = sparse_proximity(n, coo.row, coo.col, coo.data, "I+A", 2, "none")
+        T = sparse_proximity(n, coo.row, coo.col, coo.data, "A+A2", 1, "none")
+        R = sp.csr_matrix(T[V0] @ T)
+        C = sp.csc_matrix(T @ T[:, V0])
+        if b.l2_scaling == "log":
+            vol = float(G.A.sum())
+            s_in = np.asarray(G.A.sum(axis=0)).ravel()
+            R = R.tocoo()
+            R = sp.csr_matrix((np.log(np.maximum(vol * R.data / (2 * s_in[R.col]), 1.0)), (R.row, R.col)), shape=R.shape)
+            C = C.tocoo()
+            C = sp.csr_matrix((np.log(np.maximum(vol * C.data / (2 * s_in[V0[C.col]]), 1.0)), (C.row, C.col)), shape=C.shape)
+        sel = sp.csr_matrix((np.ones(len(V0)), (V0, np.arange(len(V0)))), shape=(n, len(V0)))
+        Cn = sp.csr_matrix(C)
+        Cn = sp.diags(np.isin(np.arange(n), V0, invert=True).astype(float)) @ Cn  # landmark block once, from R
+        M = sp.csr_matrix(M + sel @ R + Cn @ sel.T)
+    else:
+        M = sparse_proximity(n, coo.row, coo.col, coo.data, b.metric, b.window, b.scaling)
     M00, S_A, S_B = landmark_summaries(M, V0)
     if b.factor == "M00":
         F = landmark_factors(M00, b.d)

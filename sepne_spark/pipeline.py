@@ -133,8 +133,9 @@ def fit(graph: Graph, params: Mapping[str, Any], timings: dict[str, float] | Non
         ids = select_landmarks(spark, graph.vertices, graph.edges, k, params["landmarkStrategy"], params["seed"])
         st.count(landmarks=len(ids))
     where = "in one task" if small else "distributed"
-    with stage(spark, "summaries_svd", f"M00, S_A, S_B of {len(ids)} landmarks, {describe_metric(params)}, "
-               f"{where}", timings) as st:
+    walked_text = " and of the two-step walks" if params["landmarkFactors"] == "walks" else ""
+    with stage(spark, "summaries_svd", f"M00, S_A, S_B of {len(ids)} landmarks, {describe_metric(params)}"
+               f"{walked_text}, {where}", timings) as st:
         id_type = graph.vertices.schema["id"].dataType
         lm = landmark_frame(spark, ids, id_type)
         walks = params["landmarkFactors"] == "walks"

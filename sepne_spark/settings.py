@@ -765,10 +765,10 @@ def auto_profile(nodes: int, edge_rows: int, two_step_walks: int | None = None) 
           at most half the nodes, lambda 50, eta 1, 5 rounds, sets of 2,000, three-term
           propagation), with M = A + A^2, the log scaling and the landmark-row
           factorisation while the two-step walks stay within
-          :data:`AUTO_MAX_TWO_STEP_WALKS`; otherwise M = I + A with the landmark
-          subspaces of the two-step walks (``landmark_factors: walks``, from the k
-          landmark rows of A^2 only) and, from :data:`AUTO_MORE_LANDMARKS_NODES` nodes,
-          2,000 landmarks.
+          :data:`AUTO_MAX_TWO_STEP_WALKS`; otherwise the profile's M = I + A with the
+          landmark subspaces of the two-step walks (``landmark_factors: walks``, from
+          the k landmark rows of A^2 only) and, from :data:`AUTO_MORE_LANDMARKS_NODES`
+          nodes, 2,000 landmarks.
     """
     window = _auto_window(nodes, edge_rows)
     if window is None:
@@ -778,10 +778,8 @@ def auto_profile(nodes: int, edge_rows: int, two_step_walks: int | None = None) 
         over: dict[str, Any] = {}
         if two_step_walks <= AUTO_MAX_TWO_STEP_WALKS:
             over = {"metric": "A+A2", "scaling": "log", "landmark_factors": "rows"}
-        else:
-            over = {"landmark_factors": "walks"}
-            if nodes >= AUTO_MORE_LANDMARKS_NODES:
-                over["landmarks"] = 2000
+        elif nodes >= AUTO_MORE_LANDMARKS_NODES:
+            over = {"landmarks": 2000}
         base = load_profile(AUTO_LARGE)
         return AUTO_LARGE, {**over, **_tiny(nodes, base, over)}
     over = {}

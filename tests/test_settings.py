@@ -198,7 +198,7 @@ def test_auto_profile_by_size():
     assert settings.auto_needs_walks(4000, 80000)
     assert settings.auto_profile(4000, 80000, 1_600_000) == (
         "social", {"metric": "A+A2", "scaling": "log", "landmark_factors": "rows"})
-    assert settings.auto_profile(5000, 250_000, 4 * 10**7) == ("social", {"landmark_factors": "walks"})
+    assert settings.auto_profile(5000, 250_000, 4 * 10**7) == ("social", {})
     # Up to 2,449 nodes M has at most 6 x 10^6 entries whatever the density.
     assert settings.auto_profile(2400, 200_000) == ("document-quality", {})
     with pytest.raises(ValueError, match="two-step walk"):
@@ -208,10 +208,10 @@ def test_auto_profile_by_size():
     # Larger graphs: social with propagation; two-hop proximity while A^2 stays small.
     assert settings.auto_profile(10_000, 150_000, 2_400_000) == (
         "social", {"metric": "A+A2", "scaling": "log", "landmark_factors": "rows"})
-    # Otherwise M = I + A, its landmark subspaces from the two-step walks.
-    assert settings.auto_profile(10_000, 150_000, 10**8) == ("social", {"landmark_factors": "walks"})
-    assert settings.auto_profile(10**6, 2.6 * 10**7, 10**9) == ("social", {"landmark_factors": "walks",
-                                                                           "landmarks": 2000})
+    # Otherwise social's M = I + A, its landmark subspaces from the two-step walks.
+    assert settings.auto_profile(10_000, 150_000, 10**8) == ("social", {})
+    assert settings.auto_profile(10**6, 2.6 * 10**7, 10**9) == ("social", {"landmarks": 2000})
+    assert settings.load_profile("social")["landmark_factors"] == "walks"
     with pytest.raises(ValueError, match="two-step walk"):
         settings.auto_profile(10_000, 150_000)
     resolved = settings.resolve(None, {**settings.load_profile("social"), "metric": "A+A2", "scaling": "log",
