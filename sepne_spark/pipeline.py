@@ -147,6 +147,7 @@ def fit(graph: Graph, params: Mapping[str, Any], timings: dict[str, float] | Non
             cached += [rows, cols]
             blocks = landmark_blocks(rows, cols, lm)
             M00, S_A, S_B = landmark_summaries(blocks, lm, len(ids))
+            prox.release()  # the cached rows and columns hold the scaled entries now
             walked = list(walk_summaries(A, graph, lm, len(ids))) if walks else []
         if walks:
             W00, W_A, W_B = walked
@@ -166,8 +167,11 @@ def walk_summaries(A: DataFrame, graph: Graph, landmarks: DataFrame, k: int) -> 
     ``landmarkFactors="walks"`` takes the landmark subspaces from them. The distributed
     form of :func:`sepne_spark.sparse.walk_summaries`."""
     walks = Proximity(A, graph.vertices, "A+A2", "log", graph.edges, 2)
-    return landmark_summaries(landmark_blocks(walks.rows(landmarks), walks.cols(landmarks), landmarks),
-                              landmarks, k)
+    try:
+        return landmark_summaries(landmark_blocks(walks.rows(landmarks), walks.cols(landmarks), landmarks),
+                                  landmarks, k)
+    finally:
+        walks.release()
 
 
 def fits_one_task(graph: Graph, params: Mapping[str, Any], nodes: int) -> bool:

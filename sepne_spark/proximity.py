@@ -151,6 +151,13 @@ class Proximity:
             .where(F.col("m") > 0)
         )
 
+    def release(self) -> None:
+        """Unpersist the in-weights cached for the log scaling (once the entries that
+        need them are computed or cached)."""
+        if self._s_in is not None:
+            self._s_in.unpersist()
+            self._s_in = self._volume = None
+
     def _identity(self, nodes: DataFrame | None) -> DataFrame:
         base = self.vertices if nodes is None else nodes
         return base.select(F.col("id").alias("src"), F.col("id").alias("dst"), F.lit(1.0).alias("m"))

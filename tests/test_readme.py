@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
 import pyarrow.parquet as pq
+
+from tests.spark_conf import spark_flags
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -53,6 +56,9 @@ def test_readme_api_example_runs_without_an_activated_venv(tmp_path):
     env["PATH"] = os.pathsep.join(p for p in env.get("PATH", "").split(os.pathsep) if p and p != venv_bin)
     env["PYTHONPATH"] = str(ROOT)  # this checkout's sepne_spark (the installed one may be another's)
     env["SEPNE_SPARK_MASTER"] = "local[2]"
+    # The test suite's settings for short-lived JVMs (tests/spark_conf.py), passed the way
+    # PySpark reads launch options: the example itself stays as the README shows it.
+    env["PYSPARK_SUBMIT_ARGS"] = shlex.join(spark_flags("--conf") + ["pyspark-shell"])
     proc = subprocess.run([sys.executable, "example.py"], cwd=tmp_path, env=env,
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-5000:]
