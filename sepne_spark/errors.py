@@ -14,7 +14,9 @@ with status 2. Those that a library caller passes a bad value for are also
 """
 from __future__ import annotations
 
-__all__ = ["SepNEError", "UserError", "SettingError", "InputError", "RequestedIdsError"]
+from typing import Any, Sequence
+
+__all__ = ["SepNEError", "UserError", "SettingError", "InputError", "RequestedIdsError", "check_choice"]
 
 
 class SepNEError(Exception):
@@ -39,3 +41,10 @@ class InputError(UserError, ValueError):
 
 class RequestedIdsError(UserError, ValueError):
     """None of the ids asked for is a node of the graph (or no id was asked for)."""
+
+
+def check_choice(name: str, value: Any, allowed: Sequence[str]) -> None:
+    """Raise ``ValueError`` naming the allowed values when ``value`` is not one of them."""
+    if value not in allowed:
+        choices = ", ".join(repr(a) for a in allowed)
+        raise ValueError(f"{name} must be one of {choices}; got {value!r}")

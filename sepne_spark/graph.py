@@ -15,7 +15,8 @@ from typing import Any
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from sepne_spark.reading import _check_choice, read_edges
+from sepne_spark.errors import check_choice
+from sepne_spark.reading import read_edges
 
 __all__ = ["DUPLICATE_POLICIES", "SELF_LOOP_POLICIES", "Graph", "incident_ends", "load_graph", "prepare_graph",
            "rows_of"]
@@ -99,8 +100,8 @@ def prepare_graph(
     ValueError
         For an invalid option value or missing columns.
     """
-    _check_choice("duplicates", duplicates, DUPLICATE_POLICIES)
-    _check_choice("self_loops", self_loops, SELF_LOOP_POLICIES)
+    check_choice("duplicates", duplicates, DUPLICATE_POLICIES)
+    check_choice("self_loops", self_loops, SELF_LOOP_POLICIES)
     if not isinstance(directed, bool):
         raise ValueError(f"directed must be True or False; got {directed!r}")
     missing = [c for c in ("src", "dst") if c not in raw_edges.columns]
@@ -236,8 +237,8 @@ def load_graph(
     Graph
         The canonical graph, with the number of skipped lines in ``bad_lines``.
     """
-    _check_choice("duplicates", duplicates, DUPLICATE_POLICIES)
-    _check_choice("self_loops", self_loops, SELF_LOOP_POLICIES)
+    check_choice("duplicates", duplicates, DUPLICATE_POLICIES)
+    check_choice("self_loops", self_loops, SELF_LOOP_POLICIES)
     allowed = {"sep", "header", "src_col", "dst_col", "weight_col", "comment"}
     unknown = sorted(set(read_options) - allowed)
     if unknown:

@@ -42,7 +42,7 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from sepne_spark.errors import InputError, UserError  # noqa: F401 - re-exported here
+from sepne_spark.errors import InputError, UserError, check_choice  # noqa: F401 - InputError, UserError re-exported here
 
 __all__ = ["BAD_LINE_POLICIES", "FORMATS", "InputError", "read_edges"]
 
@@ -82,13 +82,6 @@ _R_NULL_WEIGHT = 6
 
 
 # --------------------------------------------------------------------------- helpers
-
-
-def _check_choice(name: str, value: Any, allowed: Sequence[str]) -> None:
-    """Raise ``ValueError`` naming the allowed values when ``value`` is not one of them."""
-    if value not in allowed:
-        choices = ", ".join(repr(a) for a in allowed)
-        raise ValueError(f"{name} must be one of {choices}; got {value!r}")
 
 
 def _as_paths(path: str | Sequence[str]) -> list[str]:
@@ -863,8 +856,8 @@ def read_edges(
     ValueError
         For an invalid option value.
     """
-    _check_choice("fmt", fmt, FORMATS)
-    _check_choice("bad_lines", bad_lines, BAD_LINE_POLICIES)
+    check_choice("fmt", fmt, FORMATS)
+    check_choice("bad_lines", bad_lines, BAD_LINE_POLICIES)
     if header is not None and not isinstance(header, bool):
         raise ValueError(f"header must be True, False or None; got {header!r}")
     if comment is not None and not isinstance(comment, str):
