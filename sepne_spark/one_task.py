@@ -41,6 +41,11 @@ from sepne_spark.spectral import smooth
 #: :func:`sepne_spark.sparse.proximity_entries_bound`) built in one task: about 0.4 GB
 #: in CSR form, a few times that at the peak of the products.
 MAX_ENTRIES = 30_000_000
+#: Largest number of products (sum over v of c(v)^2, c(v) the landmarks two steps from
+#: v) of the two-step-walk Gram matrices formed in one task for ``landmarkFactors="walks"``
+#: (:func:`sepne_spark.sparse.walk_summaries`): 1.75 x 10^10 took about 50 s (10^5
+#: nodes with hubs, k = 2,000). Above it the fit uses M00's own subspaces.
+MAX_WALK_PRODUCTS = 50_000_000_000
 
 _EDGE, _NODE = 0, 1
 
@@ -107,10 +112,10 @@ def summaries(edges: DataFrame, vertices: DataFrame, landmarks: DataFrame, k: in
         ``metric``, ``window`` and ``scaling`` by Param name.
     walks : bool
         Also return the same three of the log-scaled A + A^2
-        (:func:`sepne_spark.sparse.walk_summaries`), for ``landmarkFactors="walks"``.
+        (:func:`sepne_spark.sparse.walk_summaries`), for ``landmarkFactors="walks"``,
+        unless they take more than :data:`MAX_WALK_PRODUCTS` products (then three).
     """
     settings = {key: params[key] for key in ("metric", "window", "scaling")}
-    count = 6 if walks else 3
     # One row per row of each k x k matrix, its values as little-endian float64 bytes:
     # 3k rows to collect instead of up to 3k^2.
     schema = StructType([StructField("t", IntegerType(), False), StructField("i", IntegerType(), False),
@@ -120,15 +125,16 @@ def summaries(edges: DataFrame, vertices: DataFrame, landmarks: DataFrame, k: in
         local = _Local(pdf, settings)
         parts = landmark_summaries(local.M, local.landmarks)
         if walks:
-            parts += walk_summaries(len(local.index), local.src, local.dst, local.w, local.landmarks)
+            parts += walk_summaries(len(local.index), local.src, local.dst, local.w, local.landmarks,
+                                    MAX_WALK_PRODUCTS) or ()
         parts = np.stack(parts).astype("<f8")
-        t, i = np.divmod(np.arange(count * k), k)
+        t, i = np.divmod(np.arange(len(parts) * k), k)
         return pd.DataFrame({"t": t.astype(np.int32), "i": i.astype(np.int32),
                              "data": [parts[a, b].tobytes() for a, b in zip(t, i)]})
 
     rows = (_gathered(edges, vertices, landmarks, None).groupBy(F.lit(0).alias("one"))
             .applyInPandas(run, schema=schema).collect())
-    out = np.zeros((count, k, k))
+    out = np.zeros((1 + max(r["t"] for r in rows), k, k))
     for r in rows:
         out[r["t"], r["i"]] = np.frombuffer(r["data"], dtype="<f8")
     return tuple(out)

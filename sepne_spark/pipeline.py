@@ -148,7 +148,13 @@ def fit(graph: Graph, params: Mapping[str, Any], timings: dict[str, float] | Non
             blocks = landmark_blocks(rows, cols, lm)
             M00, S_A, S_B = landmark_summaries(blocks, lm, len(ids))
             prox.release()  # the cached rows and columns hold the scaled entries now
-            walked = list(walk_summaries(A, graph, lm, len(ids))) if walks else []
+            walked = list(walk_summaries(A, graph, lm, len(ids)) or ()) if walks else []
+        if walks and not walked:
+            log.warning("landmarkFactors=walks: the Gram matrices of the two-step walks from %d landmarks would "
+                        "take too many products (the landmarks are hubs); the landmark subspaces are M00's own",
+                        len(ids))
+            st.count(walks="skipped")
+            walks = False
         if walks:
             W00, W_A, W_B = walked
             factors = row_space_factors(M00, S_A, S_B, params["dim"],
@@ -161,11 +167,35 @@ def fit(graph: Graph, params: Mapping[str, Any], timings: dict[str, float] | Non
     return Fit(ids, factors, S_A, S_B, id_type), FittedGraph(graph, A, blocks, int(n_nodes), cached)
 
 
-def walk_summaries(A: DataFrame, graph: Graph, landmarks: DataFrame, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def walk_products(A: DataFrame, landmarks: DataFrame) -> int:
+    """An upper bound on the products of the two-step-walk Gram matrices: sum over v of
+    c(v)^2, c(v) the walks of two steps between v and a landmark (each direction), from
+    two joins of the edge rows with the k landmarks; one small job."""
+    lm = F.broadcast(landmarks.select("id"))
+    into = A.join(lm.withColumnRenamed("id", "src"), "src").groupBy(F.col("dst").alias("u")).count()
+    out_of = A.join(lm.withColumnRenamed("id", "dst"), "dst").groupBy(F.col("src").alias("u")).count()
+    rows = A.join(into.withColumnRenamed("u", "src"), "src").groupBy("dst").agg(F.sum("count").alias("c"))
+    cols = A.join(out_of.withColumnRenamed("u", "dst"), "dst").groupBy("src").agg(F.sum("count").alias("c"))
+    total = rows.select("c").unionByName(cols.select("c")).agg(F.sum(F.col("c") * F.col("c")).alias("p")).first()
+    return int(total["p"] or 0)
+
+
+#: Largest :func:`walk_products` for which the distributed fit forms the two-step-walk
+#: Gram matrices (as DataFrame joins, one row per product): the 10^6-node SBM of
+#: BENCHMARKS.md needs about 10^6; hub landmarks of a power-law graph of that size
+#: about 10^11, beyond any join.
+MAX_WALK_PRODUCTS = 100_000_000
+
+
+def walk_summaries(A: DataFrame, graph: Graph, landmarks: DataFrame,
+                   k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """M00, S_A and S_B of the log-scaled A + A^2 from its k landmark rows and columns
     (about k d^2 entries for mean degree d), whatever the model's metric:
     ``landmarkFactors="walks"`` takes the landmark subspaces from them. The distributed
-    form of :func:`sepne_spark.sparse.walk_summaries`."""
+    form of :func:`sepne_spark.sparse.walk_summaries`; None when their Gram matrices
+    would take more than :data:`MAX_WALK_PRODUCTS` products (:func:`walk_products`)."""
+    if walk_products(A, landmarks) > MAX_WALK_PRODUCTS:
+        return None
     walks = Proximity(A, graph.vertices, "A+A2", "log", graph.edges, 2)
     try:
         return landmark_summaries(landmark_blocks(walks.rows(landmarks), walks.cols(landmarks), landmarks),

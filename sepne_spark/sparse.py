@@ -92,14 +92,17 @@ def _log_scaled(M: sp.spmatrix, W: sp.csr_matrix, window: int, columns: np.ndarr
     return out
 
 
-def walk_summaries(n: int, src: np.ndarray, dst: np.ndarray, weight: np.ndarray,
-                   landmarks: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def walk_summaries(n: int, src: np.ndarray, dst: np.ndarray, weight: np.ndarray, landmarks: np.ndarray,
+                   max_products: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """M00, S_A and S_B (as :func:`landmark_summaries`) of the log-scaled A + A^2,
     whatever the model's own metric: what ``landmarkFactors="walks"`` takes the
     landmark subspaces from.
 
     Only the k landmark rows and columns of A + A^2 are formed, from the landmark rows
-    and columns of A (about k d^2 entries for mean degree d), never A^2 itself.
+    and columns of A (about k d^2 entries for mean degree d), never A^2 itself. Their
+    Gram matrices cost sum over v of c(v)^2 products, c(v) the landmarks two steps from
+    v: small without hubs, but hundreds of landmarks per node when the landmarks are
+    hubs. Above ``max_products`` they are not formed and None is returned.
     """
     V0 = np.asarray(landmarks, dtype=np.int64)
     W, A = _weights_and_transition(n, src, dst, weight)
@@ -108,7 +111,10 @@ def walk_summaries(n: int, src: np.ndarray, dst: np.ndarray, weight: np.ndarray,
     rows = _log_scaled(rows + rows @ A, W, 2)
     cols = _log_scaled(cols + A @ cols, W, 2, columns=V0)
     Dn = _non_landmark(n, V0)
-    R0, C0 = rows @ Dn, Dn @ cols
+    R0, C0 = sp.csc_matrix(rows @ Dn), sp.csr_matrix(Dn @ cols)
+    products = int((np.diff(R0.indptr).astype(np.int64) ** 2).sum() + (np.diff(C0.indptr).astype(np.int64) ** 2).sum())
+    if max_products is not None and products > max_products:
+        return None
     return (rows[:, V0].toarray(), np.asarray((R0 @ R0.T).toarray()), np.asarray((C0.T @ C0).toarray()))
 
 

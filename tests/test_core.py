@@ -154,6 +154,34 @@ def test_walk_factors_match_dense_oracle(spark, directed, setup, one_task):
     oracle_compare(g, out, model, "I+A", directed, True, factors=(want.Phi, want.Psi, want.P))
 
 
+def test_walk_factors_fall_back_to_m00_when_the_landmarks_are_hubs(spark, monkeypatch, caplog):
+    """The distributed fit bounds the walks' Gram products first (two joins over the
+    edges): the bound against NumPy, and M00's own subspaces above the limit."""
+    from sepne_spark import pipeline
+
+    g = random_graph(seed=23)
+    edges = edges_df(spark, g, True)
+    kw = dict(dim=D, landmarks=K, metric="I+A", partition="RP", setSize=SET, lam=LAM, eta=ETA, iters=ITERS,
+              directed=True, seed=3, oneTaskNodes=0)
+    model = SepNE(landmarkFactors="M00", **kw).fit(edges)
+    pos = g.index()
+    L = np.array([pos[i] for i in model.landmark_ids])
+    # Walks of two steps between each node and a landmark, with multiplicity, each direction.
+    B = np.zeros((len(g.ids), len(g.ids)))
+    B[g.src, g.dst] = 1.0  # the transition's pattern (parallel edges merged)
+    into = B[L].sum(axis=0)  # landmarks -> u
+    out_of = B[:, L].sum(axis=1)  # u -> landmarks
+    want = int(((into @ B) ** 2).sum() + ((B @ out_of) ** 2).sum())
+    A = spark.createDataFrame([(g.ids[a], g.ids[b], 1.0) for a, b in zip(*np.nonzero(B))], "src string, dst string, a double")
+    lm = spark.createDataFrame([(i, j) for j, i in enumerate(model.landmark_ids)], "id string, l int")
+    assert pipeline.walk_products(A, lm) == want
+    monkeypatch.setattr(pipeline, "MAX_WALK_PRODUCTS", want - 1)
+    with caplog.at_level("WARNING", logger="sepne_spark.pipeline"):
+        fallback = SepNE(landmarkFactors="walks", **kw).fit(edges)
+    assert "landmark subspaces are M00's own" in caplog.text
+    np.testing.assert_array_equal(fallback.factors.Phi, model.factors.Phi)
+
+
 def test_window_needs_a_plus_a2(spark):
     edges = spark.createDataFrame([("a", "b", 1.0)], "src string, dst string, weight double")
     with pytest.raises(ValueError, match="window=3 applies to metric A\\+A2 only"):

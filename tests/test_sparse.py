@@ -45,6 +45,12 @@ def test_walk_summaries_equal_the_dense_ones_of_log_scaled_a_plus_a2(directed):
     for a, b in zip(got, want):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12 * np.abs(b).max())
     assert np.abs(want[1]).max() > 0 and np.abs(want[2]).max() > 0
+    # The Gram matrices' products: sum over non-landmark v of c(v)^2, each direction.
+    M2 = _dense_m(n, s, t, w, "A+A2", 2, "log")
+    nl = np.setdiff1d(np.arange(n), V0)
+    products = int(((M2[np.ix_(V0, nl)] != 0).sum(axis=0) ** 2).sum() + ((M2[np.ix_(nl, V0)] != 0).sum(axis=1) ** 2).sum())
+    assert sparse.walk_summaries(n, s, t, w, V0, max_products=products) is not None
+    assert sparse.walk_summaries(n, s, t, w, V0, max_products=products - 1) is None
 
 
 def test_sparse_proximity_drops_edges_without_weight():
