@@ -194,7 +194,10 @@ def walk_summaries(A: DataFrame, graph: Graph, landmarks: DataFrame,
     ``landmarkFactors="walks"`` takes the landmark subspaces from them. The distributed
     form of :func:`sepne_spark.sparse.walk_summaries`; None when their Gram matrices
     would take more than :data:`MAX_WALK_PRODUCTS` products (:func:`walk_products`)."""
-    if walk_products(A, landmarks) > MAX_WALK_PRODUCTS:
+    products = walk_products(A, landmarks)
+    if products > MAX_WALK_PRODUCTS:
+        log.info("two-step walks from the landmarks: up to %s Gram products, over the limit of %s",
+                 f"{products:,}", f"{MAX_WALK_PRODUCTS:,}")
         return None
     walks = Proximity(A, graph.vertices, "A+A2", "log", graph.edges, 2)
     try:
