@@ -151,7 +151,7 @@ def fit(graph: Graph, params: Mapping[str, Any], timings: dict[str, float] | Non
             walked = list(walk_summaries(A, graph, lm, len(ids)) or ()) if walks else []
         if walks and not walked:
             log.warning("landmarkFactors=walks: the Gram matrices of the two-step walks from %d landmarks would "
-                        "take too many products (the landmarks are hubs); the landmark subspaces are M00's own",
+                        "take too many products (landmarks that are hubs); the landmark subspaces are M00's own",
                         len(ids))
             st.count(walks="skipped")
             walks = False
@@ -181,9 +181,9 @@ def walk_products(A: DataFrame, landmarks: DataFrame) -> int:
 
 
 #: Largest :func:`walk_products` for which the distributed fit forms the two-step-walk
-#: Gram matrices (as DataFrame joins, one row per product): the 10^6-node SBM of
-#: BENCHMARKS.md needs about 10^6; hub landmarks of a power-law graph of that size
-#: about 10^11, beyond any join.
+#: Gram matrices (as DataFrame joins, one row per product): 7 x 10^6 for the 10^6-node
+#: SBM of BENCHMARKS.md; 5 x 10^12 when the landmarks are the hubs of its power-law
+#: DC-SBM (1.8 x 10^11 products without repeats), beyond any join.
 MAX_WALK_PRODUCTS = 100_000_000
 
 
