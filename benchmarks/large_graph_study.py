@@ -144,10 +144,13 @@ class Base:
     set_size: int = 2000
     d: int = 128
     seed: int = 0
-    factor: str = "M00"  # "rows": landmark subspaces from all landmark rows / columns
-    l2_scaling: str = "none"  # metric "I+A+L2": scaling of the A^2 entries
-    # "walks": subspaces from the landmark rows / columns of the log-scaled A + A^2,
-    # whatever `metric` is; P is the metric's own M00 projected on them
+    # "rows": landmark subspaces from all landmark rows / columns; "walks": from the
+    # landmark rows / columns of the log-scaled A + A^2, whatever `metric` is (P is the
+    # metric's own M00 projected on them)
+    factor: str = "M00"
+    # Research only, not in the library: metric "I+A+L2" is I + A plus the A^2 entries
+    # of the landmark rows and columns; this is the scaling of those entries
+    l2_scaling: str = "none"
 
 
 SOCIAL = Base()
