@@ -133,12 +133,12 @@ def fit(graph: Graph, params: Mapping[str, Any], timings: dict[str, float] | Non
         ids = select_landmarks(spark, graph.vertices, graph.edges, k, params["landmarkStrategy"], params["seed"])
         st.count(landmarks=len(ids))
     where = "in one task" if small else "distributed"
-    walked_text = " and of the two-step walks" if params["landmarkFactors"] == "walks" else ""
+    walks = params["landmarkFactors"] == "walks"
+    walked_text = " and of the two-step walks" if walks else ""
     with stage(spark, "summaries_svd", f"M00, S_A, S_B of {len(ids)} landmarks, {describe_metric(params)}"
                f"{walked_text}, {where}", timings) as st:
         id_type = graph.vertices.schema["id"].dataType
         lm = landmark_frame(spark, ids, id_type)
-        walks = params["landmarkFactors"] == "walks"
         if small:
             M00, S_A, S_B, *walked = one_task.summaries(graph.edges, graph.vertices, lm, len(ids), params, walks)
         else:
@@ -169,8 +169,10 @@ def fit(graph: Graph, params: Mapping[str, Any], timings: dict[str, float] | Non
 
 def walk_products(A: DataFrame, landmarks: DataFrame) -> int:
     """An upper bound on the products of the two-step-walk Gram matrices: sum over v of
-    c(v)^2, c(v) the walks of two steps between v and a landmark (each direction), from
-    two joins of the edge rows with the k landmarks; one small job."""
+    c(v)^2, c(v) the walks of two steps between v and a landmark (each direction). Each
+    direction joins the edge rows with the k landmarks (broadcast), counts them per
+    node, and joins the edge rows with those counts; one job, nothing of size n
+    collected."""
     lm = F.broadcast(landmarks.select("id"))
     into = A.join(lm.withColumnRenamed("id", "src"), "src").groupBy(F.col("dst").alias("u")).count()
     out_of = A.join(lm.withColumnRenamed("id", "dst"), "dst").groupBy(F.col("src").alias("u")).count()

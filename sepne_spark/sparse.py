@@ -110,12 +110,7 @@ def walk_summaries(n: int, src: np.ndarray, dst: np.ndarray, weight: np.ndarray,
     cols = sp.csr_matrix(A[:, V0])
     rows = _log_scaled(rows + rows @ A, W, 2)
     cols = _log_scaled(cols + A @ cols, W, 2, columns=V0)
-    Dn = _non_landmark(n, V0)
-    R0, C0 = sp.csc_matrix(rows @ Dn), sp.csr_matrix(Dn @ cols)
-    products = int((np.diff(R0.indptr).astype(np.int64) ** 2).sum() + (np.diff(C0.indptr).astype(np.int64) ** 2).sum())
-    if max_products is not None and products > max_products:
-        return None
-    return (rows[:, V0].toarray(), np.asarray((R0 @ R0.T).toarray()), np.asarray((C0.T @ C0).toarray()))
+    return _summaries(rows, cols, V0, max_products)
 
 
 def proximity_entries_bound(nodes: int, edge_rows: int, walk_pairs: int, metric: str, window: int) -> int:
@@ -144,11 +139,23 @@ def landmark_summaries(M: sp.csr_matrix, landmarks: np.ndarray) -> tuple[np.ndar
     non-landmark nodes v (each k x k, dense), ``landmarks`` the indices of V0 in
     landmark order."""
     V0 = np.asarray(landmarks, dtype=np.int64)
-    Dn = _non_landmark(M.shape[0], V0)
-    rows = M[V0]  # k x n
-    cols = sp.csr_matrix(M[:, V0])  # n x k
-    R0 = rows @ Dn
-    C0 = Dn @ cols
+    return _summaries(M[V0], sp.csr_matrix(M[:, V0]), V0)
+
+
+def _summaries(rows: sp.csr_matrix, cols: sp.csr_matrix, V0: np.ndarray,
+               max_products: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """M00, S_A and S_B from the k landmark rows (k x n) and columns (n x k) of M; None
+    when the Gram matrices take more than ``max_products`` products (sum over the
+    non-landmark v of the non-zeros in column v of the rows and in row v of the columns,
+    squared)."""
+    Dn = _non_landmark(rows.shape[1], V0)
+    R0 = sp.csr_matrix(rows @ Dn)
+    C0 = sp.csr_matrix(Dn @ cols)
+    if max_products is not None:
+        per_row = np.bincount(R0.indices, minlength=R0.shape[1]).astype(np.int64)
+        per_col = np.diff(C0.indptr).astype(np.int64)
+        if int((per_row ** 2).sum() + (per_col ** 2).sum()) > max_products:
+            return None
     return (rows[:, V0].toarray(), np.asarray((R0 @ R0.T).toarray()), np.asarray((C0.T @ C0).toarray()))
 
 

@@ -155,7 +155,7 @@ def test_walk_factors_match_dense_oracle(spark, directed, setup, one_task):
 
 
 def test_walk_factors_fall_back_to_m00_when_the_landmarks_are_hubs(spark, monkeypatch, caplog):
-    """The distributed fit bounds the walks' Gram products first (two joins over the
+    """The distributed fit bounds the walks' Gram products first (one job of joins over the
     edges): the bound against NumPy, and M00's own subspaces above the limit."""
     from sepne_spark import pipeline
 
