@@ -461,9 +461,10 @@ def requested_ids(ids: DataFrame, vertices: DataFrame, id_type: Any) -> DataFram
     Returns
     -------
     DataFrame
-        The distinct requested ids found in ``vertices``. Those not found are left out
-        with a warning giving their number and up to five of them, as written in
-        ``ids``. Only two counts and those examples reach the driver.
+        The distinct requested ids found in ``vertices``, lazy. Those not found are left
+        out with a warning giving their number and up to five of them, as written in
+        ``ids``. The check is one job, whose one row (two counts and those examples)
+        is all that reaches the driver.
 
     Raises
     ------
@@ -474,14 +475,17 @@ def requested_ids(ids: DataFrame, vertices: DataFrame, id_type: Any) -> DataFram
         raise ValueError(f"the requested ids need a column 'id'; got columns {ids.columns}")
     asked = ids.select(F.col("id").alias("asked"), F.col("id").try_cast(id_type).alias("id")).distinct()
     found = vertices.select("id", F.lit(True).alias("found"))
-    flagged = asked.join(found, "id", "left").localCheckpoint()
-    counts = flagged.agg(F.count(F.lit(1)).alias("asked"), F.count("found").alias("found")).first()
+    flagged = asked.join(found, "id", "left")
+    missing = F.when(F.col("found").isNull(), F.col("asked").cast("string"))
+    counts = flagged.agg(
+        F.count(F.lit(1)).alias("asked"), F.count("found").alias("found"),
+        F.slice(F.sort_array(F.collect_set(missing)), 1, _MAX_EXAMPLES).alias("examples"),
+    ).first()
     n_asked, n_found = int(counts["asked"]), int(counts["found"])
     if n_asked == 0:
         raise RequestedIdsError("no ids requested: the DataFrame of requested ids is empty")
     if n_found < n_asked:
-        missing = flagged.where(F.col("found").isNull()).select("asked").limit(_MAX_EXAMPLES).collect()
-        examples = sorted((r["asked"] for r in missing), key=str)
+        examples = list(counts["examples"]) or [None]  # a null id is the only one not quoted
         if n_asked == 1:
             raise RequestedIdsError(f"the requested id {examples[0]!r} is not a node of the graph")
         if n_found == 0:

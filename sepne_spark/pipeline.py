@@ -279,8 +279,8 @@ def embed(
     fitted : FittedGraph, optional
         The fit's cached tables, when ``graph`` is the graph the model was fitted on.
     plan : dict, optional
-        Receives what was set up: ``setup`` (RP, LP, IO), and for IO ``sets``, ``nodes``,
-        ``rows_read`` and ``rows_from``.
+        Receives what was set up: ``setup`` (RP, LP, IO), and for the neighbourhood of
+        requested ids (:func:`embeds_locally`) ``rows_read`` and ``rows_from``.
     timings : dict, optional
         Receives the seconds of the stages that run here rather than at the first
         action: ``solve_propagation`` when the propagation takes row blocks.
@@ -292,6 +292,11 @@ def embed(
     """
     from sepne_spark.model import requested_ids  # the check and its error live with the API
 
+    if ids is not None and _propagation_order(params) > 1:
+        raise ValueError(
+            "spectral propagation reads every node's vector within 2 * propagation - 1 hops, so it embeds "
+            "whole graphs only: embed every node, or set propagation=1 for requested ids"
+        )
     plan = {} if plan is None else plan
     spark = graph.edges.sparkSession
     same = fitted is not None and fitted.graph is graph
@@ -305,14 +310,14 @@ def embed(
         # The requested nodes' edge ends, straight from the input: which ids are nodes,
         # and their in-neighbours, without the graph's vertex list.
         asked = ids.select(F.col("id").try_cast(model.id_type).alias("id")).where(F.col("id").isNotNull())
-        ends = incident_ends(graph, asked).localCheckpoint()
+        ends = incident_ends(graph, asked).persist()  # filled by the ids check's job
         wanted = requested_ids(ids, ends.select(F.col("k").alias("id")).distinct(), model.id_type)
     elif ids is not None:
         wanted = requested_ids(ids, graph.vertices, model.id_type)
-    # The full-graph plan stays lazy (persisted tables fill at the first action); the
-    # requested-ids path has already run jobs (the ids check) and checkpoints as it goes,
-    # which keeps its tables' partitioning out of the planner's way.
-    keep = (lambda df: df.persist()) if ids is None else (lambda df: df.localCheckpoint())
+    # The plan stays lazy: persisted tables fill at the first action. Only the ids check
+    # (one job) and, for the neighbourhood of requested ids, the count of the rows of A
+    # it reads (one job) run here.
+    keep = lambda df: df.persist()  # noqa: E731
     if ids is not None:
         targets = wanted.join(lm.select("id"), "id", "left_anti")
         assign = requested_partition(targets, params["setSize"], params["seed"])
@@ -324,9 +329,6 @@ def embed(
         else:
             assign = random_partition(non_lm, params["setSize"], params["seed"])
     assign = keep(assign)
-    if ids is not None:  # already checkpointed: two counts of the requested sets are cheap
-        sizes = assign.agg(F.countDistinct("set_id").alias("sets"), F.count(F.lit(1)).alias("nodes")).first()
-        plan.update(sets=int(sizes["sets"]), nodes=int(sizes["nodes"]))
     if same and fitted.one_task and ids is None:
         plan["one_task"] = True
         constants = set_constants(model.factors, model.S_A, model.S_B, params["lam"], params["eta"])
@@ -345,7 +347,7 @@ def embed(
         else:
             to_wanted = F.broadcast(wanted.select(F.col("id").alias("dst")))
             in_nbrs = graph.edges.join(to_wanted, "dst", "left_semi").select(F.col("src").alias("id"))
-        needed = _needed_rows(in_nbrs, wanted, lm)
+        needed = _needed_rows(in_nbrs, wanted, lm).persist()
         n_needed = needed.count()
         plan.update(rows_read=n_needed, rows_from="input edges" if graph.raw is not None else "merged edges")
         A = transition(rows_of(graph, needed, broadcast=n_needed <= BROADCAST_IDS_MAX))
@@ -365,11 +367,6 @@ def embed(
                      model.id_type, params["dtype"]).unionByName(lm_out)
     order = _propagation_order(params)
     if order > 1:
-        if ids is not None:
-            raise ValueError(
-                "spectral propagation reads every node's vector within 2 * propagation - 1 hops, so it embeds "
-                "whole graphs only: embed every node, or set propagation=1 for requested ids"
-            )
         base = out.persist()
         nodes = fitted.nodes if same else None
         blocks_n = int(params["propagationBlocks"]) or default_blocks(nodes or 0)
@@ -416,7 +413,7 @@ def landmark_rows(spark: SparkSession, model: Fit) -> DataFrame:
 
 def _needed_rows(in_neighbours: DataFrame, ids: DataFrame, landmarks: DataFrame) -> DataFrame:
     """The nodes whose rows of A embedding ``ids`` with M = I + A reads (column ``id``):
-    the requested nodes, their in-neighbours and the landmarks. Checkpointed.
+    the requested nodes, their in-neighbours and the landmarks.
 
     Rows of M for a requested node u are its own row of A; its column needs the rows of
     its in-neighbours (A[v, u] = w(v, u) / s(v)), which also give M[v, l] for the two-hop
@@ -430,5 +427,4 @@ def _needed_rows(in_neighbours: DataFrame, ids: DataFrame, landmarks: DataFrame)
         .unionByName(ids.select("id"))
         .unionByName(landmarks.select("id"))
         .distinct()
-        .localCheckpoint()
     )

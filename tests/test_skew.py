@@ -49,7 +49,7 @@ def test_hub_with_many_edges_and_unequal_sets_stay_bounded(spark):
     others = out[~out["is_landmark"]]
     n_sets = math.ceil(len(others) / 40)
     assert len(others) >= 40 and n_sets >= 2  # more than one set, or nothing is being cut
-    assert {k: model.plan[k] for k in ("setup", "sets", "nodes")} == {"setup": "IO", "sets": n_sets, "nodes": len(others)}
+    assert model.plan["setup"] == "IO"
     sizes = others.groupby("set_id").size()
     assert len(sizes) == n_sets and sizes.max() <= 40
     assert (out.loc[out["is_landmark"], "set_id"] == -1).all()

@@ -360,7 +360,7 @@ def main(spark, args: Sequence[str] | None = None) -> int:
             written = seen.get
             counts["output_rows"] = int(written["rows"])
             counts["zero_embeddings"] = int(written["zero"] or 0)
-            # The requested-ids path counted its sets exactly; otherwise the ids run 0 .. sets - 1.
+            # Set ids run 0 .. sets - 1 (a hashed set may be empty).
             plan.setdefault("sets", int(written["last_set"] if written["last_set"] is not None else -1) + 1)
             plan.setdefault("nodes", int(written["nodes"] or 0))
             st.count(rows=counts["output_rows"], sets=plan["sets"])
