@@ -137,12 +137,39 @@ def get_spark(
     return spark
 
 
+#: The JVM classes the library's GraphFrames calls load: the Python API's entry point,
+#: label propagation, and GraphFrames' own GraphX (the ``graphframes-graphx`` JAR).
+GRAPHFRAMES_JVM_CLASSES = (
+    GRAPHFRAMES_CLASS,
+    "org.graphframes.lib.LabelPropagation",
+    "org.apache.spark.graphframes.graphx.Pregel",
+)
+
+
+def _jvm_classes_present(spark: SparkSession) -> bool:
+    """Whether a classic session's JVM finds :data:`GRAPHFRAMES_JVM_CLASSES` (no job runs).
+
+    The classes are looked up as GraphFrames' Python API looks up its own, through the
+    session's Py4J gateway: a name that is no class resolves to a package.
+    """
+    from py4j.java_gateway import JavaClass
+
+    for name in GRAPHFRAMES_JVM_CLASSES:
+        found = spark._jvm
+        for part in name.split("."):
+            found = getattr(found, part)
+        if not isinstance(found, JavaClass):
+            raise ImportError(f"JVM class {name} not found")
+    return True
+
+
 def graphframes_available(spark: SparkSession) -> bool:
     """Whether the GraphFrames JVM classes can be used from ``spark``.
 
-    Checked by running label propagation on a one-edge :class:`graphframes.GraphFrame`;
-    works for classic and Spark Connect sessions (the latter needs the GraphFrames
-    Connect plugin on the server).
+    A classic session looks the classes up in its JVM (:data:`GRAPHFRAMES_JVM_CLASSES`),
+    which runs no job. A Spark Connect session has no JVM on the client: it runs label
+    propagation on a one-edge :class:`graphframes.GraphFrame`, which works only when the
+    server has the GraphFrames Connect plugin. The answer is kept on the session.
     """
     cached = getattr(spark, "_sepne_graphframes", None)
     if cached is not None:
@@ -151,14 +178,17 @@ def graphframes_available(spark: SparkSession) -> bool:
     try:
         from graphframes import GraphFrame
 
-        v = spark.createDataFrame([(1,)], "id long")
-        e = spark.createDataFrame([(1, 1)], "src long, dst long")
-        # labelPropagation runs in the JVM (the plugin under Spark Connect, where some
-        # GraphFrame methods are plain DataFrame code and would succeed without it).
-        probe = GraphFrame(v, e).labelPropagation(maxIter=1)
-        probe.collect()
-        probe.unpersist()  # GraphFrames returns it persisted
-        ok = True
+        if getattr(spark, "_jvm", None) is not None:
+            ok = _jvm_classes_present(spark)
+        else:
+            v = spark.createDataFrame([(1,)], "id long")
+            e = spark.createDataFrame([(1, 1)], "src long, dst long")
+            # labelPropagation runs in the JVM (the plugin under Spark Connect, where some
+            # GraphFrame methods are plain DataFrame code and would succeed without it).
+            probe = GraphFrame(v, e).labelPropagation(maxIter=1)
+            probe.collect()
+            probe.unpersist()  # GraphFrames returns it persisted
+            ok = True
     except Exception as exc:  # noqa: BLE001 - any failure means "not usable"
         log.info("GraphFrames is not usable from this session (%s: %s); using the DataFrame "
                  "implementations of degrees and label propagation", type(exc).__name__, str(exc).splitlines()[0][:200] if str(exc) else "")
