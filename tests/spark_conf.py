@@ -1,26 +1,32 @@
 """The Spark settings of every session the tests start, in-process or in a subprocess.
 
 The test graphs have tens to hundreds of nodes, so a query's cost is its fixed
-overhead: two shuffle partitions (one per core of ``local[2]``, still more than one,
-so every exchange is exercised) and no whole-stage code generation (compiling the
-generated Java takes longer than running it on such inputs) take a quarter off the
-suite's time. The JVMs that tests start in subprocesses (``SUBPROCESS_CONF``) live for
-under a minute: the JIT's first tier alone (``TieredStopAtLevel=1``) saves a sixth of
-their time, which the optimising tier would spend compiling code that is never run
-again. The session of the test process lives for the whole suite and is slower
-without the optimising tier, so it keeps the default.
+overhead, most of it per task: no whole-stage code generation (compiling the
+generated Java takes longer than running it on such inputs) takes a quarter off the
+suite's time. The session of the test process (``TEST_CONF``) reads its inputs in two
+partitions and shuffles into one: a fifth less time than two shuffle partitions. The
+tests that depend on partitioning set it themselves: the separability test runs one
+and seven shuffle partitions, the killed-write test two and three, and every job the
+tests start in a subprocess (``SUBPROCESS_CONF``) runs two, one per core of
+``local[2]``, as does the standalone cluster. Those JVMs live for under a minute: the
+JIT's first tier alone (``TieredStopAtLevel=1``) saves a sixth of their time, which the
+optimising tier would spend compiling code that is never run again. The session of
+the test process lives for the whole suite and is slower without the optimising tier,
+so it keeps the default.
 """
 from __future__ import annotations
 
-TEST_CONF: dict[str, str] = {
-    "spark.sql.shuffle.partitions": "2",
+_COMMON: dict[str, str] = {
     "spark.default.parallelism": "2",
     "spark.sql.codegen.wholeStage": "false",
     "spark.ui.enabled": "false",
 }
 
+TEST_CONF: dict[str, str] = {**_COMMON, "spark.sql.shuffle.partitions": "1"}
+
 SUBPROCESS_CONF: dict[str, str] = {
-    **TEST_CONF,
+    **_COMMON,
+    "spark.sql.shuffle.partitions": "2",
     "spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=512m",
 }
 

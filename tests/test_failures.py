@@ -4,10 +4,11 @@
   same as a clean run's.
 * A job killed while writing leaves the previous output intact and readable; a
   restarted job with the same arguments completes and gives the same embeddings as
-  the first run, bit for bit, although it runs with one core (``local[1]``) and three
-  shuffle partitions where the first ran with two of each, and reads the same edges
-  split over five files where the first read one (every sum is taken in a fixed order:
-  see ``proximity.ordered_sum``).
+  the first run, bit for bit, although it runs with three shuffle partitions where the
+  first ran with the test session's one, and reads the same edges split over five files where the first
+  read one (every sum is taken in a fixed order: see ``proximity.ordered_sum``). The
+  killed run is a process of its own (``local[1]``, killed with its JVM); the first run
+  and the restart run in the test session.
 """
 from __future__ import annotations
 
@@ -73,14 +74,15 @@ def test_killed_write_keeps_old_output_and_restart_reproduces_it(spark, tmp_path
               "--seed", "3"]
     out = tmp_path / "emb"
 
-    # The first run: two cores, one input file.
+    # The first run: the test session (one shuffle partition), one input file.
     assert embed.main(spark, ["--input", str(one_file), "--output", str(out)] + params) == 0
     first = _embeddings(spark, out)
     before = _digest(out)
 
     # A second run over the same output is killed (SIGKILL: driver and JVM) while writing.
-    args = [sys.executable, str(ROOT / "jobs" / "embed.py"), "--input", str(five_files), "--output", str(out),
-            "--overwrite"] + params + spark_flags(**{"spark.sql.shuffle.partitions": "3"})
+    job_args = ["--input", str(five_files), "--output", str(out), "--overwrite"] + params
+    args = ([sys.executable, str(ROOT / "jobs" / "embed.py")] + job_args
+            + spark_flags(**{"spark.sql.shuffle.partitions": "3"}))
     env = dict(os.environ, SEPNE_SPARK_MASTER="local[1]", PYTHONPATH=str(ROOT))
     job = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
     deadline = time.time() + 600
@@ -97,9 +99,14 @@ def test_killed_write_keeps_old_output_and_restart_reproduces_it(spark, tmp_path
     assert _digest(out) == before  # untouched, and still readable
     assert _embeddings(spark, out).keys() == first.keys()
 
-    # Restarted with the same arguments (one core, five input files): completes, same result.
-    rerun = subprocess.run(args, env=env, capture_output=True, text=True, timeout=900)
-    assert rerun.returncode == 0, rerun.stderr[-3000:]
+    # Restarted with the same arguments (three shuffle partitions, five input files):
+    # completes, removes the killed run's temporary folder, same result.
+    partitions = spark.conf.get("spark.sql.shuffle.partitions")
+    spark.conf.set("spark.sql.shuffle.partitions", "3")
+    try:
+        assert embed.main(spark, job_args) == 0
+    finally:
+        spark.conf.set("spark.sql.shuffle.partitions", partitions)
     assert not list(tmp_path.glob(".emb.*")), "temporary folders were left behind"
     second = _embeddings(spark, out)
     assert second.keys() == first.keys()
