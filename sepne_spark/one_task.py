@@ -150,10 +150,12 @@ def embed_graph(
     params: Mapping[str, Any],
     id_type: DataType,
 ) -> DataFrame:
-    """Every node's row ``id, embedding, context, is_landmark, set_id``, made in one task.
+    """The rows ``id, embedding, context, is_landmark, set_id`` of the landmarks and of the
+    nodes in ``assign``, made in one task.
 
-    ``assign`` is ``(id, set_id)`` of the non-landmark nodes; the landmarks get Phi and
-    Psi (set -1). With ``propagation > 1`` the embeddings are then propagated as
+    ``assign`` is ``(id, set_id)`` of the non-landmark nodes to embed (all of them, or
+    the requested ones: a node in no set gets no row); the landmarks get Phi and Psi
+    (set -1). With ``propagation > 1`` the embeddings are then propagated as
     :func:`sepne_spark.propagation.propagate_embeddings` does (the context vectors are
     not). Lazy: the task runs at the first action.
     """

@@ -301,8 +301,9 @@ def embed(
     spark = graph.edges.sparkSession
     same = fitted is not None and fitted.graph is graph
     tables = same and not fitted.one_task  # the fit's distributed tables can be reused
+    in_one_task = same and fitted.one_task  # the graph the fit took in one task: so is its embedding
     lm = landmark_frame(spark, model.landmark_ids, model.id_type)
-    local = ids is not None and not tables and embeds_locally(params, graph, ids)
+    local = ids is not None and not tables and not in_one_task and embeds_locally(params, graph, ids)
     setup = "IO" if ids is not None else params["partition"]
     plan.clear()
     plan["setup"] = setup
@@ -329,11 +330,13 @@ def embed(
         else:
             assign = random_partition(non_lm, params["setSize"], params["seed"])
     assign = keep(assign)
-    if same and fitted.one_task and ids is None:
+    if in_one_task:
         plan["one_task"] = True
         constants = set_constants(model.factors, model.S_A, model.S_B, params["lam"], params["eta"])
         out = one_task.embed_graph(graph.edges, graph.vertices, lm, assign, model.factors, constants, params,
                                    model.id_type)
+        if ids is not None:  # the sets hold the requested nodes; of the landmarks, the requested ones
+            out = out.join(wanted.select("id"), "id", "left_semi")
         if _propagation_order(params) > 1:
             plan["propagation"] = _propagation_order(params)
         return keep(out)
