@@ -463,7 +463,7 @@ def requested_ids(ids: DataFrame, vertices: DataFrame, id_type: Any) -> DataFram
     DataFrame
         The distinct requested ids found in ``vertices``, lazy. Those not found are left
         out with a warning giving their number and up to five of them, as written in
-        ``ids``. The check is one job, whose one row (two counts and those examples)
+        ``ids``. The check is one query, whose one row (two counts and those examples)
         is all that reaches the driver.
 
     Raises

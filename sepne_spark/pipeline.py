@@ -316,8 +316,8 @@ def embed(
     elif ids is not None:
         wanted = requested_ids(ids, graph.vertices, model.id_type)
     # The plan stays lazy: persisted tables fill at the first action. Only the ids check
-    # (one job) and, for the neighbourhood of requested ids, the count of the rows of A
-    # it reads (one job) run here.
+    # (one query) runs here and, for M = I + A on a graph not fitted here, the counts of
+    # the requested ids (embeds_locally) and of the rows of A they read.
     keep = lambda df: df.persist()  # noqa: E731
     if ids is not None:
         targets = wanted.join(lm.select("id"), "id", "left_anti")
