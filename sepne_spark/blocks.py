@@ -52,6 +52,8 @@ from pyspark.sql.types import (
     StructType,
 )
 
+from sepne_spark.session import checkpoint
+
 log = logging.getLogger(__name__)
 
 #: Rows of one chunk of a dense block matrix (4,096 x 128 float64 = 4 MiB).
@@ -108,10 +110,11 @@ def bound_arrow_batches(spark) -> None:
 
 
 def _checkpoint(df: DataFrame) -> DataFrame:
-    """``df`` computed once and cut from its lineage, kept on the executors' local disks:
+    """``df`` computed once and cut from its lineage (:func:`sepne_spark.session.checkpoint`),
+    on disk (the executors' local disks under a local master):
     the tables here hold n x d matrices, which in memory would take the room the
     products' sorts need (and fail them with ``UNABLE_TO_ACQUIRE_MEMORY`` at 10^6 nodes)."""
-    return df.localCheckpoint(eager=True, storageLevel=StorageLevel.DISK_ONLY)
+    return checkpoint(df, StorageLevel.DISK_ONLY)
 
 
 def _as_bytes(a: np.ndarray, dtype: str) -> bytes:

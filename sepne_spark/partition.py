@@ -13,7 +13,7 @@ from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 from pyspark.sql.types import IntegralType
 
-from sepne_spark.session import resolve_graphframes
+from sepne_spark.session import checkpoint, resolve_graphframes
 
 log = logging.getLogger(__name__)
 
@@ -80,10 +80,10 @@ def _lp_dataframes(vertices: DataFrame, edges: DataFrame, max_iter: int) -> Data
     counts once per edge in either direction, a self-loop twice to itself); a vertex
     takes the most frequent label it receives, the smallest on ties, and a vertex that
     receives nothing keeps its label. ``max_iter`` synchronous rounds, the lineage cut
-    by a local checkpoint each round.
+    by a checkpoint each round (:func:`sepne_spark.session.checkpoint`).
     """
-    edges = edges.localCheckpoint()
-    labels = vertices.select("id", F.col("id").alias("label")).localCheckpoint()
+    edges = checkpoint(edges)
+    labels = checkpoint(vertices.select("id", F.col("id").alias("label")))
     for _ in range(max_iter):
         to_dst = edges.join(labels.withColumnRenamed("id", "src"), "src").select(F.col("dst").alias("id"), "label")
         to_src = edges.join(labels.withColumnRenamed("id", "dst"), "dst").select(F.col("src").alias("id"), "label")
@@ -97,10 +97,8 @@ def _lp_dataframes(vertices: DataFrame, edges: DataFrame, max_iter: int) -> Data
             .agg(F.max(F.struct("c", F.bitwise_not(F.col("label")).alias("nl"))).alias("b"))
             .select("id", F.bitwise_not(F.col("b.nl")).alias("new"))
         )
-        labels = (
-            labels.join(best, "id", "left")
-            .select("id", F.coalesce(F.col("new"), F.col("label")).alias("label"))
-            .localCheckpoint()
+        labels = checkpoint(
+            labels.join(best, "id", "left").select("id", F.coalesce(F.col("new"), F.col("label")).alias("label"))
         )
     return labels
 
@@ -139,7 +137,7 @@ def label_propagation(
     -------
     DataFrame
         ``(id, label)``, ``label`` a long (the key of the vertex the label started at),
-        materialised (local checkpoint).
+        materialised (:func:`sepne_spark.session.checkpoint`).
     """
     if max_iter < 1:
         raise ValueError(f"label propagation needs at least one round, got max_iter={max_iter}")
@@ -150,7 +148,7 @@ def label_propagation(
 
         log.info("label propagation: GraphFrames labelPropagation (graphx), %d rounds", max_iter)
         out = GraphFrame(kv, ke).labelPropagation(maxIter=max_iter, algorithm="graphx")
-        keyed = out.select("id", F.col("label").cast("long").alias("label")).localCheckpoint()
+        keyed = checkpoint(out.select("id", F.col("label").cast("long").alias("label")))
         out.unpersist()  # GraphFrames returns its result persisted; the checkpoint holds it now
     else:
         log.info("label propagation: DataFrame implementation, %d rounds", max_iter)

@@ -15,9 +15,10 @@ import tempfile
 from pathlib import Path
 from typing import Mapping
 
-from pyspark.sql import SparkSession
+from pyspark import StorageLevel
+from pyspark.sql import DataFrame, SparkSession
 
-from sepne_spark.jobs_common import UserError
+from sepne_spark.errors import UserError
 
 log = logging.getLogger(__name__)
 
@@ -44,6 +45,43 @@ def local_cores(master: str) -> int:
     first = inner.split(",")[0].strip()
     cores = (os.cpu_count() or 2) if first == "*" else int(first) if first.isdigit() else 1
     return max(2, cores)
+
+
+def checkpoint(df: DataFrame, storage_level: StorageLevel | None = None) -> DataFrame:
+    """``df`` computed now and cut from its lineage, in a way that outlives its executors.
+
+    With a local master the one executor is the driver's JVM: a local checkpoint (held
+    by the executors' block managers, in ``storage_level``, Spark's default when None)
+    lives as long as the application. With any other master a local checkpoint's blocks
+    are lost with their executor, and a later stage that needs them fails the job
+    (``CHECKPOINT_RDD_BLOCK_ID_NOT_FOUND``): there the table is written to
+    ``spark.checkpoint.dir`` (HDFS, S3, a shared folder), computed once (persisted
+    while it is written). Without a checkpoint directory it stays a local checkpoint,
+    with a warning, once per session, that losing an executor then fails the job.
+    """
+    spark = df.sparkSession
+    master = str(spark.conf.get("spark.master", "") or "")
+    if master.startswith("local"):
+        if storage_level is None:
+            return df.localCheckpoint(eager=True)
+        return df.localCheckpoint(eager=True, storageLevel=storage_level)
+    if spark.conf.get("spark.checkpoint.dir", None):
+        kept = df.persist(storage_level or StorageLevel.MEMORY_AND_DISK)
+        out = kept.checkpoint(eager=True)
+        kept.unpersist()
+        return out
+    if not getattr(spark, "_sepne_checkpoint_warned", False):
+        log.warning("spark.checkpoint.dir is not set on this %s session: the intermediate tables are local "
+                    "checkpoints, which a lost executor takes with it (the job then fails); set it to a "
+                    "folder every executor reaches (hdfs://, s3a://) for jobs that survive a lost executor",
+                    master or "cluster")
+        try:
+            spark._sepne_checkpoint_warned = True  # type: ignore[attr-defined]
+        except Exception:  # pragma: no cover - some session types forbid attributes
+            pass
+    if storage_level is None:
+        return df.localCheckpoint(eager=True)
+    return df.localCheckpoint(eager=True, storageLevel=storage_level)
 
 
 def connect_plugin_jars() -> list[str]:
@@ -79,7 +117,9 @@ def get_spark(
     interpreter (unless ``$PYSPARK_PYTHON`` says otherwise), uses one shuffle partition
     per core with adaptive execution coalescing them, hides the console progress bar
     (the library logs its stages instead) and has the GraphFrames JARs of
-    :func:`jar_dir` on ``spark.jars``. ``conf`` overrides any of these.
+    :func:`jar_dir` on ``spark.jars``. ``conf`` overrides any of these. Under
+    ``spark-submit`` (no session yet, the JVM launched with the submission's settings)
+    a setting the submission gives (``--conf``, ``spark-defaults.conf``) keeps its value.
 
     Parameters
     ----------
@@ -130,6 +170,15 @@ def get_spark(
     jars = local_jars()
     if jars:
         settings["spark.jars"] = ",".join(jars)
+    if submitted:
+        # spark-submit's --conf and spark-defaults.conf (the launched JVM's system
+        # properties) stand: a cluster's spark.checkpoint.dir or adaptive settings are
+        # not replaced by this local-session default.
+        from pyspark import SparkConf, SparkContext
+
+        SparkContext._ensure_initialized()  # connects to the submission's JVM, as the builder does next
+        launched = {key for key, _ in SparkConf().getAll()}
+        settings = {key: value for key, value in settings.items() if key not in launched}
     settings.update(conf or {})
     for key, value in settings.items():
         builder = builder.config(key, value)

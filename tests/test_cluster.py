@@ -255,3 +255,6 @@ def test_cluster_job_survives_a_lost_worker_and_matches_local_mode(spark, cluste
     assert all(any("sepne solve [worker" in e.read_text(errors="replace") for e in w.glob("*/*/stderr"))
                for w in cluster.work_dirs)
     _assert_same(_read(spark, out), local_output)
+    # The submission's spark.checkpoint.dir stood, and the label propagation's tables
+    # were written there (a lost executor takes a local checkpoint's blocks with it).
+    assert any(p.is_file() for p in (workdir / "checkpoints").rglob("*")), "no reliable checkpoint was written"

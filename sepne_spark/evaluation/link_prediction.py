@@ -8,6 +8,7 @@ import numpy as np
 from scipy.stats import rankdata
 
 from sepne_spark.evaluation.pairs import _as_array, _sample_pairs, _uniform, dot_column
+from sepne_spark.session import checkpoint
 
 log = logging.getLogger(__name__)
 
@@ -294,7 +295,7 @@ def link_prediction(
         negatives.select("src", "dst", F.lit(0).alias("label"))
     )
     scored = score_pairs(pairs, embeddings, directed=directed)
-    scored = scored.localCheckpoint()
+    scored = checkpoint(scored)
     miss = scored.where(F.col("score_ee").isNull()).groupBy("label").count().collect()
     missing = {int(r["label"]): int(r["count"]) for r in miss}
     has_ctx = "context" in embeddings.columns
