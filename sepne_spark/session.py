@@ -147,7 +147,6 @@ def get_spark(
         "spark.sql.adaptive.enabled": "true",
         "spark.sql.adaptive.coalescePartitions.enabled": "true",
         "spark.sql.execution.arrow.pyspark.enabled": "true",
-        "spark.checkpoint.dir": os.path.join(tempfile.gettempdir(), "sepne-checkpoints"),
         "spark.ui.showConsoleProgress": "false",
         # One BLAS thread per Python worker: the solve stage already runs one task per core.
         "spark.executorEnv.OPENBLAS_NUM_THREADS": "1",
@@ -159,6 +158,9 @@ def get_spark(
     # another one): PySpark starts them with $PYSPARK_PYTHON. A value set before is kept.
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     if local:
+        # A local folder only serves a local master: a cluster's executors need one they
+        # all reach (see checkpoint()), which the submission sets.
+        settings["spark.checkpoint.dir"] = os.path.join(tempfile.gettempdir(), "sepne-checkpoints")
         settings["spark.pyspark.python"] = os.environ["PYSPARK_PYTHON"]
         settings["spark.pyspark.driver.python"] = sys.executable
     if local:
