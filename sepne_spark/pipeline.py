@@ -318,7 +318,6 @@ def embed(
     # The plan stays lazy: persisted tables fill at the first action. Only the ids check
     # (one query) runs here and, for M = I + A on a graph not fitted here, the counts of
     # the requested ids (embeds_locally) and of the rows of A they read.
-    keep = lambda df: df.persist()  # noqa: E731
     if ids is not None:
         targets = wanted.join(lm.select("id"), "id", "left_anti")
         assign = requested_partition(targets, params["setSize"], params["seed"])
@@ -329,7 +328,7 @@ def embed(
                                   params["lpMaxIter"], params["seed"])
         else:
             assign = random_partition(non_lm, params["setSize"], params["seed"])
-    assign = keep(assign)
+    assign = assign.persist()
     if in_one_task:
         plan["one_task"] = True
         constants = set_constants(model.factors, model.S_A, model.S_B, params["lam"], params["eta"])
@@ -339,7 +338,7 @@ def embed(
             out = out.join(wanted.select("id"), "id", "left_semi")
         if _propagation_order(params) > 1:
             plan["propagation"] = _propagation_order(params)
-        return keep(out)
+        return out.persist()
     if tables:
         A = fitted.A
     elif ids is not None and params["metric"] == "I+A":
@@ -359,8 +358,8 @@ def embed(
     prox = _proximity(A, graph, params)
     blocks = fitted.blocks if tables else landmark_blocks(prox.rows(lm), prox.cols(lm), lm)
     if ids is not None:
-        M_rows = keep(prox.rows(assign))
-        M_cols = keep(prox.cols(assign))
+        M_rows = prox.rows(assign).persist()
+        M_cols = prox.cols(assign).persist()
         lm_out = landmark_rows(spark, model).join(wanted, "id", "left_semi")
     else:
         M_rows = M_cols = prox.rows(None).persist()
@@ -387,7 +386,7 @@ def embed(
             )
         out = base.drop("embedding").join(smooth, "id").select(*output_schema(model.id_type).fieldNames())
         plan["propagation"] = order
-    return keep(out)
+    return out.persist()
 
 
 def landmark_rows(spark: SparkSession, model: Fit) -> DataFrame:

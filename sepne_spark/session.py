@@ -165,7 +165,6 @@ def get_spark(
         settings["spark.checkpoint.dir"] = os.path.join(tempfile.gettempdir(), "sepne-checkpoints")
         settings["spark.pyspark.python"] = os.environ["PYSPARK_PYTHON"]
         settings["spark.pyspark.driver.python"] = sys.executable
-    if local:
         # Spark's 200 shuffle partitions are 200 tasks per stage: on one machine the
         # graphs are small and the fixed cost per task dominates. One partition per core
         # (at least 2); adaptive execution coalesces further.
