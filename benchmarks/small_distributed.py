@@ -1,0 +1,57 @@
+"""Fixed costs of the distributed path: fit and embed a small graph, again and again.
+
+On a graph of tens of nodes the work is nothing and every second is Spark's per-query
+and per-task cost, so this is the benchmark for those costs (what the tests and a
+cluster user with a small graph pay). One ``local[2]`` session; the distributed path is
+forced (``oneTaskNodes=0``); each repetition fits a model and embeds every node, and
+prints the two times. The first repetition warms the JVM and the Python workers.
+
+    python benchmarks/small_distributed.py --reps 4
+"""
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+
+
+def edge_rows(nodes: int, edges: int, seed: int) -> list[tuple[str, str, float]]:
+    """``edges`` distinct weighted edges among ``nodes`` nodes with string ids."""
+    rng = np.random.default_rng(seed)
+    pairs: set[tuple[int, int]] = set()
+    while len(pairs) < edges:
+        a, b = (int(x) for x in rng.integers(0, nodes, 2))
+        if a != b:
+            pairs.add((a, b))
+    return [(f"n{a}", f"n{b}", float(rng.integers(1, 4))) for a, b in sorted(pairs)]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--reps", type=int, default=4)
+    parser.add_argument("--nodes", type=int, default=60)
+    parser.add_argument("--edges", type=int, default=220)
+    parser.add_argument("--master", default="local[2]")
+    args = parser.parse_args()
+
+    from sepne_spark import SepNE
+    from sepne_spark.session import get_spark
+
+    spark = get_spark("sepne-small-bench", master=args.master,
+                      conf={"spark.sql.shuffle.partitions": "1", "spark.sql.adaptive.enabled": "false",
+                            "spark.sql.codegen.wholeStage": "false"})
+    edges = spark.createDataFrame(edge_rows(args.nodes, args.edges, 7), "src string, dst string, weight double")
+    for rep in range(args.reps):
+        start = time.perf_counter()
+        model = SepNE(dim=4, landmarks=8, landmarkStrategy="DD", metric="I+A", partition="RP", setSize=18,
+                      lam=0.4, eta=0.1, iters=5, directed=True, seed=3, oneTaskNodes=0).fit(edges)
+        fitted = time.perf_counter()
+        rows = len(model.transform(edges).collect())
+        done = time.perf_counter()
+        print(f"rep {rep}: fit {fitted - start:.2f} s, embed {done - fitted:.2f} s ({rows} rows)", flush=True)
+    spark.stop()
+
+
+if __name__ == "__main__":
+    main()
