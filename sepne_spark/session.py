@@ -61,14 +61,8 @@ def checkpoint(df: DataFrame, storage_level: StorageLevel | None = None) -> Data
     """
     spark = df.sparkSession
     master = str(spark.conf.get("spark.master", "") or "")
-
-    def local_checkpoint() -> DataFrame:
-        if storage_level is None:
-            return df.localCheckpoint(eager=True)
-        return df.localCheckpoint(eager=True, storageLevel=storage_level)
-
     if master.startswith("local"):
-        return local_checkpoint()
+        return df.localCheckpoint(eager=True, storageLevel=storage_level)
     if spark.conf.get("spark.checkpoint.dir", None):
         kept = df.persist(storage_level or StorageLevel.MEMORY_AND_DISK)
         out = kept.checkpoint(eager=True)
@@ -83,7 +77,7 @@ def checkpoint(df: DataFrame, storage_level: StorageLevel | None = None) -> Data
             spark._sepne_checkpoint_warned = True  # type: ignore[attr-defined]
         except Exception:  # pragma: no cover - some session types forbid attributes
             pass
-    return local_checkpoint()
+    return df.localCheckpoint(eager=True, storageLevel=storage_level)
 
 
 def connect_plugin_jars() -> list[str]:
