@@ -359,7 +359,9 @@ def embed(
         needed = _needed_rows(in_nbrs, wanted, lm).persist()
         n_needed = needed.count()
         plan.update(rows_read=n_needed, rows_from="input edges" if graph.raw is not None else "merged edges")
-        A = transition(rows_of(graph, needed, broadcast=n_needed <= BROADCAST_IDS_MAX))
+        # Persisted: the set rows, the set columns and the landmark blocks all read these
+        # rows, and each read would otherwise scan the input edges again.
+        A = transition(rows_of(graph, needed, broadcast=n_needed <= BROADCAST_IDS_MAX)).persist()
     else:
         A = transition(graph.edges)
     prox = _proximity(A, graph, params)
