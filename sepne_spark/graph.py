@@ -160,6 +160,17 @@ def incident_ends(graph: Graph, ids: DataFrame, broadcast: bool = True) -> DataF
     """
     if graph.raw is None:
         raise ValueError("this Graph holds no raw edges (build it with prepare_graph or load_graph)")
+    if broadcast:  # one scan: each row marked by two broadcast joins, then its ends at ids
+        ends = F.filter(
+            F.array(
+                F.struct(F.col("src").alias("k"), F.col("dst").alias("o"), F.lit(False).alias("into"),
+                         F.col("s_in").alias("keep")),
+                F.struct(F.col("dst").alias("k"), F.col("src").alias("o"), F.lit(True).alias("into"),
+                         F.col("d_in").alias("keep")),
+            ),
+            lambda end: end["keep"],
+        )
+        return _marked(graph.raw, ids).select(F.explode(ends).alias("e")).select("e.k", "e.o", "e.into")
     out = graph.raw.join(_key_column(ids, "src", broadcast), "src", "left_semi").select(
         F.col("src").alias("k"), F.col("dst").alias("o"), F.lit(False).alias("into")
     )
@@ -167,6 +178,18 @@ def incident_ends(graph: Graph, ids: DataFrame, broadcast: bool = True) -> DataF
         F.col("dst").alias("k"), F.col("src").alias("o"), F.lit(True).alias("into")
     )
     return out.unionByName(into)
+
+
+def _marked(raw: DataFrame, ids: DataFrame) -> DataFrame:
+    """The rows of ``raw`` with an end in ``ids``, in one scan: two broadcast left joins
+    add ``s_in`` and ``d_in`` (whether ``src``, ``dst`` is in ``ids``: true or false)
+    to ``raw``'s own columns. Two semi-joins would read the input twice."""
+    marks = ids.select("id").distinct().withColumn("in", F.lit(True))
+    at_src = F.broadcast(marks.select(F.col("id").alias("src"), F.col("in").alias("s_in")))
+    at_dst = F.broadcast(marks.select(F.col("id").alias("dst"), F.col("in").alias("d_in")))
+    flagged = raw.join(at_src, "src", "left").join(at_dst, "dst", "left")
+    s_in, d_in = F.coalesce("s_in", F.lit(False)), F.coalesce("d_in", F.lit(False))
+    return flagged.where(s_in | d_in).select(*raw.columns, s_in.alias("s_in"), d_in.alias("d_in"))
 
 
 def _key_column(ids: DataFrame, name: str, broadcast: bool) -> DataFrame:
@@ -179,8 +202,8 @@ def rows_of(graph: Graph, nodes: DataFrame, broadcast: bool = True) -> DataFrame
     """The canonical out-edges ``(src, dst, weight)`` of ``nodes``, each row complete.
 
     Equal, row for row and bit for bit, to ``graph.edges`` restricted to ``src`` in
-    ``nodes``, but built from the input edges that touch ``nodes`` alone: semi-joins
-    of ``graph.raw`` (no shuffle when ``nodes`` is broadcast), then the duplicate merge
+    ``nodes``, but built from the input edges that touch ``nodes`` alone (one scan of
+    ``graph.raw`` without a shuffle when ``nodes`` is broadcast, else semi-joins), then the duplicate merge
     and symmetrisation of :func:`prepare_graph` on that part only. Without
     ``graph.raw`` it filters ``graph.edges``.
     """
@@ -188,11 +211,14 @@ def rows_of(graph: Graph, nodes: DataFrame, broadcast: bool = True) -> DataFrame
     if graph.raw is None:
         return graph.edges.join(as_src, "src", "left_semi")
     raw = graph.raw
-    part = raw.join(as_src, "src", "left_semi")
-    if not graph.directed:
+    if graph.directed:
+        part = raw.join(as_src, "src", "left_semi")
+    elif broadcast:  # every input edge with an end in ``nodes``, once, in one scan
+        part = _marked(raw, nodes).select(*raw.columns)
+    else:
         # Every input edge with an end in ``nodes``, once: those whose src is there, and
         # those whose dst alone is.
-        part = part.unionByName(
+        part = raw.join(as_src, "src", "left_semi").unionByName(
             raw.join(_key_column(nodes, "dst", broadcast), "dst", "left_semi").join(as_src, "src", "left_anti")
         )
     local = prepare_graph(part, graph.directed, duplicates=graph.duplicates, self_loops=graph.self_loops)
