@@ -275,7 +275,7 @@ class SepNEModel(Model, _SepNEParams, MLWritable, MLReadable):
         """
         return pipeline.embeds_locally(self.settings(), graph, ids)
 
-    def embed(self, ids: DataFrame | None, graph: Any) -> DataFrame:
+    def embed(self, ids: DataFrame | None, graph: Any, *, nodes: int | None = None) -> DataFrame:
         """Embed ``ids`` (a DataFrame with column ``id``; None: every node) of ``graph``.
 
         ``graph`` is an edge-list DataFrame or a :class:`~sepne_spark.graph.Graph`; it
@@ -283,6 +283,13 @@ class SepNEModel(Model, _SepNEParams, MLWritable, MLReadable):
         are taken from the model as fitted. The result is lazy: the solve runs at the
         first action on it, once (see :func:`sepne_spark.pipeline.embed`), except under a
         propagation by row blocks (graphs of over 100,000 nodes), whose products run here.
+
+        ``nodes``, the number of nodes of ``graph`` when the caller has counted them (the
+        embed job does), lets a model that was not fitted on ``graph`` in this session
+        (a loaded one) embed a graph of at most ``oneTaskNodes`` nodes in one task, as
+        the fit would have: without it such a graph takes the distributed path, which
+        gives the same vectors in more Spark jobs. For ``A+A2`` this looks at the degree
+        table first (one small job).
 
         Requested ids that are not nodes of ``graph`` are left out, with a warning that
         gives their number and a few of them (see :func:`requested_ids`); requested
@@ -299,7 +306,7 @@ class SepNEModel(Model, _SepNEParams, MLWritable, MLReadable):
             graph = _as_graph(graph, s["directed"], s["duplicates"], s["selfLoops"])
         else:
             check_graph_reading(graph, s)
-        return pipeline.embed(self._state(), s, graph, ids, self._fitted, self.plan, self.timings)
+        return pipeline.embed(self._state(), s, graph, ids, self._fitted, self.plan, self.timings, nodes=nodes)
 
     def release(self) -> None:
         """Unpersist the tables cached for the graph this model was fitted on."""

@@ -269,6 +269,7 @@ def embed(
     fitted: FittedGraph | None = None,
     plan: dict[str, Any] | None = None,
     timings: dict[str, float] | None = None,
+    nodes: int | None = None,
 ) -> DataFrame:
     """Embed ``ids`` (a DataFrame with column ``id``; None: every node) of ``graph``.
 
@@ -291,6 +292,10 @@ def embed(
     timings : dict, optional
         Receives the seconds of the stages that run here rather than at the first
         action: ``solve_propagation`` when the propagation takes row blocks.
+    nodes : int, optional
+        The number of nodes of ``graph``, when the caller has counted them. A graph that
+        ``fitted`` does not hold (a loaded model's) is then embedded in one task when
+        :func:`fits_one_task` says so, as a fitted one is.
 
     Returns
     -------
@@ -308,8 +313,14 @@ def embed(
     spark = graph.edges.sparkSession
     same = fitted is not None and fitted.graph is graph
     tables = same and not fitted.one_task  # the fit's distributed tables can be reused
-    in_one_task = same and fitted.one_task  # the graph the fit took in one task: so is its embedding
     lm = landmark_frame(spark, model.landmark_ids, model.id_type).persist()
+    # The graph the fit took in one task is embedded in one task; so is a small graph of
+    # known size that no fit of this session holds (a loaded model's), when it holds
+    # every landmark (the one-task stage places the k landmark rows).
+    in_one_task = fitted.one_task if same else (
+        nodes is not None and fits_one_task(graph, params, int(nodes))
+        and lm.join(graph.vertices, "id", "left_semi").count() == len(model.landmark_ids)
+    )
     local = ids is not None and not tables and not in_one_task and embeds_locally(params, graph, ids)
     setup = "IO" if ids is not None else params["partition"]
     plan.clear()
@@ -379,8 +390,7 @@ def embed(
     order = _propagation_order(params)
     if order > 1:
         base = out.persist()
-        nodes = fitted.nodes if same else None
-        blocks_n = int(params["propagationBlocks"]) or default_blocks(nodes or 0)
+        blocks_n = int(params["propagationBlocks"]) or default_blocks((fitted.nodes if same else nodes) or 0)
         # In one task the filter is lazy (it runs at the first action). By row blocks
         # every product is computed as it is built (sepne_spark.blocks): the solve and
         # the products run here, as a stage of their own, and the first action reads

@@ -280,3 +280,33 @@ def test_model_save_load_and_growing_graph(spark, tmp_path, directed):
         for res in (got, other):
             np.testing.assert_allclose(res[ids[i]].embedding, W[:, j], rtol=0, atol=1e-9 * np.abs(W).max())
             np.testing.assert_allclose(res[ids[i]].context, C[:, j], rtol=0, atol=1e-9 * np.abs(C).max())
+
+
+def test_loaded_model_embeds_a_small_graph_of_known_size_in_one_task(spark, tmp_path):
+    """A loaded model told the graph's size (as the embed job does) embeds a small graph
+    in one task, with the vectors of the distributed path; one that lacks a landmark
+    takes the distributed path."""
+    g = random_graph(n=50, m=180, seed=7, string_ids=False)
+    edges = spark.createDataFrame(g.rows, "src long, dst long, weight double")
+    model = SepNE(dim=D, landmarks=K, metric="A+A2", setSize=15, iters=ITERS, lam=LAM, eta=ETA,
+                  directed=False).fit(edges)
+    path = str(tmp_path / "model")
+    model.save(path)
+    loaded = SepNEModel.load(path)
+    n = len(set(g.ids))
+    wanted = spark.createDataFrame([(i,) for i in sorted(set(g.ids))[::4]], "id long")
+    for ids in (None, wanted):
+        distributed = collect(loaded.embed(ids, edges))
+        assert "one_task" not in loaded.plan
+        one = collect(loaded.embed(ids, edges, nodes=n))
+        assert loaded.plan.get("one_task") is True
+        assert sorted(one) == sorted(distributed)
+        for node, r in distributed.items():
+            assert one[node].set_id == r.set_id
+            np.testing.assert_allclose(one[node].embedding, r.embedding, rtol=1e-9, atol=1e-12)
+            np.testing.assert_allclose(one[node].context, r.context, rtol=1e-9, atol=1e-12)
+    # Without one of the landmarks the graph cannot be embedded in one task.
+    gone = model.landmark_ids[0]
+    rest = edges.where((edges.src != gone) & (edges.dst != gone))
+    loaded.embed(None, rest, nodes=n - 1).count()
+    assert "one_task" not in loaded.plan

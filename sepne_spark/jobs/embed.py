@@ -335,7 +335,7 @@ def main(spark, args: Sequence[str] | None = None) -> int:
 
     used = model.settings()  # a loaded model's own parameters, not the command line's
     what = metric_text(used["metric"], used["window"]) + (", log scaling" if used["scaling"] == "log" else "")
-    out = model.embed(wanted, graph)  # lazy: everything from the partition on runs in the write
+    out = model.embed(wanted, graph, nodes=n_nodes)  # lazy: everything from the partition on runs in the write
     timings.update(model.timings)  # landmarks, summaries_svd (the embedding is lazy: it runs in the write)
     cols = ["id", "embedding", "is_landmark", "set_id"] + (["context"] if settings.context else [])
     out = out.select(*cols)
