@@ -151,6 +151,9 @@ class Base:
     # Research only, not in the library: metric "I+A+L2" is I + A plus the A^2 entries
     # of the landmark rows and columns; this is the scaling of those entries
     l2_scaling: str = "none"
+    # "I+A+L2" with hops = h > 2: the entries of A^2 + ... + A^h in the landmark rows
+    # and columns (finding 13)
+    hops: int = 2
 
 
 SOCIAL = Base()
@@ -198,6 +201,11 @@ def sepne_embed(G: Graph, b: Base) -> np.ndarray:
         T = sparse_proximity(n, coo.row, coo.col, coo.data, "A+A2", 1, "none")
         R = sp.csr_matrix(T[V0] @ T)
         C = sp.csc_matrix(T @ T[:, V0])
+        Rp, Cp = R, C
+        for _ in range(b.hops - 2):
+            Rp = sp.csr_matrix(Rp @ T)
+            Cp = sp.csc_matrix(T @ Cp)
+            R, C = R + Rp, C + Cp
         if b.l2_scaling == "log":
             vol = float(G.A.sum())
             s_in = np.asarray(G.A.sum(axis=0)).ravel()
