@@ -288,8 +288,8 @@ class SepNEModel(Model, _SepNEParams, MLWritable, MLReadable):
         embed job does), lets a model that was not fitted on ``graph`` in this session
         (a loaded one) embed a graph of at most ``oneTaskNodes`` nodes in one task, as
         the fit would have: without it such a graph takes the distributed path, which
-        gives the same vectors in more Spark jobs. For ``A+A2`` this looks at the degree
-        table first (one small job).
+        gives the same vectors in more Spark jobs. Deciding takes a small job that
+        checks the graph holds every landmark, and for ``A+A2`` one over the degree table.
 
         Requested ids that are not nodes of ``graph`` are left out, with a warning that
         gives their number and a few of them (see :func:`requested_ids`); requested
