@@ -149,35 +149,28 @@ def prepare_graph(
     )
 
 
-def incident_ends(graph: Graph, ids: DataFrame, broadcast: bool = True) -> DataFrame:
+def incident_ends(graph: Graph, ids: DataFrame) -> DataFrame:
     """The edge ends at ``ids``, read from the input as read (``graph.raw``).
 
     Returns ``(k, o, into)``: one row per end of an input edge at a node ``k`` of
     ``ids``, ``o`` the other end and ``into`` whether the edge points to ``k`` (a
-    self-loop gives two rows). Two semi-joins of the input, on ``src`` and on ``dst``,
-    without a shuffle when ``ids`` is broadcast. The ``k`` found are exactly the
-    ``ids`` that are nodes of the graph.
+    self-loop gives two rows). One scan of the input, no shuffle: ``ids`` is broadcast
+    (:func:`_marked`), so it must be small (the embedding checks it holds at most
+    :data:`sepne_spark.pipeline.BROADCAST_IDS_MAX` ids). The ``k`` found are exactly
+    the ``ids`` that are nodes of the graph.
     """
     if graph.raw is None:
         raise ValueError("this Graph holds no raw edges (build it with prepare_graph or load_graph)")
-    if broadcast:  # one scan: each row marked by two broadcast joins, then its ends at ids
-        ends = F.filter(
-            F.array(
-                F.struct(F.col("src").alias("k"), F.col("dst").alias("o"), F.lit(False).alias("into"),
-                         F.col("s_in").alias("keep")),
-                F.struct(F.col("dst").alias("k"), F.col("src").alias("o"), F.lit(True).alias("into"),
-                         F.col("d_in").alias("keep")),
-            ),
-            lambda end: end["keep"],
-        )
-        return _marked(graph.raw, ids).select(F.explode(ends).alias("e")).select("e.k", "e.o", "e.into")
-    out = graph.raw.join(_key_column(ids, "src", broadcast), "src", "left_semi").select(
-        F.col("src").alias("k"), F.col("dst").alias("o"), F.lit(False).alias("into")
+    ends = F.filter(
+        F.array(
+            F.struct(F.col("src").alias("k"), F.col("dst").alias("o"), F.lit(False).alias("into"),
+                     F.col("s_in").alias("keep")),
+            F.struct(F.col("dst").alias("k"), F.col("src").alias("o"), F.lit(True).alias("into"),
+                     F.col("d_in").alias("keep")),
+        ),
+        lambda end: end["keep"],
     )
-    into = graph.raw.join(_key_column(ids, "dst", broadcast), "dst", "left_semi").select(
-        F.col("dst").alias("k"), F.col("src").alias("o"), F.lit(True).alias("into")
-    )
-    return out.unionByName(into)
+    return _marked(graph.raw, ids).select(F.explode(ends).alias("e")).select("e.k", "e.o", "e.into")
 
 
 def _marked(raw: DataFrame, ids: DataFrame) -> DataFrame:
