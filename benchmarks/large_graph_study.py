@@ -59,7 +59,7 @@ from sepne_spark.evaluation import (  # noqa: E402
 )
 from sepne_spark.generators import dcsbm_edges_numpy, sbm_edges_numpy  # noqa: E402
 from sepne_spark.solver import landmark_factors, row_space_factors, set_constants  # noqa: E402
-from sepne_spark.spectral import propagate, reorthogonalize, sparse_products  # noqa: E402
+from sepne_spark.spectral import propagate, refine, reorthogonalize, sparse_products  # noqa: E402
 
 DATA_DIR = Path(os.environ.get("SEPNE_DATA_DIR", "/work/shared/datasets"))
 RESULTS = ROOT / "benchmarks" / "results" / "large_graph_study.jsonl"
@@ -256,6 +256,7 @@ class Method:
     pre_normalize: bool = True  # L2-normalise the base rows before propagating
     fill: bool = False  # zero base rows get a random unit row (seeded) before propagating
     gram: bool = False  # ProNE's final SVD done through the d x d Gram matrix (always for SepNE)
+    refine: int = 0  # rounds of subspace iteration (sepne_spark.spectral.refine) before the propagation
 
 
 def _parse_value(field: str, text: str):
@@ -264,9 +265,11 @@ def _parse_value(field: str, text: str):
 
 
 def parse_method(name: str) -> Method:
-    """``BASE[:key=value,...][+pORDER[:mu=..,theta=..,raw,fill,gram]]``; BASE in prone(-base), random,
-    social, docq."""
+    """``BASE[:key=value,...][+rSTEPS][+pORDER[:mu=..,theta=..,raw,fill,gram]]``; BASE in prone(-base),
+    random, social, docq; ``+rSTEPS`` refines the base by that many rounds of subspace iteration."""
     head, _, prop = name.partition("+p")
+    head, _, steps = head.partition("+r")
+    refine_steps = int(steps) if steps else 0
     order, mu, theta, pre, fill, gram = 1, 0.2, 0.5, True, False, False
     if prop:
         o, _, opts = prop.partition(":")
@@ -289,7 +292,7 @@ def parse_method(name: str) -> Method:
             else:
                 raise ValueError(kv)
     if head == "random":  # floor: Gaussian rows (seeded) as the base, only the propagation learns
-        return Method(name, "random", order=order, mu=mu, theta=theta)
+        return Method(name, "random", order=order, mu=mu, theta=theta, refine=refine_steps)
     if head in ("prone", "prone-base"):
         return Method(name, "prone", order=10 if head == "prone" and not prop else order, mu=mu, theta=theta,
                       gram=gram)
@@ -298,7 +301,7 @@ def parse_method(name: str) -> Method:
     for kv in filter(None, opts.split(",")):
         key, val = kv.split("=")
         b = replace(b, **{key: _parse_value(key, val)})
-    return Method(name, "sepne", b, order, mu, theta, pre, fill)
+    return Method(name, "sepne", b, order, mu, theta, pre, fill, refine=refine_steps)
 
 
 def embed(G: Graph, m: Method) -> tuple[np.ndarray, float, float]:
@@ -313,6 +316,10 @@ def embed(G: Graph, m: Method) -> tuple[np.ndarray, float, float]:
     else:
         E = sepne_embed(G, m.sepne)
     t1 = time.perf_counter()
+    if m.refine:
+        E = refine(G.A, E, m.refine)  # orthonormal columns; the filter normalises its rows
+        if m.order == 1:
+            E = reorthogonalize(l2_normalize(E))
     if m.order > 1:
         X = l2_normalize(E) if m.pre_normalize else E
         if m.fill:
@@ -405,7 +412,7 @@ def run(graph_names: list[str], method_names: list[str], test_splits: int = 5, v
                 "graph": gname, "graph_name": G.name, "method": mname, "n": G.n,
                 "edges": int(G.A.nnz // 2), "val": ev["val"], "test": ev["test"],
                 "zero_frac": zero_fraction(G, E), "base_s": tb, "prop_s": tp,
-                "products": sparse_products(m.order), "load1": load0,
+                "products": sparse_products(m.order) + m.refine, "load1": load0,
                 "test_splits": test_splits, "val_splits": val_splits,
                 "method_spec": {**asdict(m), "sepne": asdict(m.sepne) if m.sepne else None},
             }

@@ -155,12 +155,12 @@ def embed_graph(
 
     ``assign`` is ``(id, set_id)`` of the non-landmark nodes to embed (all of them, or
     the requested ones: a node in no set gets no row); the landmarks get Phi and Psi
-    (set -1). With ``propagation > 1`` the embeddings are then propagated as
-    :func:`sepne_spark.propagation.propagate_embeddings` does (the context vectors are
-    not). Lazy: the task runs at the first action.
+    (set -1). With ``propagation > 1`` or ``refineSteps > 0`` the embeddings are then
+    refined and propagated as :func:`sepne_spark.propagation.propagate_embeddings` does
+    (the context vectors are not). Lazy: the task runs at the first action.
     """
     settings = {key: params[key] for key in ("metric", "window", "scaling", "iters", "dtype", "propagation",
-                                             "propagationMu", "propagationTheta")}
+                                             "propagationMu", "propagationTheta", "refineSteps")}
     Phi, Psi = factors.Phi, factors.Psi
 
     def run(pdf: pd.DataFrame) -> pd.DataFrame:
@@ -178,12 +178,12 @@ def embed_graph(
         if not (np.isfinite(W).all() and np.isfinite(C).all()):
             raise FloatingPointError("the solve produced NaN or infinite values (check eta > 0 and the input "
                                      "weights)")
-        order = int(settings["propagation"])
-        if order > 1:
+        order, steps = int(settings["propagation"]), int(settings["refineSteps"])
+        if order > 1 or steps:
             import scipy.sparse as sp
 
             A = sp.csr_matrix((local.w, (local.src, local.dst)), shape=(n, n))
-            W = smooth(A, W, order, float(settings["propagationMu"]), float(settings["propagationTheta"]))
+            W = smooth(A, W, order, float(settings["propagationMu"]), float(settings["propagationTheta"]), steps)
         is_landmark = np.zeros(n, dtype=bool)
         is_landmark[local.landmarks] = True
         embedded = is_landmark | (local.sets >= 0)

@@ -54,6 +54,7 @@ from sepne_spark.proximity import (
 from sepne_spark.set_stage import embed_sets, output_schema, set_records
 from sepne_spark.solver import LandmarkFactors, landmark_factors, row_space_factors, set_constants
 from sepne_spark.sparse import proximity_entries_bound
+from sepne_spark.spectral import sparse_products
 
 log = logging.getLogger(__name__)
 
@@ -246,11 +247,11 @@ def _proximity(A: DataFrame, graph: Graph, params: Mapping[str, Any]) -> Proximi
 def embeds_locally(params: Mapping[str, Any], graph: Any, ids: DataFrame | None = None) -> bool:
     """Whether :func:`embed` of requested ids reads only their neighbourhood.
 
-    True for M = I + A without scaling or propagation, a :class:`Graph` that keeps its
+    True for M = I + A without scaling, propagation or refinement, a :class:`Graph` that keeps its
     input edges (``raw``), and at most :data:`BROADCAST_IDS_MAX` requested ids (counted
     when ``ids`` is given).
     """
-    if params["metric"] != "I+A" or params["scaling"] != "none" or _propagation_order(params) > 1:
+    if params["metric"] != "I+A" or params["scaling"] != "none" or _whole_graph_only(params):
         return False
     if isinstance(graph, Graph) and graph.raw is None:
         return False
@@ -259,6 +260,15 @@ def embeds_locally(params: Mapping[str, Any], graph: Any, ids: DataFrame | None 
 
 def _propagation_order(params: Mapping[str, Any]) -> int:
     return int(params["propagation"])
+
+
+def _refine_steps(params: Mapping[str, Any]) -> int:
+    return int(params["refineSteps"])
+
+
+def _whole_graph_only(params: Mapping[str, Any]) -> bool:
+    """Whether the spectral stage runs (propagation or refinement): it reads the whole graph."""
+    return _propagation_order(params) > 1 or _refine_steps(params) > 0
 
 
 def embed(
@@ -304,10 +314,11 @@ def embed(
     """
     from sepne_spark.model import requested_ids  # the check and its error live with the API
 
-    if ids is not None and _propagation_order(params) > 1:
+    if ids is not None and _whole_graph_only(params):
         raise ValueError(
-            "spectral propagation reads every node's vector within 2 * propagation - 1 hops, so it embeds "
-            "whole graphs only: embed every node, or set propagation=1 for requested ids"
+            "spectral propagation reads every node's vector within 2 * propagation - 1 hops and refinement "
+            "(refineSteps) every node's, so they embed whole graphs only: embed every node, or set "
+            "propagation=1 and refineSteps=0 for requested ids"
         )
     plan = {} if plan is None else plan
     spark = graph.edges.sparkSession
@@ -356,6 +367,8 @@ def embed(
             out = out.join(wanted.select("id"), "id", "left_semi")
         if _propagation_order(params) > 1:
             plan["propagation"] = _propagation_order(params)
+        if _refine_steps(params):
+            plan["refine_steps"] = _refine_steps(params)
         return out.persist()
     if tables:
         A = fitted.A
@@ -387,24 +400,28 @@ def embed(
     records = set_records(assign, M_rows, M_cols, blocks)
     out = embed_sets(records, model.factors, model.S_A, model.S_B, params["lam"], params["eta"], params["iters"],
                      model.id_type, params["dtype"]).unionByName(lm_out)
-    order = _propagation_order(params)
-    if order > 1:
+    order, steps = _propagation_order(params), _refine_steps(params)
+    if order > 1 or steps:
         base = out.persist()
         blocks_n = int(params["propagationBlocks"]) or default_blocks((fitted.nodes if same else nodes) or 0)
         # In one task the filter is lazy (it runs at the first action). By row blocks
         # every product is computed as it is built (sepne_spark.blocks): the solve and
         # the products run here, as a stage of their own, and the first action reads
         # their result.
-        by_blocks = stage(spark, "solve_propagation", f"the per-set solve, then {2 * order - 1} block "
-                          f"products of {blocks_n} row blocks", timings) if blocks_n > 1 else nullcontext()
+        products = (f"{steps} refinement rounds and " if steps else "") + f"{sparse_products(order)} filter products"
+        by_blocks = stage(spark, "solve_propagation", f"the per-set solve, then {products} of {blocks_n} row blocks",
+                          timings) if blocks_n > 1 else nullcontext()
         with by_blocks:
             smooth = propagate_embeddings(
                 graph.vertices, graph.edges, base.select("id", "embedding"), order=order,
                 mu=float(params["propagationMu"]), theta=float(params["propagationTheta"]),
-                blocks=blocks_n, seed=params["seed"], dtype=params["dtype"],
+                blocks=blocks_n, seed=params["seed"], dtype=params["dtype"], refine_steps=steps,
             )
         out = base.drop("embedding").join(smooth, "id").select(*output_schema(model.id_type).fieldNames())
-        plan["propagation"] = order
+        if order > 1:
+            plan["propagation"] = order
+        if steps:
+            plan["refine_steps"] = steps
     return out.persist()
 
 

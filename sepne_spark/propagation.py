@@ -39,6 +39,7 @@ from sepne_spark.spectral import (
     chebyshev_coefficients,
     gram_transform,
     l2_normalize,
+    orthonormalizer,
     smooth,
 )
 
@@ -71,8 +72,10 @@ def propagate_embeddings(
     seed: int = 0,
     dtype: str = "float64",
     column: str = "embedding",
+    refine_steps: int = 0,
 ) -> DataFrame:
-    """ProNE's spectral propagation and re-orthogonalisation of ``embeddings``.
+    """ProNE's spectral propagation and re-orthogonalisation of ``embeddings``, after
+    ``refine_steps`` rounds of subspace iteration when asked.
 
     The vectors are L2-normalised first (all-zero ones stay zero), so that the filter
     weighs every node's base vector alike, whatever its norm.
@@ -98,18 +101,23 @@ def propagate_embeddings(
         Type the n x d matrices are stored and shipped in between steps.
     column : str
         Name of the vector column, in and out.
+    refine_steps : int
+        Rounds of :func:`~sepne_spark.spectral.refine` before the filter (one sparse
+        product, one d x d Gram matrix and one pass over the n x d block each); 0: none.
 
     Returns
     -------
     DataFrame
         ``(id, column)``: ``U S^1/2`` of ``Y = propagate(A, E)`` (column signs fixed by
         :func:`~sepne_spark.spectral.gram_transform`) with ``E`` the normalised
-        vectors; lazy.
+        vectors (of the refined basis with ``refine_steps``): what
+        :func:`sepne_spark.spectral.smooth` returns; lazy.
     """
-    if order <= 1:
+    refine_steps = int(refine_steps)
+    if order <= 1 and refine_steps == 0:
         return embeddings.select("id", column)
     if blocks == 1:
-        return _in_one_task(vertices, edges, embeddings, order, mu, theta, column)
+        return _in_one_task(vertices, edges, embeddings, order, mu, theta, column, refine_steps)
     bg = BlockGraph.build(vertices, edges.select("src", "dst", F.col("weight").alias("value")),
                           blocks=blocks, seed=seed, dtype=dtype)
     c = [float(x) for x in chebyshev_coefficients(order, theta)]
@@ -119,6 +127,16 @@ def propagate_embeddings(
 
     def t_of(Y: np.ndarray, Z: np.ndarray, s: np.ndarray) -> np.ndarray:
         return (Z + Y) / (1.0 + s)  # T Z = D^-1 (I + A) Z, with Y = A Z
+
+    if refine_steps:
+        sums = state.where(F.col("name") == "s")
+        for _ in range(refine_steps):  # Q <- orthonormal basis of T Q
+            state = bg.product(state, "x0", lambda Y, o: {"y": t_of(Y, o["x0"], o["s"])})
+            state = transform_rows(state, "y", gram(state, "y"), orthonormalizer, "x0", dtype=dtype).unionByName(sums)
+        state = bg.map_blocks(state, lambda o: {"x0": l2_normalize(o["x0"]), "s": o["s"]})
+    if order <= 1:  # the refined basis, re-orthogonalised as it is
+        out = transform_rows(state, "x0", gram(state, "x0"), gram_transform, "z", dtype=dtype)
+        return bg.from_chunks(out, "z", column)
 
     last = order - 1  # index of the last Chebyshev term
 
@@ -153,7 +171,8 @@ def propagate_embeddings(
 
 
 def _in_one_task(
-    vertices: DataFrame, edges: DataFrame, embeddings: DataFrame, order: int, mu: float, theta: float, column: str
+    vertices: DataFrame, edges: DataFrame, embeddings: DataFrame, order: int, mu: float, theta: float, column: str,
+    refine_steps: int = 0,
 ) -> DataFrame:
     """The whole filter in one ``applyInPandas`` task: :func:`~sepne_spark.spectral.propagate`
     and :func:`~sepne_spark.spectral.reorthogonalize` themselves, on the graph gathered
@@ -186,7 +205,7 @@ def _in_one_task(
         n = len(index)
         A = sp.csr_matrix((ed["w"].to_numpy(np.float64), (index.get_indexer(ed["a"]), index.get_indexer(ed["b"]))),
                           shape=(n, n))
-        Z = smooth(A, E, order, mu, theta)
+        Z = smooth(A, E, order, mu, theta, refine_steps)
         return pd.DataFrame({"id": index.to_numpy(), column: list(Z)})
 
     return parts.groupBy(F.lit(0).alias("one")).applyInPandas(run, schema=schema)

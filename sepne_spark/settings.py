@@ -232,6 +232,10 @@ SETTINGS: tuple[Setting, ...] = (
              "per-set solve (ProNE's filter; it reaches 2 * T - 1 hops and costs 2 * T - 1 sparse "
              "products over the whole graph); 1 turns it off. It embeds whole graphs only",
              minimum=1, maximum=30, metavar="T"),
+    _setting("refine_steps", int, 0, "rounds of subspace iteration that refine the solve's vectors before "
+             "the propagation (Q becomes the orthonormal basis of D^-1 (I + A) Q: one sparse product over the "
+             "whole graph each); they draw the vectors towards the community structure that few landmarks "
+             "miss; 0 turns it off. It embeds whole graphs only", minimum=0, maximum=100, metavar="S"),
     _setting("propagation_mu", float, 0.2, "spectral shift mu of the propagation filter",
              minimum=-1.0, maximum=2.0, metavar="MU"),
     _setting("propagation_theta", float, 0.5, "Bessel parameter theta of the propagation filter "

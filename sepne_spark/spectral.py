@@ -45,6 +45,20 @@ it independently (:func:`reorthogonalize` does both on one machine). The result 
 ProNE's ``U S^1/2`` up to the sign of each column (exactly the same span and column
 scaling; identical after any rotation-invariant use such as row normalisation followed
 by a linear classifier).
+
+Refinement by subspace iteration
+--------------------------------
+The filter spreads what its input holds; it cannot find what the input lacks. On a large
+graph with few landmarks per node (a uniform graph of 10^6 nodes and 2,000 landmarks)
+the per-set solve's vectors hold too little of the graph's community structure, and
+filtering them keeps them there. :func:`refine` first runs ``steps`` rounds of subspace
+iteration from them: ``Q <- orthonormal basis of T Q`` with the same ``T = D^-1 (I + A)``,
+which draws the span of the n x d block towards the dominant eigenvectors of ``T`` (the
+graph's community structure) while the start keeps what the solve found. This is the
+power iteration of ProNE's randomised SVD, started from SepNE's vectors instead of
+random ones. Each round is one sparse product and one d x d Gram matrix (the
+orthonormal basis is ``Y V S^-1`` for ``Y^T Y = V S^2 V^T``: :func:`orthonormalizer`), so
+a distributed job runs it as it runs the filter.
 """
 from __future__ import annotations
 
@@ -61,6 +75,8 @@ __all__ = [
     "gram_matrix",
     "gram_transform",
     "reorthogonalize",
+    "orthonormalizer",
+    "refine",
     "smooth",
 ]
 
@@ -239,8 +255,60 @@ def reorthogonalize(Y: np.ndarray) -> np.ndarray:
     return Y @ gram_transform(gram_matrix(Y))
 
 
-def smooth(A: sp.spmatrix | sp.sparray, E: np.ndarray, order: int, mu: float, theta: float) -> np.ndarray:
-    """The whole propagation stage on one machine: L2-normalise the rows of ``E``,
-    :func:`propagate` them over ``A`` and :func:`reorthogonalize` the result (what
-    :func:`sepne_spark.propagation.propagate_embeddings` computes in Spark)."""
-    return reorthogonalize(propagate(A, l2_normalize(E), order=order, mu=mu, theta=theta))
+def orthonormalizer(G: np.ndarray, rcond: float = 1e-6) -> np.ndarray:
+    """The d x d right factor ``R = V S^-1`` with ``Y R = U`` (orthonormal columns) for
+    ``Y = U S V^T``, from ``G = Y^T Y``: :func:`gram_transform` with ``S^-1`` in place of
+    ``S^-1/2`` (same column order and signs; directions below ``rcond`` get a zero column)."""
+    R = gram_transform(G, rcond)
+    scale = np.linalg.norm(R, axis=0)  # s^-1/2 per column, 0 for dropped ones
+    return R * scale
+
+
+def refine(A: sp.spmatrix | sp.sparray, E: np.ndarray, steps: int) -> np.ndarray:
+    """``steps`` rounds of subspace iteration with ``T = D^-1 (I + A)`` started from the
+    L2-normalised rows of ``E`` (see the module docstring)::
+
+        Q = l2_normalize(E)
+        for each step:
+            Y = T @ Q                                   # 1 sparse product
+            Q = Y @ orthonormalizer(Y^T Y)              # d x d Gram matrix
+
+    Parameters
+    ----------
+    A : scipy.sparse matrix
+        Weighted adjacency (n x n, non-negative; both directions for an undirected graph).
+    E : numpy.ndarray
+        Start (n x d); rows may be zero.
+    steps : int
+        Rounds, ``>= 0``; ``0`` returns ``l2_normalize(E)``.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``Q`` (n x d) with orthonormal columns (zero columns for directions the start
+        lacks), float64.
+    """
+    steps = int(steps)
+    if steps < 0:
+        raise ValueError(f"steps must be >= 0, got {steps}")
+    Q = l2_normalize(E)
+    if steps == 0:
+        return Q
+    if Q.shape[0] != A.shape[0]:
+        raise ValueError(f"E must be (n, d) with n = {A.shape[0]}, got {Q.shape}")
+    T, _ = transition_with_self_loops(A)
+    for _ in range(steps):
+        Y = T @ Q
+        Q = Y @ orthonormalizer(gram_matrix(Y))
+    return Q
+
+
+def smooth(A: sp.spmatrix | sp.sparray, E: np.ndarray, order: int, mu: float, theta: float,
+           refine_steps: int = 0) -> np.ndarray:
+    """The whole spectral stage on one machine (what
+    :func:`sepne_spark.propagation.propagate_embeddings` computes in Spark): ``refine_steps``
+    rounds of :func:`refine` when asked, then L2-normalise the rows, :func:`propagate` them
+    over ``A`` and :func:`reorthogonalize` the result. With ``order = 1`` the filter is
+    left out: the refined basis is re-orthogonalised as it is."""
+    X = refine(A, E, refine_steps) if refine_steps else E
+    return reorthogonalize(propagate(A, l2_normalize(X), order=order, mu=mu, theta=theta))

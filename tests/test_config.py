@@ -46,7 +46,8 @@ def test_schema_fields_flags_and_defaults():
     assert names == [
         "metric", "window", "scaling", "dim", "landmarks", "landmark_strategy", "partition", "set_size", "lam",
         "eta", "iters", "seed", "directed", "input_format", "duplicates", "self_loops",
-        "bad_lines", "lp_max_iter", "dtype", "landmark_factors", "propagation", "propagation_mu", "propagation_theta",
+        "bad_lines", "lp_max_iter", "dtype", "landmark_factors", "propagation", "refine_steps", "propagation_mu",
+        "propagation_theta",
         "propagation_blocks", "one_task_nodes", "context", "spark",
     ]
     for s in config.SETTINGS:

@@ -6,7 +6,7 @@ import scipy.sparse as sp
 
 from sepne_spark.model import SepNE
 from sepne_spark.propagation import l2_normalize
-from sepne_spark.spectral import propagate, reorthogonalize
+from sepne_spark.spectral import propagate, refine, reorthogonalize
 from tests.helpers import random_graph
 
 
@@ -48,15 +48,17 @@ def test_propagated_transform_is_the_filter_of_the_unpropagated_one(spark):
     base = SepNE(**kw).fit(edges)
     E = {r["id"]: np.array(r["embedding"]) for r in base.transform(edges).collect()}
     # Propagated inside the one-task solve, and by the propagation stage after the
-    # distributed solve: both are the filter of the unpropagated vectors.
+    # distributed solve: both are the filter of the unpropagated vectors (refined first,
+    # where refineSteps asks for it).
     # And by row blocks (the path of graphs over 100,000 nodes), which runs as a stage of
     # its own when transform is called.
     runs = {}
-    for one_task, blocks in ((100_000, 0), (0, 0), (0, 2)):
+    for one_task, blocks, steps in ((100_000, 0, 2), (0, 0, 0), (0, 2, 2)):
         model = SepNE(**kw, propagation=3, propagationTheta=0.7, oneTaskNodes=one_task,
-                      propagationBlocks=blocks).fit(edges)
-        runs[one_task, blocks] = {r["id"]: np.array(r["embedding"]) for r in model.transform(edges).collect()}
+                      propagationBlocks=blocks, refineSteps=steps).fit(edges)
+        runs[steps, one_task, blocks] = {r["id"]: np.array(r["embedding"]) for r in model.transform(edges).collect()}
         assert model.plan.get("one_task", False) == bool(one_task) and model.plan["propagation"] == 3
+        assert model.plan.get("refine_steps", 0) == steps
         assert ("solve_propagation" in model.timings) == (blocks == 2)
     # The oracle: the merged, symmetric, self-loop-free weights the graph holds.
     ids = sorted(E)
@@ -66,6 +68,7 @@ def test_propagated_transform_is_the_filter_of_the_unpropagated_one(spark):
         if r["src"] != r["dst"]:
             W[at[r["src"]], at[r["dst"]]] += r["weight"]
             W[at[r["dst"]], at[r["src"]]] += r["weight"]
-    want = reorthogonalize(propagate(W.tocsr(), l2_normalize(np.array([E[v] for v in ids])), 3, 0.2, 0.7))
-    for smooth in runs.values():
-        np.testing.assert_allclose(np.array([smooth[v] for v in ids]), want, rtol=1e-8, atol=1e-9)
+    start = np.array([E[v] for v in ids])
+    for (steps, _, _), out in runs.items():
+        want = reorthogonalize(propagate(W.tocsr(), l2_normalize(refine(W.tocsr(), start, steps)), 3, 0.2, 0.7))
+        np.testing.assert_allclose(np.array([out[v] for v in ids]), want, rtol=1e-8, atol=1e-9)

@@ -6,7 +6,7 @@ import pytest
 import scipy.sparse as sp
 
 from sepne_spark.propagation import default_blocks, l2_normalize, propagate_embeddings
-from sepne_spark.spectral import propagate, reorthogonalize
+from sepne_spark.spectral import propagate, refine, reorthogonalize
 
 
 def _case(n: int = 40, d: int = 3, seed: int = 0):
@@ -38,6 +38,29 @@ def test_propagation_matches_numpy_oracle(spark, order, blocks):
     want = reorthogonalize(propagate(W, l2_normalize(E), order=order, mu=0.2, theta=0.5))
     np.testing.assert_allclose(G, want, rtol=1e-9, atol=1e-10)
     assert np.count_nonzero(np.abs(G).sum(axis=1) == 0) == 0  # every node reached
+
+
+@pytest.mark.parametrize("order,blocks,steps", [(3, 3, 2), (1, 2, 3), (3, 1, 2)])
+def test_refinement_matches_numpy_oracle(spark, order, blocks, steps):
+    """Subspace iteration before the filter, by row blocks and in one task: the NumPy
+    refinement (sepne_spark.spectral.refine), then the filter, to 1e-9."""
+    n, d = 40, 3
+    W, E = _case(n, d, seed=1)
+    ids = [f"n{i}" for i in range(n)]
+    coo = W.tocoo()
+    edges = spark.createDataFrame(
+        [(ids[i], ids[j], float(v)) for i, j, v in zip(coo.row, coo.col, coo.data)], "src string, dst string, weight double")
+    vertices = spark.createDataFrame([(i,) for i in ids], "id string")
+    emb = spark.createDataFrame([(ids[i], [float(x) for x in E[i]]) for i in range(n)], "id string, embedding array<double>")
+    got = {r["id"]: r["embedding"] for r in
+           propagate_embeddings(vertices, edges, emb, order=order, mu=0.2, theta=0.5, blocks=blocks,
+                                refine_steps=steps).collect()}
+    G = np.array([got[i] for i in ids])
+    Q = refine(W, E, steps)
+    want = reorthogonalize(propagate(W, l2_normalize(Q), order=order, mu=0.2, theta=0.5))
+    np.testing.assert_allclose(G, want, rtol=1e-9, atol=1e-10)
+    unrefined = reorthogonalize(propagate(W, l2_normalize(E), order=order, mu=0.2, theta=0.5))
+    assert not np.allclose(np.abs(G), np.abs(unrefined), atol=1e-3)  # the rounds did something
 
 
 def test_order_one_is_identity(spark):

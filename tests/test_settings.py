@@ -216,6 +216,6 @@ def test_auto_profile_by_size():
         settings.auto_profile(10_000, 150_000)
     resolved = settings.resolve(None, {**settings.load_profile("social"), "metric": "A+A2", "scaling": "log",
                                        "landmark_factors": "rows"})
-    assert (resolved.propagation, resolved.window, resolved.landmarks) == (3, 2, 1000)
+    assert (resolved.propagation, resolved.refine_steps, resolved.window, resolved.landmarks) == (3, 8, 2, 1000)
     # Until the size is known, auto reads as the default profile.
     assert settings.load_profile("auto") == settings.load_profile(None)

@@ -11,8 +11,11 @@ from sepne_spark.spectral import (
     chebyshev_coefficients,
     gram_matrix,
     gram_transform,
+    orthonormalizer,
     propagate,
+    refine,
     reorthogonalize,
+    smooth,
     sparse_products,
     transition_with_self_loops,
 )
@@ -156,3 +159,68 @@ def test_gram_transform_rank_deficient():
     U, s, _ = np.linalg.svd(Y, full_matrices=False)
     ref = U[:, :3] * np.sqrt(s[:3])
     np.testing.assert_allclose(np.abs(Z[:, :3]), np.abs(ref), atol=1e-6)
+
+
+def test_orthonormalizer_gives_the_left_singular_vectors():
+    rng = np.random.default_rng(5)
+    Y = rng.standard_normal((80, 6)) * np.array([10.0, 5.0, 2.0, 1.0, 0.5, 0.1])
+    Q = Y @ orthonormalizer(gram_matrix(Y))
+    np.testing.assert_allclose(Q.T @ Q, np.eye(6), atol=1e-10)
+    U, _, _ = np.linalg.svd(Y, full_matrices=False)
+    np.testing.assert_allclose(np.abs(Q), np.abs(U), atol=1e-8)
+    # a rank-deficient Y: zero columns where it has no direction, as gram_transform
+    Z = (rng.standard_normal((80, 2)) @ rng.standard_normal((2, 5)))
+    R = orthonormalizer(gram_matrix(Z))
+    np.testing.assert_allclose((Z @ R)[:, 2:], 0.0, atol=1e-12)
+    np.testing.assert_allclose((Z @ R)[:, :2].T @ (Z @ R)[:, :2], np.eye(2), atol=1e-8)
+
+
+@pytest.mark.parametrize("steps", [1, 3, 8])
+def test_refine_is_subspace_iteration_of_the_transition(steps):
+    A = _graph()
+    n = A.shape[0]
+    E = np.random.default_rng(6).standard_normal((n, 5))
+    E[::9] = 0.0  # nodes without a start vector
+    Q = refine(A, E, steps)
+    np.testing.assert_allclose(Q.T @ Q, np.eye(5), atol=1e-9)
+    # the dense oracle: the span of T^steps X for X the normalised start
+    dense = A.toarray()
+    T = (np.eye(n) + dense) / (1.0 + dense.sum(axis=1, keepdims=True))
+    X = E / np.maximum(np.linalg.norm(E, axis=1, keepdims=True), 1e-300)
+    Y = np.linalg.matrix_power(T, steps) @ X
+    U, _, _ = np.linalg.svd(Y, full_matrices=False)
+    np.testing.assert_allclose(Q @ Q.T, U @ U.T, atol=1e-8)
+    np.testing.assert_allclose(refine(A, E, 0), X, atol=1e-15)
+    with pytest.raises(ValueError, match="steps"):
+        refine(A, E, -1)
+
+
+def test_refine_draws_the_start_towards_the_dominant_eigenvectors():
+    """Two dense communities joined by a few edges: from a random start, the refined
+    basis of width 2 spans T's two dominant eigenvectors (the constant and the split)."""
+    rng = np.random.default_rng(7)
+    n = 40
+    side = np.arange(n) < n // 2
+    P = np.where(side[:, None] == side[None, :], 0.5, 0.02)
+    U = np.triu(rng.random((n, n)) < P, 1)
+    A = sp.csr_matrix((U | U.T).astype(float))
+    Q = refine(A, rng.standard_normal((n, 2)), 60)
+    dense = A.toarray()
+    T = (np.eye(n) + dense) / (1.0 + dense.sum(axis=1, keepdims=True))
+    lam, V = np.linalg.eig(T)
+    top = np.real(V[:, np.argsort(-np.real(lam))[:2]])
+    top, _ = np.linalg.qr(top)
+    np.testing.assert_allclose(Q @ Q.T, top @ top.T, atol=1e-6)
+    # and the second direction separates the communities
+    split = Q @ (Q.T @ (side - side.mean()))
+    assert np.all(np.sign(split[side]) == np.sign(split[side][0])) and np.all(np.sign(split[~side]) != np.sign(split[side][0]))
+
+
+def test_smooth_refines_then_filters():
+    A = _graph()
+    E = np.random.default_rng(8).standard_normal((A.shape[0], 4))
+    Q = refine(A, E, 3)
+    want = reorthogonalize(propagate(A, Q / np.linalg.norm(Q, axis=1, keepdims=True), 3, 0.2, 0.5))
+    np.testing.assert_allclose(smooth(A, E, 3, 0.2, 0.5, refine_steps=3), want, atol=1e-12)
+    np.testing.assert_allclose(smooth(A, E, 1, 0.2, 0.5, refine_steps=3),
+                               reorthogonalize(Q / np.linalg.norm(Q, axis=1, keepdims=True)), atol=1e-12)

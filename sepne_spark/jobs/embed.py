@@ -144,11 +144,14 @@ def _checked(argv: Sequence[str] | None) -> tuple[argparse.Namespace, config.Emb
 
     if settings.partition == "IO" and not ns.nodes:
         raise UserError("partition IO embeds only requested nodes: give them with --nodes")
-    if ns.nodes and settings.propagation > 1 and not ns.model:
-        raise UserError(
-            f"--propagation {settings.propagation} smooths every vector over 2 x {settings.propagation} - 1 hops "
-            "of the whole graph, so it embeds whole graphs only: drop --nodes, or give --propagation 1"
-        )
+    if ns.nodes and not ns.model and (settings.propagation > 1 or settings.refine_steps > 0):
+        what = [f"--propagation {settings.propagation} smooths every vector over 2 x {settings.propagation} - 1 "
+                "hops of the whole graph"] if settings.propagation > 1 else []
+        what += [f"--refine-steps {settings.refine_steps} refines every vector over the whole graph"] \
+            if settings.refine_steps > 0 else []
+        fix = " and ".join(flag for flag, on in (("--propagation 1", settings.propagation > 1),
+                                                   ("--refine-steps 0", settings.refine_steps > 0)) if on)
+        raise UserError(f"{' and '.join(what)}, so it embeds whole graphs only: drop --nodes, or give {fix}")
     target = _output_target(ns)
     check_inputs_exist(ns.input or [], "--input")
     if ns.nodes and ns.nodes.startswith("@"):
@@ -173,6 +176,8 @@ def _auto_settings(ns: argparse.Namespace, graph, n_nodes: int, n_edges: int) ->
     name, changed = config.auto_profile(n_nodes, n_edges, walks)
     if ns.nodes and ns.propagation is None:
         changed["propagation"] = 1  # requested ids only: no whole-graph filter
+    if ns.nodes and ns.refine_steps is None:
+        changed["refine_steps"] = 0  # nor whole-graph refinement
     profile = {**config.load_profile(name), **changed}
     settings = config.resolve(ns, profile)
     shown = ", ".join(f"{k} {v}" for k, v in changed.items())
@@ -277,11 +282,14 @@ def main(spark, args: Sequence[str] | None = None) -> int:
         # manifest records them (not the command line's or the profile's).
         model = SepNEModel.load(ns.model)
         log.info("loaded model %s (%d landmarks)", ns.model, len(model.landmark_ids))
-        if ns.nodes and model.getPropagation() > 1:
-            # The filter reads every node within 2T - 1 hops: requested ids get the solve alone.
-            log.warning("--model: the model propagates with %d terms; requested ids are embedded without "
-                        "the propagation (it embeds whole graphs only)", model.getPropagation())
+        if ns.nodes and (model.getPropagation() > 1 or model.getRefineSteps() > 0):
+            # The filter reads every node within 2T - 1 hops, the refinement every node:
+            # requested ids get the solve alone.
+            log.warning("--model: the model refines with %d rounds and propagates with %d terms; requested ids "
+                        "are embedded without them (they embed whole graphs only)", model.getRefineSteps(),
+                        model.getPropagation())
             model.setPropagation(1)
+            model.setRefineSteps(0)
         settings = _with_model_params(settings, model.settings())
     if ns.input:
         header = {"auto": None, "yes": True, "no": False, None: None}[ns.header]
