@@ -265,7 +265,7 @@ class SepNEModel(Model, _SepNEParams, MLWritable, MLReadable):
     def embeds_locally(self, graph: Any, ids: DataFrame | None = None) -> bool:
         """Whether :meth:`embed` of requested ids reads only their neighbourhood.
 
-        True for M = I + A without scaling or propagation, a
+        True for M = I + A without scaling, propagation or refinement, a
         :class:`~sepne_spark.graph.Graph` that keeps its input edges (``raw``: from
         :func:`~sepne_spark.graph.load_graph`, :func:`~sepne_spark.graph.prepare_graph`,
         or an edge DataFrame), and at most :data:`BROADCAST_IDS_MAX` requested ids

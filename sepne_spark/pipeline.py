@@ -12,7 +12,8 @@ proximity              entries of M, landmark rows/columns          :mod:`.proxi
 summaries, SVD         M00, S_A, S_B; Phi, Psi, P                   :mod:`.proximity`, :mod:`.solver`
 partition              sets of nodes (RP, LP, IO)                   :mod:`.partition`
 per-set solve          one ``applyInPandas`` over the sets          :mod:`.set_stage`, :mod:`.solver`
-propagation            spectral filter over the graph (optional)    :mod:`.propagation`, :mod:`.blocks`, :mod:`.spectral`
+refinement,            subspace iteration, then the spectral        :mod:`.propagation`, :mod:`.blocks`, :mod:`.spectral`
+propagation            filter over the graph (each optional)
 one task               proximity, summaries, solve and propagation  :mod:`.one_task`, :mod:`.sparse`
                        in SciPy, for a graph that fits one task
 write                  Parquet, atomically, with a manifest         :mod:`.writing`
@@ -408,7 +409,8 @@ def embed(
         # every product is computed as it is built (sepne_spark.blocks): the solve and
         # the products run here, as a stage of their own, and the first action reads
         # their result.
-        products = (f"{steps} refinement rounds and " if steps else "") + f"{sparse_products(order)} filter products"
+        products = " and ".join(([f"{steps} refinement rounds"] if steps else [])
+                                + ([f"{sparse_products(order)} filter products"] if order > 1 else []))
         by_blocks = stage(spark, "solve_propagation", f"the per-set solve, then {products} of {blocks_n} row blocks",
                           timings) if blocks_n > 1 else nullcontext()
         with by_blocks:

@@ -5,7 +5,12 @@ sparse graph most nodes have no landmark within two hops, so the solve alone lea
 them with zero (or near-zero) vectors. This stage smooths every vector over the graph
 with the band-pass filter of ProNE (Zhang et al., IJCAI 2019), which reaches
 ``2 order - 1`` hops, and re-orthogonalises the result: every node with an edge then has
-a vector made from its neighbourhood's.
+a vector made from its neighbourhood's. Before the filter, ``refine_steps`` rounds of
+subspace iteration (:func:`sepne_spark.spectral.refine`) can draw the vectors towards
+the graph's dominant eigenvectors where the landmarks found too little: each round is
+one product, a d x d Gram matrix (:func:`~sepne_spark.blocks.gram`) and one pass that
+multiplies every chunk by the d x d orthonormalising factor
+(:func:`~sepne_spark.blocks.transform_rows`).
 
 The arithmetic is :func:`sepne_spark.spectral.smooth` (:func:`~sepne_spark.spectral.propagate`
 followed by :func:`~sepne_spark.spectral.reorthogonalize`), step for step: each sparse product is one
@@ -17,7 +22,7 @@ called (each is checkpointed as it is built, see :mod:`sepne_spark.blocks`) and 
 returned DataFrame reads their result; with ``blocks == 1`` the whole filter runs in one
 task at the first action.
 
-Cost: ``2 order - 1`` products, each moving about ``2 x blocks x n x d`` values on a
+Cost: ``refine_steps + 2 order - 1`` products, each moving about ``2 x blocks x n x d`` values on a
 graph without locality (the shipped column blocks, then the partial sums) plus the four
 n x d matrices of the recurrence; ``blocks`` trades memory per task (a task holds one
 block's rows of one n x d matrix) against that volume.

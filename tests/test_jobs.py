@@ -106,7 +106,10 @@ def test_saved_model_io_reads_only_the_neighbourhood(spark, tmp_path, capsys):
     flags = ["--input", str(edges), "--profile", "default", "--metric", "I+A", "--landmarks", "10", "--dim", "4", "--iters", "3",
              "--set-size", "15"]
     model_path = tmp_path / "model"
-    assert embed.main(spark, flags + ["--output", str(tmp_path / "all"), "--save-model", str(model_path)]) == 0
+    # Saved with the refinement and the filter, which embed whole graphs only: requested
+    # ids are embedded without them.
+    assert embed.main(spark, flags + ["--output", str(tmp_path / "all"), "--save-model", str(model_path),
+                                      "--refine-steps", "2", "--propagation", "3"]) == 0
     asked = g.ids[::7] + ["not-a-node"]
     (tmp_path / "nodes.txt").write_text("\n".join(asked) + "\n", encoding="utf-8")
     out = tmp_path / "some"
@@ -119,6 +122,7 @@ def test_saved_model_io_reads_only_the_neighbourhood(spark, tmp_path, capsys):
     manifest = json.loads((out / "_manifest.json").read_text())
     used = manifest["settings"]
     assert (used["landmarks"], used["dim"], used["directed"], used["metric"]) == (10, 4, False, "I+A")
+    assert (used["refine_steps"], used["propagation"]) == (0, 1)
     counts = manifest["counts"]
     assert "input_nodes" not in counts and 0 < counts["rows_of_A_read"] < len(g.ids)
     assert counts["output_rows"] == len(asked) - 1 and manifest["sets"]["setup"] == "IO"
@@ -126,6 +130,10 @@ def test_saved_model_io_reads_only_the_neighbourhood(spark, tmp_path, capsys):
 
     model = SepNEModel.load(str(model_path))
     merged = load_graph(spark, str(edges), directed=False)
+    assert (model.getRefineSteps(), model.getPropagation()) == (2, 3)
+    with pytest.raises(ValueError, match="whole graphs only"):
+        model.embed(spark.createDataFrame([(g.ids[0],)], "id string"), merged)
+    model.setRefineSteps(0).setPropagation(1)
     bare = Graph(edges=merged.edges, vertices=merged.vertices, directed=False)
     ids = spark.createDataFrame([(i,) for i in asked], "id string")
     ref = {r["id"]: r["embedding"] for r in model.embed(ids, bare).collect()}
