@@ -49,6 +49,9 @@ class Graph:
         :func:`rows_of`) without merging the edges of the whole graph.
     duplicates, self_loops : str
         The policies that turned ``raw`` into ``edges``.
+    input_rows : int, optional
+        Valid edge lines (rows) of the input, when the reader counted them
+        (:func:`load_graph`): it bounds the nodes (at most twice as many) without a job.
     """
 
     edges: DataFrame
@@ -58,6 +61,7 @@ class Graph:
     raw: DataFrame | None = None
     duplicates: str = "sum"
     self_loops: str = "drop"
+    input_rows: int | None = None
 
 
 def prepare_graph(
@@ -67,6 +71,7 @@ def prepare_graph(
     duplicates: str = "sum",
     self_loops: str = "drop",
     bad_lines: int = 0,
+    input_rows: int | None = None,
 ) -> Graph:
     """Canonicalise a raw edge list into a :class:`Graph`.
 
@@ -89,6 +94,8 @@ def prepare_graph(
         Whether edges ``(u, u)`` are removed.
     bad_lines : int, default 0
         Number of skipped input lines, recorded in :attr:`Graph.bad_lines`.
+    input_rows : int, optional
+        Number of valid input lines (rows), recorded in :attr:`Graph.input_rows`.
 
     Returns
     -------
@@ -146,6 +153,7 @@ def prepare_graph(
     return Graph(
         edges=edges, vertices=vertices, directed=directed, bad_lines=int(bad_lines),
         raw=raw, duplicates=duplicates, self_loops=self_loops,
+        input_rows=None if input_rows is None else int(input_rows),
     )
 
 
@@ -262,5 +270,7 @@ def load_graph(
     unknown = sorted(set(read_options) - allowed)
     if unknown:
         raise ValueError(f"unknown read option(s) {unknown}; allowed: {sorted(allowed)}")
-    raw, skipped = read_edges(spark, path, fmt, bad_lines=bad_lines, **read_options)
-    return prepare_graph(raw, directed, duplicates=duplicates, self_loops=self_loops, bad_lines=skipped)
+    counts: dict[str, int] = {}
+    raw, skipped = read_edges(spark, path, fmt, bad_lines=bad_lines, counts=counts, **read_options)
+    return prepare_graph(raw, directed, duplicates=duplicates, self_loops=self_loops, bad_lines=skipped,
+                         input_rows=counts.get("rows"))

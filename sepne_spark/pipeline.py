@@ -306,7 +306,10 @@ def embed(
     nodes : int, optional
         The number of nodes of ``graph``, when the caller has counted them. A graph that
         ``fitted`` does not hold (a loaded model's) is then embedded in one task when
-        :func:`fits_one_task` says so, as a fitted one is.
+        :func:`fits_one_task` says so, as a fitted one is. Without it they are counted
+        (one small job) when the reader counted at most ``oneTaskNodes / 2`` input lines
+        (:attr:`Graph.input_rows`, set by :func:`~sepne_spark.graph.load_graph`), unless
+        requested ids take the neighbourhood path (:func:`embeds_locally`).
 
     Returns
     -------
@@ -326,6 +329,12 @@ def embed(
     same = fitted is not None and fitted.graph is graph
     tables = same and not fitted.one_task  # the fit's distributed tables can be reused
     lm = landmark_frame(spark, model.landmark_ids, model.id_type).persist()
+    if nodes is None and not same and graph.input_rows is not None \
+            and 2 * graph.input_rows <= int(params["oneTaskNodes"]) \
+            and (ids is None or not embeds_locally(params, graph)):
+        # Read by load_graph and small: one small job counts the nodes. (Requested ids
+        # that the neighbourhood path can embed keep it: it reads only their rows.)
+        nodes = graph.vertices.count()
     # The graph the fit took in one task is embedded in one task; so is a small graph of
     # known size that no fit of this session holds (a loaded model's), when it holds
     # every landmark (the one-task stage places the k landmark rows).

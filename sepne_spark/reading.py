@@ -489,6 +489,7 @@ def _read_text(
     bad_lines: str,
     comment: str | None,
     first_line: str | None,
+    counts: dict[str, int] | None = None,
 ) -> tuple[DataFrame, int]:
     """Text branch of :func:`read_edges` (``first_line`` already fetched or ``None``)."""
     where = _describe(paths)
@@ -542,6 +543,8 @@ def _read_text(
     if bad:
         log.warning("skipped %d bad line%s in %s; the first: %s", bad, "s" if bad != 1 else "", where, first_msg)
     log.info("read %d edge lines from %s (%d split%s)", good, where, len(splits), "s" if len(splits) != 1 else "")
+    if counts is not None:
+        counts["rows"] = good
 
     edges = (
         _classify_text(spark.read.text(paths), layout)
@@ -610,6 +613,7 @@ def _read_parquet(
     dst_col: str | int | None,
     weight_col: str | int | None,
     bad_lines: str,
+    counts: dict[str, int] | None = None,
 ) -> tuple[DataFrame, int]:
     """Parquet branch of :func:`read_edges`."""
     where = _describe(paths)
@@ -736,6 +740,8 @@ def _read_parquet(
     if bad:
         log.warning("skipped %d bad row%s in %s; the first: %s", bad, "s" if bad != 1 else "", where, first_msg)
     log.info("read %d edge rows from %s", good, where)
+    if counts is not None:
+        counts["rows"] = good
     # A plan of its own: without the metadata columns (row indexes cost a little per row).
     edges = spark.read.parquet(*paths).select(*edge_cols).where(r == _R_OK).select("src", "dst", "weight")
     return edges, (bad if bad_lines == "skip" else 0)
@@ -788,6 +794,7 @@ def read_edges(
     weight_col: str | int | None = None,
     bad_lines: str = "fail",
     comment: str | None = "#",
+    counts: dict[str, int] | None = None,
 ) -> tuple[DataFrame, int]:
     """Read and validate a raw edge list.
 
@@ -835,6 +842,9 @@ def read_edges(
     comment : str or None, default "#"
         Lines starting with this (after leading whitespace) are ignored; ``None`` or
         ``""`` disables comments. Blank lines are always ignored.
+    counts : dict, optional
+        Receives ``rows``: the number of valid edge lines (rows), which the validating
+        pass counts anyway.
 
     Returns
     -------
@@ -873,7 +883,7 @@ def read_edges(
     if fmt == "auto":
         fmt, first_line = _detect_format(spark, paths, comment)
     if fmt == "parquet":
-        return _read_parquet(spark, paths, src_col, dst_col, weight_col, bad_lines)
+        return _read_parquet(spark, paths, src_col, dst_col, weight_col, bad_lines, counts)
     return _read_text(
-        spark, paths, fmt, sep, header, src_col, dst_col, weight_col, bad_lines, comment, first_line
+        spark, paths, fmt, sep, header, src_col, dst_col, weight_col, bad_lines, comment, first_line, counts
     )

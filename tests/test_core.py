@@ -305,6 +305,16 @@ def test_loaded_model_embeds_a_small_graph_of_known_size_in_one_task(spark, tmp_
             assert one[node].set_id == r.set_id
             np.testing.assert_allclose(one[node].embedding, r.embedding, rtol=1e-9, atol=1e-12)
             np.testing.assert_allclose(one[node].context, r.context, rtol=1e-9, atol=1e-12)
+    # A graph read by load_graph from few lines: its nodes are counted, no nodes= needed.
+    from sepne_spark.graph import load_graph
+
+    edges.write.parquet(str(tmp_path / "edges.parquet"))
+    read = load_graph(spark, str(tmp_path / "edges.parquet"), directed=False)
+    assert read.input_rows == len(g.rows)
+    counted = collect(loaded.embed(wanted, read))
+    assert loaded.plan.get("one_task") is True and sorted(counted) == sorted(one)
+    for node, r in one.items():
+        np.testing.assert_allclose(counted[node].embedding, r.embedding, rtol=1e-9, atol=1e-12)
     # Without one of the landmarks the graph cannot be embedded in one task.
     gone = model.landmark_ids[0]
     rest = edges.where((edges.src != gone) & (edges.dst != gone))
