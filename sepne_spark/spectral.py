@@ -309,6 +309,6 @@ def smooth(A: sp.spmatrix | sp.sparray, E: np.ndarray, order: int, mu: float, th
     :func:`sepne_spark.propagation.propagate_embeddings` computes in Spark): ``refine_steps``
     rounds of :func:`refine` when asked, then L2-normalise the rows, :func:`propagate` them
     over ``A`` and :func:`reorthogonalize` the result. With ``order = 1`` the filter is
-    left out: the refined basis is re-orthogonalised as it is."""
+    left out: the refined basis, its rows normalised, is re-orthogonalised."""
     X = refine(A, E, refine_steps) if refine_steps else E
     return reorthogonalize(propagate(A, l2_normalize(X), order=order, mu=mu, theta=theta))

@@ -22,19 +22,24 @@ def _case(n: int = 40, d: int = 3, seed: int = 0):
     return W, E
 
 
-@pytest.mark.parametrize("order,blocks", [(3, 3), (4, 1)])
-def test_propagation_matches_numpy_oracle(spark, order, blocks):
-    n, d = 40, 3
-    W, E = _case(n, d)
-    ids = [f"n{i}" for i in range(n)]  # string ids, not row numbers
+def _spark_propagated(spark, W, E, **kwargs) -> np.ndarray:
+    """propagate_embeddings of E over W on Spark, string ids (not row numbers), rows in
+    W's order."""
+    n = W.shape[0]
+    ids = [f"n{i}" for i in range(n)]
     coo = W.tocoo()
     edges = spark.createDataFrame(
         [(ids[i], ids[j], float(v)) for i, j, v in zip(coo.row, coo.col, coo.data)], "src string, dst string, weight double")
     vertices = spark.createDataFrame([(i,) for i in ids], "id string")
     emb = spark.createDataFrame([(ids[i], [float(x) for x in E[i]]) for i in range(n)], "id string, embedding array<double>")
-    got = {r["id"]: r["embedding"] for r in
-           propagate_embeddings(vertices, edges, emb, order=order, mu=0.2, theta=0.5, blocks=blocks).collect()}
-    G = np.array([got[i] for i in ids])
+    got = {r["id"]: r["embedding"] for r in propagate_embeddings(vertices, edges, emb, **kwargs).collect()}
+    return np.array([got[i] for i in ids])
+
+
+@pytest.mark.parametrize("order,blocks", [(3, 3), (4, 1)])
+def test_propagation_matches_numpy_oracle(spark, order, blocks):
+    W, E = _case(40, 3)
+    G = _spark_propagated(spark, W, E, order=order, mu=0.2, theta=0.5, blocks=blocks)
     want = reorthogonalize(propagate(W, l2_normalize(E), order=order, mu=0.2, theta=0.5))
     np.testing.assert_allclose(G, want, rtol=1e-9, atol=1e-10)
     assert np.count_nonzero(np.abs(G).sum(axis=1) == 0) == 0  # every node reached
@@ -44,18 +49,8 @@ def test_propagation_matches_numpy_oracle(spark, order, blocks):
 def test_refinement_matches_numpy_oracle(spark, order, blocks, steps):
     """Subspace iteration before the filter, by row blocks and in one task: the NumPy
     refinement (sepne_spark.spectral.refine), then the filter, to 1e-9."""
-    n, d = 40, 3
-    W, E = _case(n, d, seed=1)
-    ids = [f"n{i}" for i in range(n)]
-    coo = W.tocoo()
-    edges = spark.createDataFrame(
-        [(ids[i], ids[j], float(v)) for i, j, v in zip(coo.row, coo.col, coo.data)], "src string, dst string, weight double")
-    vertices = spark.createDataFrame([(i,) for i in ids], "id string")
-    emb = spark.createDataFrame([(ids[i], [float(x) for x in E[i]]) for i in range(n)], "id string, embedding array<double>")
-    got = {r["id"]: r["embedding"] for r in
-           propagate_embeddings(vertices, edges, emb, order=order, mu=0.2, theta=0.5, blocks=blocks,
-                                refine_steps=steps).collect()}
-    G = np.array([got[i] for i in ids])
+    W, E = _case(40, 3, seed=1)
+    G = _spark_propagated(spark, W, E, order=order, mu=0.2, theta=0.5, blocks=blocks, refine_steps=steps)
     Q = refine(W, E, steps)
     want = reorthogonalize(propagate(W, l2_normalize(Q), order=order, mu=0.2, theta=0.5))
     np.testing.assert_allclose(G, want, rtol=1e-9, atol=1e-10)
