@@ -874,8 +874,8 @@ def _record_run(spark: SparkSession, ns: argparse.Namespace, graph: GraphPaths, 
             "--seed", str(ns.seed)]
     if part in ("IO", "IOM"):
         path, count = ensure_io_nodes(spark, graph, ns.io_nodes, ns.seed)
-        # Requested ids only: the whole-graph propagation of a profile is turned off.
-        argv += ["--partition", "IO", "--nodes", "@" + path, "--propagation", "1"]
+        # Requested ids only: the whole-graph refinement and propagation of a profile are off.
+        argv += ["--partition", "IO", "--nodes", "@" + path, "--propagation", "1", "--refine-steps", "0"]
         rec["io_nodes"] = count
     spark.conf.set("spark.sql.shuffle.partitions", str(rec["shuffle_partitions"]))
     if part == "IOM":

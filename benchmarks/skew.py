@@ -266,7 +266,7 @@ def run_star(spark: SparkSession, ns: argparse.Namespace) -> dict[str, Any]:
     rec["requested"] = 1 + len(picked)
     output = os.path.join(os.path.abspath(ns.workdir), "runs", f"skew-star-L{ns.leaves}")
     argv = ["--input", edges, "--output", output, "--overwrite", *_embed_flags(ns),
-            "--partition", "IO", "--nodes", "@" + nodes_file]
+            "--partition", "IO", "--nodes", "@" + nodes_file, "--propagation", "1", "--refine-steps", "0"]
     res = run_embed(spark, argv, output)
     if _finish(spark, rec, res, output, ns):
         out = spark.read.parquet(output)
