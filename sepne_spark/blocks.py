@@ -24,7 +24,8 @@ row blocks (by a seeded hash of the id) and each block into chunks of
   blocks follow its communities.
 
 Nothing of size n reaches the driver: products, sums and d x d Gram matrices are all
-computed in partition-wise stages. Every intermediate table is computed when it is
+computed in partition-wise stages; a Gram matrix (d x d) is the one result collected,
+and the d x d factors made from it travel back in the next stage's closure. Every intermediate table is computed when it is
 built and cut from its lineage by a local checkpoint (on the executors' disks), so a
 chain of products plans in constant time and each product runs once. (A lazy local
 checkpoint would not make the chain lazy: it still runs the broadcasts of its plan when
@@ -265,9 +266,14 @@ class BlockGraph:
 
         return _checkpoint(rows.groupBy("b", chunk.alias("chunk")).applyInPandas(build, schema=CHUNK_SCHEMA))
 
-    def from_chunks(self, chunks: DataFrame, name: str, column: str = "embedding") -> DataFrame:
-        """``(id, column)`` rows of matrix ``name`` (an array of doubles per node)."""
+    def from_chunks(self, chunks: DataFrame, name: str, column: str = "embedding",
+                    right: np.ndarray | None = None) -> DataFrame:
+        """``(id, column)`` rows of matrix ``name`` (an array of doubles per node), or of
+        ``name @ right`` when a (small, ``cols x d'``) matrix ``right`` is given: it
+        travels in the task's closure, and the product runs chunk by chunk as the rows
+        are read (lazy, like the rest of this frame)."""
         cr = self.chunk_rows
+        R = None if right is None else np.array(right, dtype=np.float64)
         out_schema = StructType(
             [StructField("b", IntegerType(), False), StructField("i", IntegerType(), False),
              StructField(column, ArrayType(DoubleType(), False), False)]
@@ -277,6 +283,8 @@ class BlockGraph:
             for pdf in batches:
                 for b, c, r, k, data in zip(pdf["b"], pdf["c"], pdf["rows"], pdf["cols"], pdf["data"]):
                     block = _chunk_array(data, int(r), int(k))
+                    if R is not None:
+                        block = block @ R
                     yield pd.DataFrame({
                         "b": np.full(int(r), int(b), dtype=np.int32),
                         "i": (int(c) * cr + np.arange(int(r))).astype(np.int32),
@@ -404,9 +412,11 @@ class BlockGraph:
         return _checkpoint(state.groupBy("b", "c").applyInPandas(run, schema=CHUNK_SCHEMA))
 
 
-def gram(state: DataFrame, name: str) -> DataFrame:
-    """A one-row DataFrame ``(g binary)``: X^T X of matrix ``name`` (d x d float64),
-    summed per chunk, per partition, then over the partitions in one small task."""
+def gram(state: DataFrame, name: str) -> np.ndarray:
+    """X^T X of matrix ``name`` (d x d float64): summed per chunk and per partition in
+    a partition-wise stage, then over the partitions in one small task, whose single
+    d x d result is the only thing that reaches the driver. The partitions' sums are
+    added in an order of their own values, so the result does not depend on the run."""
     schema = StructType([StructField("g", BinaryType(), False), StructField("d", IntegerType(), False)])
 
     def partial(batches):
@@ -427,30 +437,11 @@ def gram(state: DataFrame, name: str) -> DataFrame:
         total = np.sum(sorted(mats, key=lambda m: m.tobytes()), axis=0)  # order-free sum
         return pd.DataFrame({"g": [total.astype("<f8").tobytes()], "d": [d]})
 
-    return parts.groupBy(F.lit(0).alias("one")).applyInPandas(add, schema=schema)
-
-
-def transform_rows(state: DataFrame, name: str, factor: DataFrame, make: Callable[[np.ndarray], np.ndarray],
-                   out: str, dtype: str = "float64") -> DataFrame:
-    """Matrix ``out`` = ``name`` @ T for every chunk, T = ``make(G)`` from the one-row
-    ``factor`` (as :func:`gram` returns it). ``factor`` is joined to every chunk, so the
-    d x d matrix travels as a broadcast join, and nothing reaches the driver."""
-    joined = state.where(F.col("name") == name).crossJoin(F.broadcast(factor))
-
-    def apply(batches):
-        cache: dict[bytes, np.ndarray] = {}
-        for pdf in batches:
-            rows = []
-            for b, c, r, k, data, g, d in zip(pdf["b"], pdf["c"], pdf["rows"], pdf["cols"], pdf["data"],
-                                              pdf["g"], pdf["d"]):
-                T = cache.get(g)
-                if T is None:
-                    T = cache[g] = make(np.frombuffer(g, dtype="<f8").reshape(int(d), int(d)))
-                Y = _chunk_array(data, int(r), int(k)) @ T
-                rows.append((int(b), int(c), out, int(r), int(Y.shape[1]), _as_bytes(Y, dtype)))
-            yield _rows_frame(rows)
-
-    return _checkpoint(joined.mapInPandas(apply, schema=CHUNK_SCHEMA))
+    row = parts.groupBy(F.lit(0).alias("one")).applyInPandas(add, schema=schema).first()
+    if row is None:
+        raise ValueError(f"gram: the state holds no chunk of matrix {name!r}")
+    d = int(row["d"])
+    return np.frombuffer(row["g"], dtype="<f8").reshape(d, d).copy()
 
 
 def _unpack(data: bytes) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -464,4 +455,4 @@ def _unpack(data: bytes) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return r, col, v
 
 
-__all__ = ["BlockGraph", "CHUNK_ROWS", "CHUNK_SCHEMA", "gram", "transform_rows"]
+__all__ = ["BlockGraph", "CHUNK_ROWS", "CHUNK_SCHEMA", "gram"]

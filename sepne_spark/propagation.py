@@ -8,19 +8,20 @@ with the band-pass filter of ProNE (Zhang et al., IJCAI 2019), which reaches
 a vector made from its neighbourhood's. Before the filter, ``refine_steps`` rounds of
 subspace iteration (:func:`sepne_spark.spectral.refine`) can draw the vectors towards
 the graph's dominant eigenvectors where the landmarks found too little: each round is
-one product, a d x d Gram matrix (:func:`~sepne_spark.blocks.gram`) and one pass that
-multiplies every chunk by the d x d orthonormalising factor
-(:func:`~sepne_spark.blocks.transform_rows`).
+one product and one pass that sums the d x d Gram matrix
+(:func:`~sepne_spark.blocks.gram`); the orthonormalising d x d factor made from it is
+applied inside the next product (or the pass that normalises the rows after the last).
 
 The arithmetic is :func:`sepne_spark.spectral.smooth` (:func:`~sepne_spark.spectral.propagate`
 followed by :func:`~sepne_spark.spectral.reorthogonalize`), step for step: each sparse product is one
 :meth:`sepne_spark.blocks.BlockGraph.product` (partial products by pair of blocks, then
 one task per row chunk that adds them), each combination runs inside that per-chunk task,
-and the d x d Gram matrix is summed and eigendecomposed in a one-row stage, so nothing
-of size n reaches the driver. With ``blocks > 1`` the products run when this function is
-called (each is checkpointed as it is built, see :mod:`sepne_spark.blocks`) and the
-returned DataFrame reads their result; with ``blocks == 1`` the whole filter runs in one
-task at the first action.
+and a d x d Gram matrix is summed in a one-row stage and collected (d x d: nothing of
+size n reaches the driver); the factor made from it is applied by the next stage's
+tasks, the last one as the returned rows are read. With ``blocks > 1`` the products run
+when this function is called (each is checkpointed as it is built, see
+:mod:`sepne_spark.blocks`) and the returned DataFrame reads their result; with
+``blocks == 1`` the whole filter runs in one task at the first action.
 
 Cost: ``refine_steps + 2 order - 1`` products, each moving about ``2 x blocks x n x d`` values on a
 graph without locality (the shipped column blocks, then the partial sums) plus the four
@@ -39,7 +40,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructField, StructType
 
-from sepne_spark.blocks import BlockGraph, gram, transform_rows
+from sepne_spark.blocks import BlockGraph, gram
 from sepne_spark.spectral import (
     chebyshev_coefficients,
     gram_transform,
@@ -108,7 +109,7 @@ def propagate_embeddings(
         Name of the vector column, in and out.
     refine_steps : int
         Rounds of :func:`~sepne_spark.spectral.refine` before the filter (one sparse
-        product, one d x d Gram matrix and one pass over the n x d block each); 0: none.
+        product and one d x d Gram matrix each); 0: none.
 
     Returns
     -------
@@ -134,14 +135,17 @@ def propagate_embeddings(
         return (Z + Y) / (1.0 + s)  # T Z = D^-1 (I + A) Z, with Y = A Z
 
     if refine_steps:
-        sums = state.where(F.col("name") == "s")
-        for _ in range(refine_steps):  # Q <- orthonormal basis of T Q
-            state = bg.product(state, "x0", lambda Y, o: {"y": t_of(Y, o["x0"], o["s"])})
-            state = transform_rows(state, "y", gram(state, "y"), orthonormalizer, "x0", dtype=dtype).unionByName(sums)
-        state = bg.map_blocks(state, lambda o: {"x0": l2_normalize(o["x0"]), "s": o["s"]})
+        # Q <- orthonormal basis of T Q. Each round's orthonormalising factor R (d x d,
+        # from the Gram matrix of Y = T Q) is applied inside the next product, row by
+        # row: T (Y R) = (T Y) R, so a round is one product and one Gram pass.
+        state = bg.product(state, "x0", lambda Y, o: {"y": t_of(Y, o["x0"], o["s"]), "s": o["s"]})
+        for _ in range(refine_steps - 1):
+            R = orthonormalizer(gram(state, "y"))
+            state = bg.product(state, "y", lambda Y, o, R=R: {"y": t_of(Y, o["y"], o["s"]) @ R, "s": o["s"]})
+        R = orthonormalizer(gram(state, "y"))
+        state = bg.map_blocks(state, lambda o, R=R: {"x0": l2_normalize(o["y"] @ R), "s": o["s"]})
     if order <= 1:  # the refined basis, re-orthogonalised as it is
-        out = transform_rows(state, "x0", gram(state, "x0"), gram_transform, "z", dtype=dtype)
-        return bg.from_chunks(out, "z", column)
+        return bg.from_chunks(state, "x0", column, right=gram_transform(gram(state, "x0")))
 
     last = order - 1  # index of the last Chebyshev term
 
@@ -171,8 +175,7 @@ def propagate_embeddings(
         state = bg.product(state, "t", step)
     # Y = (I + A) u = D T u; then U S^1/2 = Y V S^-1/2 from the Gram matrix of Y.
     state = bg.product(state, "u", lambda Y, o: {"y": o["u"] + Y})
-    out = transform_rows(state, "y", gram(state, "y"), gram_transform, "z", dtype=dtype)
-    return bg.from_chunks(out, "z", column)
+    return bg.from_chunks(state, "y", column, right=gram_transform(gram(state, "y")))
 
 
 def _in_one_task(
