@@ -5,8 +5,13 @@ and per-task cost, so this is the benchmark for those costs (what the tests and 
 cluster user with a small graph pay). One ``local[2]`` session; the distributed path is
 forced (``oneTaskNodes=0``); each repetition fits a model and embeds every node, and
 prints the two times. The first repetition warms the JVM and the Python workers.
+``--pyspark-daemon`` starts the Python workers as Spark does by default
+(``pyspark.daemon``) instead of through :mod:`sepne_spark.daemon`, for comparison;
+``--tasks N`` then also times a query of N Python tasks that do nothing (a
+``mapInPandas`` over N one-row partitions), three times: the per-task cost alone.
 
     python benchmarks/small_distributed.py --reps 4
+    python benchmarks/small_distributed.py --reps 4 --pyspark-daemon
 """
 from __future__ import annotations
 
@@ -33,6 +38,9 @@ def main() -> None:
     parser.add_argument("--nodes", type=int, default=60)
     parser.add_argument("--edges", type=int, default=220)
     parser.add_argument("--master", default="local[2]")
+    parser.add_argument("--tasks", type=int, default=0, help="also time a query of this many empty Python tasks")
+    parser.add_argument("--pyspark-daemon", action="store_true",
+                        help="Python workers through pyspark.daemon (Spark's default), not sepne_spark.daemon")
     args = parser.parse_args()
 
     from sepne_spark import SepNE
@@ -40,7 +48,9 @@ def main() -> None:
 
     spark = get_spark("sepne-small-bench", master=args.master,
                       conf={"spark.sql.shuffle.partitions": "1", "spark.sql.adaptive.enabled": "false",
-                            "spark.sql.codegen.wholeStage": "false"})
+                            "spark.sql.codegen.wholeStage": "false",
+                            **({"spark.python.daemon.module": "pyspark.daemon"} if args.pyspark_daemon else {})})
+    print("python daemon:", spark.conf.get("spark.python.daemon.module", "pyspark.daemon"), flush=True)
     edges = spark.createDataFrame(edge_rows(args.nodes, args.edges, 7), "src string, dst string, weight double")
     for rep in range(args.reps):
         start = time.perf_counter()
@@ -50,6 +60,12 @@ def main() -> None:
         rows = len(model.transform(edges).collect())
         done = time.perf_counter()
         print(f"rep {rep}: fit {fitted - start:.2f} s, embed {done - fitted:.2f} s ({rows} rows)", flush=True)
+    if args.tasks:
+        empty = spark.range(args.tasks).repartition(args.tasks).mapInPandas(lambda batches: batches, "id long")
+        for rep in range(3):
+            start = time.perf_counter()
+            rows = len(empty.collect())
+            print(f"{args.tasks} empty tasks: {time.perf_counter() - start:.2f} s ({rows} rows)", flush=True)
     spark.stop()
 
 

@@ -1,0 +1,67 @@
+"""The sessions the library builds: their Python workers' daemon (sepne_spark.daemon)."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from sepne_spark import daemon
+
+
+def _installed(tmp_path: Path) -> tuple[Path, list[Path]]:
+    """A site folder with a PySpark package holding its archives, as pip installs it."""
+    site = tmp_path / "site"
+    lib = site / "pyspark" / "python" / "lib"
+    lib.mkdir(parents=True)
+    (site / "pyspark" / "__init__.py").write_text("")
+    (site / "pyspark" / "jars").mkdir()
+    archives = [lib / "pyspark.zip", lib / "py4j-0.10.9.9-src.zip", site / "pyspark" / "jars" / "spark-core.jar"]
+    for a in archives:
+        a.write_bytes(b"PK")
+    return site, archives
+
+
+@pytest.mark.unit
+def test_only_the_installed_packages_archives_leave_the_path(tmp_path):
+    site, archives = _installed(tmp_path)
+    mine = tmp_path / "deps.zip"
+    mine.write_bytes(b"PK")
+    path = [str(a) for a in archives] + [str(mine), str(tmp_path / "code"), str(site)]
+    assert daemon.installed_pyspark(path) == str(site.resolve() / "pyspark")
+    assert daemon.without_bundled_archives(path) == [str(mine), str(tmp_path / "code"), str(site)]
+
+
+@pytest.mark.unit
+def test_path_unchanged_without_an_installed_pyspark(tmp_path):
+    spark_home = tmp_path / "spark" / "python" / "lib"
+    spark_home.mkdir(parents=True)
+    (spark_home / "pyspark.zip").write_bytes(b"PK")  # a Spark distribution's archive, no package beside it
+    path = [str(spark_home / "pyspark.zip"), str(tmp_path)]
+    assert daemon.installed_pyspark(path) is None
+    assert daemon.without_bundled_archives(path) == path
+
+
+def test_session_workers_import_pyspark_from_the_package_and_scan_no_archive(spark):
+    assert spark.conf.get(daemon.SETTING) == daemon.MODULE
+
+    def probe(batches):
+        import importlib
+        import zipimport
+
+        import pyspark
+
+        importlib.invalidate_caches()  # what every task starts with
+        archives = sorted({k for k, v in sys.path_importer_cache.items() if isinstance(v, zipimport.zipimporter)})
+        for pdf in batches:
+            pdf["where"] = pyspark.__file__
+            pdf["archives"] = ";".join(archives)
+            yield pdf
+
+    rows = spark.range(4).repartition(2).mapInPandas(probe, "id long, where string, archives string").collect()
+    assert sorted(r["id"] for r in rows) == [0, 1, 2, 3]  # tasks run and return their rows
+    import pyspark
+
+    for r in rows:
+        assert r["where"] == pyspark.__file__, r["where"]
+        assert r["archives"] == "", r["archives"]
