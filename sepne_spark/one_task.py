@@ -45,7 +45,7 @@ MAX_ENTRIES = 30_000_000
 #: v) of the two-step-walk Gram matrices formed in one task for ``landmarkFactors="walks"``
 #: (:func:`sepne_spark.sparse.walk_summaries`): 1.75 x 10^10 took about 50 s (10^5
 #: nodes with hubs, k = 2,000). Above it the fit uses M00's own subspaces.
-MAX_WALK_PRODUCTS = 50_000_000_000
+MAX_ONE_TASK_WALK_PRODUCTS = 50_000_000_000
 
 _EDGE, _NODE = 0, 1
 
@@ -113,7 +113,8 @@ def summaries(edges: DataFrame, vertices: DataFrame, landmarks: DataFrame, k: in
     walks : bool
         Also return the same three of the log-scaled A + A^2
         (:func:`sepne_spark.sparse.walk_summaries`), for ``landmarkFactors="walks"``,
-        unless they take more than :data:`MAX_WALK_PRODUCTS` products (then three).
+        unless they take more than :data:`MAX_ONE_TASK_WALK_PRODUCTS` products (then
+        three).
     """
     settings = {key: params[key] for key in ("metric", "window", "scaling")}
     # One row per row of each k x k matrix, its values as little-endian float64 bytes:
@@ -126,7 +127,7 @@ def summaries(edges: DataFrame, vertices: DataFrame, landmarks: DataFrame, k: in
         parts = landmark_summaries(local.M, local.landmarks)
         if walks:
             parts += walk_summaries(len(local.index), local.src, local.dst, local.w, local.landmarks,
-                                    MAX_WALK_PRODUCTS) or ()
+                                    MAX_ONE_TASK_WALK_PRODUCTS) or ()
         parts = np.stack(parts).astype("<f8")
         t, i = np.divmod(np.arange(len(parts) * k), k)
         return pd.DataFrame({"t": t.astype(np.int32), "i": i.astype(np.int32),

@@ -195,7 +195,7 @@ def walk_products(A: DataFrame, landmarks: DataFrame) -> int:
 #: Gram matrices (as DataFrame joins, one row per product): 7 x 10^6 for the 10^6-node
 #: SBM of BENCHMARKS.md; 5 x 10^12 when the landmarks are the hubs of its power-law
 #: DC-SBM (1.8 x 10^11 products without repeats), beyond any join.
-MAX_WALK_PRODUCTS = 100_000_000
+MAX_DISTRIBUTED_WALK_PRODUCTS = 100_000_000
 
 
 def walk_summaries(A: DataFrame, graph: Graph, landmarks: DataFrame,
@@ -204,11 +204,13 @@ def walk_summaries(A: DataFrame, graph: Graph, landmarks: DataFrame,
     (about k d^2 entries for mean degree d), whatever the model's metric:
     ``landmarkFactors="walks"`` takes the landmark subspaces from them. The distributed
     form of :func:`sepne_spark.sparse.walk_summaries`; None when their Gram matrices
-    would take more than :data:`MAX_WALK_PRODUCTS` products (:func:`walk_products`)."""
+    would take more than :data:`MAX_DISTRIBUTED_WALK_PRODUCTS` products
+    (:func:`walk_products`; the one-task fit has its own bound,
+    :data:`sepne_spark.one_task.MAX_ONE_TASK_WALK_PRODUCTS`)."""
     products = walk_products(A, landmarks)
-    if products > MAX_WALK_PRODUCTS:
+    if products > MAX_DISTRIBUTED_WALK_PRODUCTS:
         log.info("two-step walks from the landmarks: up to %s Gram products, over the limit of %s",
-                 f"{products:,}", f"{MAX_WALK_PRODUCTS:,}")
+                 f"{products:,}", f"{MAX_DISTRIBUTED_WALK_PRODUCTS:,}")
         return None
     walks = Proximity(A, graph.vertices, "A+A2", "log", graph.edges, 2)
     try:

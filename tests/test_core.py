@@ -175,7 +175,7 @@ def test_walk_factors_fall_back_to_m00_when_the_landmarks_are_hubs(spark, monkey
     A = spark.createDataFrame([(g.ids[a], g.ids[b], 1.0) for a, b in zip(*np.nonzero(B))], "src string, dst string, a double")
     lm = spark.createDataFrame([(i, j) for j, i in enumerate(model.landmark_ids)], "id string, l int")
     assert pipeline.walk_products(A, lm) == want
-    monkeypatch.setattr(pipeline, "MAX_WALK_PRODUCTS", want - 1)
+    monkeypatch.setattr(pipeline, "MAX_DISTRIBUTED_WALK_PRODUCTS", want - 1)
     with caplog.at_level("WARNING", logger="sepne_spark.pipeline"):
         fallback = SepNE(landmarkFactors="walks", **kw).fit(edges)
     assert "landmark subspaces are M00's own" in caplog.text
