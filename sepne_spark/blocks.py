@@ -28,9 +28,8 @@ computed in partition-wise stages; a Gram matrix (d x d) is the one result colle
 and the d x d factors made from it travel back in the next stage's closure. Every
 intermediate table is computed when it is built and cut from its lineage by a local
 checkpoint (on the executors' disks), so a chain of products plans in constant time
-and each product runs once. (A lazy local
-checkpoint would not make the chain lazy: it still runs the broadcasts of its plan when
-it is built.)
+and each product runs once. (A lazy local checkpoint would not make the chain lazy: it
+still runs the broadcasts of its plan when it is built.)
 """
 from __future__ import annotations
 
