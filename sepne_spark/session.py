@@ -114,8 +114,8 @@ def get_spark(
     interpreter (unless ``$PYSPARK_PYTHON`` says otherwise), uses one shuffle partition
     per core with adaptive execution coalescing them (in persisted tables' plans too),
     hides the console progress bar (the library logs its stages instead), starts its
-    Python workers through :mod:`sepne_spark.daemon`, and has
-    the GraphFrames JARs of :func:`jar_dir` on ``spark.jars``. ``conf`` overrides any of these. Under
+    Python workers through :mod:`sepne_spark.daemon`, and has the GraphFrames JARs of
+    :func:`jar_dir` on ``spark.jars``. ``conf`` overrides any of these. Under
     ``spark-submit`` (no session yet, the JVM launched with the submission's settings)
     a setting the submission gives (``--conf``, ``spark-defaults.conf``) keeps its value.
 

@@ -22,8 +22,8 @@ def _frame(spark, ids, X):
                                  "id long, embedding array<double>")
 
 
-def _dense(spark, bg, chunks, name, ids):
-    got = {r["id"]: r["embedding"] for r in bg.from_chunks(chunks, name).collect()}
+def _dense(spark, bg, chunks, name, ids, right=None):
+    got = {r["id"]: r["embedding"] for r in bg.from_chunks(chunks, name, right=right).collect()}
     return np.array([got[int(i)] for i in ids])
 
 
@@ -53,8 +53,7 @@ def test_product_update_gram_match_numpy(spark, blocks):
 
     np.testing.assert_allclose(B.gram(out, "x"), X.T @ X, rtol=1e-12)
     T = np.arange(d * 2, dtype=float).reshape(d, 2)
-    rotated = {r["id"]: r["r"] for r in bg.from_chunks(out, "x", "r", right=T).collect()}
-    np.testing.assert_allclose(np.array([rotated[i] for i in ids]), X @ T, atol=1e-12)
+    np.testing.assert_allclose(_dense(spark, bg, out, "x", ids, right=T), X @ T, atol=1e-12)
 
     mapped = bg.map_blocks(state, lambda own: {"s": own["x"] - own["z"]})
     np.testing.assert_allclose(_dense(spark, bg, mapped, "s", ids), X - Z, atol=0)
