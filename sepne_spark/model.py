@@ -136,6 +136,7 @@ class SepNE(Estimator, _SepNEParams, MLWritable, MLReadable):
         propagationMu: float = 0.2,
         propagationTheta: float = 0.5,
         propagationBlocks: int = 0,
+        propagationDtype: str = "float32",
         oneTaskNodes: int = 100_000,
     ) -> None:
         """A SepNE estimator; every parameter is keyword-only and defaults to the value
@@ -171,6 +172,7 @@ class SepNE(Estimator, _SepNEParams, MLWritable, MLReadable):
         propagationMu: float = 0.2,
         propagationTheta: float = 0.5,
         propagationBlocks: int = 0,
+        propagationDtype: str = "float32",
         oneTaskNodes: int = 100_000,
     ) -> "SepNE":
         """Set the parameters given (keyword-only); the others keep their values."""

@@ -415,7 +415,8 @@ def embed(
     order, steps = _propagation_order(params), _refine_steps(params)
     if order > 1 or steps:
         base = out.persist()
-        blocks_n = int(params["propagationBlocks"]) or default_blocks((fitted.nodes if same else nodes) or 0)
+        blocks_n = int(params["propagationBlocks"]) or default_blocks(
+            (fitted.nodes if same else nodes) or 0, dim=int(params["dim"]), dtype=params["propagationDtype"])
         # In one task the filter is lazy (it runs at the first action). By row blocks
         # every product is computed as it is built (sepne_spark.blocks): the solve and
         # the products run here, as a stage of their own, and the first action reads
@@ -428,7 +429,7 @@ def embed(
             smooth = propagate_embeddings(
                 graph.vertices, graph.edges, base.select("id", "embedding"), order=order,
                 mu=float(params["propagationMu"]), theta=float(params["propagationTheta"]),
-                blocks=blocks_n, seed=params["seed"], dtype=params["dtype"], refine_steps=steps,
+                blocks=blocks_n, seed=params["seed"], dtype=params["propagationDtype"], refine_steps=steps,
             )
         out = base.drop("embedding").join(smooth, "id").select(*output_schema(model.id_type).fieldNames())
         if order > 1:

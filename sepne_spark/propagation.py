@@ -49,22 +49,25 @@ from sepne_spark.spectral import (
     smooth,
 )
 
-#: Nodes per row block when the number of blocks is chosen from the graph's size. A
-#: product's task holds one column block's rows of the shipped matrix (500,000 x 128
-#: float64 = 512 MB, a few copies while decoding) and an update's task one row chunk,
-#: so this bounds memory per task; more blocks ship the matrix more times.
-ROWS_PER_BLOCK = 500_000
+#: Bytes of the shipped n x d matrix per row block when the number of blocks is chosen
+#: from the graph's size. A product's task holds one column block's rows of the shipped
+#: matrix (a few copies while decoding, one of them in float64) and an update's task one
+#: row chunk, so this bounds memory per task; more blocks ship the matrix more times.
+#: 500,000 nodes at d = 128 in float64, 10^6 in float32.
+BLOCK_BYTES = 512_000_000
 #: Up to this many nodes the whole propagation runs in one task (one block).
 ONE_TASK_NODES = 100_000
 
 
-def default_blocks(nodes: int, minimum: int = 2) -> int:
+def default_blocks(nodes: int, minimum: int = 2, dim: int = 128, dtype: str = "float64") -> int:
     """Row blocks for a graph of ``nodes`` nodes: 1 up to :data:`ONE_TASK_NODES` nodes
     (one task runs the whole filter in SciPy, after a single shuffle), else
-    ``max(minimum, ceil(nodes / ROWS_PER_BLOCK))`` (one block per 500,000 nodes)."""
+    ``max(minimum, ceil(nodes * dim * itemsize / BLOCK_BYTES))``: one block per 512 MB
+    of the n x ``dim`` matrix stored in ``dtype`` (10^6 nodes at d = 128 in float32)."""
     if int(nodes) <= ONE_TASK_NODES:
         return 1
-    return max(int(minimum), math.ceil(int(nodes) / ROWS_PER_BLOCK))
+    size = int(nodes) * int(dim) * np.dtype(dtype).itemsize
+    return max(int(minimum), math.ceil(size / BLOCK_BYTES))
 
 
 def propagate_embeddings(
@@ -219,4 +222,4 @@ def _in_one_task(
     return parts.groupBy(F.lit(0).alias("one")).applyInPandas(run, schema=schema)
 
 
-__all__ = ["ONE_TASK_NODES", "ROWS_PER_BLOCK", "default_blocks", "l2_normalize", "propagate_embeddings"]
+__all__ = ["BLOCK_BYTES", "ONE_TASK_NODES", "default_blocks", "l2_normalize", "propagate_embeddings"]

@@ -241,8 +241,13 @@ SETTINGS: tuple[Setting, ...] = (
     _setting("propagation_theta", float, 0.5, "Bessel parameter theta of the propagation filter "
              "(larger smooths more)", minimum=0.0, exclusive_minimum=True, maximum=10.0, metavar="THETA"),
     _setting("propagation_blocks", int, 0, "row blocks of the propagation's sparse products; 0 picks "
-             "them from the graph's size (1 task up to 100,000 nodes, else one per 500,000 nodes, at least 2). "
+             "them from the graph's size (1 task up to 100,000 nodes, else one per 512 MB of the n x d matrix in "
+             "--propagation-dtype: 10^6 nodes per block at d = 128 in float32, at least 2). "
              "Each product moves about 2 x blocks x n x d values", minimum=0, metavar="B"),
+    _setting("propagation_dtype", str, "float32", "type the n x d matrices of the refinement and propagation "
+             "are kept in between products by row blocks (over 100,000 nodes; arithmetic is float64). "
+             "float64 doubles the bytes moved, for 1e-12 instead of 1e-6 agreement with one task",
+             choices=DTYPES),
     _setting("one_task_nodes", int, 100_000, "graphs of up to this many nodes, whose M has at most "
              "3 x 10^7 entries, are fitted and embedded in one Spark task with SciPy (seconds instead of "
              "minutes; a few GB of one Python worker's memory at the largest); larger graphs take the distributed "

@@ -48,7 +48,7 @@ def test_schema_fields_flags_and_defaults():
         "eta", "iters", "seed", "directed", "input_format", "duplicates", "self_loops",
         "bad_lines", "lp_max_iter", "dtype", "landmark_factors", "propagation", "refine_steps", "propagation_mu",
         "propagation_theta",
-        "propagation_blocks", "one_task_nodes", "context", "spark",
+        "propagation_blocks", "propagation_dtype", "one_task_nodes", "context", "spark",
     ]
     for s in config.SETTINGS:
         assert s.flag == "--" + s.name.replace("_", "-")

@@ -73,6 +73,11 @@ def test_default_blocks():
     assert default_blocks(10) == 1
     assert default_blocks(100_001) == 2
     assert default_blocks(400_000) == 2
+    # One block per 512 MB of the n x d matrix: 500,000 nodes at d = 128 in float64,
+    # 10^6 in float32.
     assert default_blocks(1_000_000) == 2
     assert default_blocks(1_700_000) == 4
     assert default_blocks(10_000_001) == 21
+    assert default_blocks(1_715_256, dtype="float32") == 2
+    assert default_blocks(4_000_000, dtype="float32") == 4
+    assert default_blocks(1_000_000, dim=512, dtype="float32") == 4
