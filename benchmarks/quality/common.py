@@ -1,12 +1,17 @@
-"""Shared helpers of the quality study (NumPy only, no Spark session).
+"""Shared helpers of the quality study: the benchmark graphs, the library's pipeline,
+the evaluation.
 
-Builds the proximity matrix of a benchmark graph, chooses landmarks and sets the way the
-job does (DD / DP / UF / GDS landmarks, RP / LP sets), runs the per-set SepNE solve of
-:mod:`sepne_spark.solver` on dense/sparse blocks, and evaluates embeddings with the
-paper's node-classification protocol (:func:`sepne_spark.evaluation.node_classification`)
-or with a validation score computed inside the training part of each split only.
+Every configuration the library has runs through the library itself: the estimator
+(:class:`sepne_spark.SepNE`, its one-task path on these graphs) in one local Spark
+session, so the landmarks, the sets, M and the solve are the ones that ship
+(:func:`library_run`). The research-only variants live in :mod:`variants`, which takes
+the library's landmarks, sets and solver and changes one thing. Embeddings are scored
+with the paper's node-classification protocol
+(:func:`sepne_spark.evaluation.node_classification`) or with a validation score
+computed inside the training part of each split only.
 
-Single-process by design: BLAS is limited to one thread before NumPy is imported.
+BLAS is limited to one thread before NumPy is imported, and the Spark session runs
+``local[1]`` (``$SEPNE_STUDY_MASTER`` to change it).
 """
 from __future__ import annotations
 
@@ -16,7 +21,6 @@ for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "VECLIB
     os.environ.setdefault(_v, "1")
 
 import json
-import math
 import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -37,7 +41,6 @@ from sepne_spark.evaluation import (  # noqa: E402
     l2_normalize,
     node_classification,
 )
-from sepne_spark.solver import LandmarkFactors, landmark_factors, solve_set  # noqa: E402
 
 DATA_DIR = Path(os.environ.get("SEPNE_DATA_DIR", "/work/shared/datasets"))
 RESULTS_DIR = ROOT / "benchmarks" / "results"
@@ -110,198 +113,39 @@ def adjacency(g: Graph, directed: bool, dups: str = "sum") -> sp.csr_matrix:
     return W
 
 
-def _rownorm(W: sp.csr_matrix) -> sp.csr_matrix:
-    s = np.asarray(W.sum(axis=1)).ravel()
-    inv = np.where(s > 0, 1.0 / np.where(s > 0, s, 1.0), 0.0)
-    return sp.diags(inv) @ W
-
-
-def proximity(
-    g: Graph, directed: bool, transform: str = "rw", metric: str = "A+A2", dups: str = "sum"
-) -> sp.csr_matrix:
-    """Proximity matrix M.
-
-    transform:
-      ``rw``   A = D^-1 W (the paper's row-normalised transition matrix), M = A + A^2;
-      ``sym``  A = D^-1/2 W D^-1/2 (symmetric normalisation, out-degrees for directed graphs
-               on both sides: D_out^-1/2 W D_in^-1/2), M = A + A^2;
-      ``logN`` M = log(max(n/2 * (A + A^2) D^-1 vol ..., 1)): a shifted PPMI-like transform of the
-               rw matrix, log(max(vol/(2) * M_uv / d_v, 1)) (NetMF-style, window 2, b = 1).
-      ``logN:b`` the same with the shift of b negative samples: log(max(vol/(2 b) * M_uv / d_v, 1)).
-      ``logNa:alpha`` the same with negative samples drawn by degree ** alpha (word2vec's 0.75):
-               d_v ** alpha in place of d_v and their sum in place of vol.
-
-    metric: ``A+A2``, ``I+A``, or ``winT`` (A + A^2 + ... + A^T; with ``logN`` the constant
-    is vol/(T b), the NetMF window-T matrix).
-
-    dups: duplicate edges summed or kept once (:func:`adjacency`).
-    """
-    W = adjacency(g, directed, dups)
-    n = g.n
-    shift, alpha = 1.0, 1.0
-    if transform.startswith("logN:"):
-        transform, shift = "logN", float(transform.split(":", 1)[1])
-    elif transform.startswith("logNa:"):  # negative samples drawn by degree ** alpha
-        transform, alpha = "logN", float(transform.split(":", 1)[1])
-    if transform in ("rw", "logN"):
-        A = _rownorm(W)
-    elif transform == "sym":
-        so = np.asarray(W.sum(axis=1)).ravel()
-        si = np.asarray(W.sum(axis=0)).ravel()
-        io = np.where(so > 0, 1.0 / np.sqrt(np.where(so > 0, so, 1.0)), 0.0)
-        ii = np.where(si > 0, 1.0 / np.sqrt(np.where(si > 0, si, 1.0)), 0.0)
-        A = sp.diags(io) @ W @ sp.diags(ii)
-    else:
-        raise ValueError(transform)
-    A = sp.csr_matrix(A)
-    window = 2
-    if metric == "A+A2":
-        M = A + A @ A
-    elif metric.startswith("win"):  # winT: A + A^2 + ... + A^T
-        window = int(metric[3:])
-        M, P = A.copy(), A
-        for _ in range(window - 1):
-            P = P @ A
-            M = M + P
-    elif metric == "I+A":
-        M = sp.identity(n, format="csr") + A
-    else:
-        raise ValueError(metric)
-    M = sp.csr_matrix(M)
-    if transform == "logN":
-        deg_in = np.asarray(W.sum(axis=0)).ravel() ** alpha
-        vol = float(deg_in.sum())
-        M = M.tocoo()
-        dv = deg_in[M.col]
-        val = np.where(dv > 0, vol / (window * shift) * M.data / np.where(dv > 0, dv, 1.0), 0.0)
-        val = np.log(np.maximum(val, 1.0))
-        M = sp.csr_matrix((val, (M.row, M.col)), shape=(n, n))
-        M.eliminate_zeros()
-    return M
-
-
-def degrees(g: Graph, directed: bool) -> np.ndarray:
-    """Total degree (in + out entries of the directed edge list, both directions if undirected)."""
-    W = adjacency(g, directed)
-    B = (W > 0).astype(np.float64)
-    return np.asarray(B.sum(axis=1)).ravel() + np.asarray(B.sum(axis=0)).ravel()
+def edge_arrays(g: Graph, directed: bool, dups: str = "sum") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The merged weighted edge list of :func:`adjacency` (both directions when undirected)."""
+    W = adjacency(g, directed, dups).tocoo()
+    return W.row.astype(np.int64), W.col.astype(np.int64), W.data.astype(np.float64)
 
 
 # ---------------------------------------------------------------------------
-# Landmarks and sets
-# ---------------------------------------------------------------------------
-
-
-def select_landmarks(g: Graph, directed: bool, k: int, strategy: str = "DD", seed: int = 0) -> np.ndarray:
-    deg = degrees(g, directed)
-    n = g.n
-    order_dd = np.lexsort((np.array(g.ids), -deg))  # degree desc, id asc
-    if strategy == "DD":
-        return order_dd[:k]
-    rng = np.random.default_rng([seed, 17])
-    if strategy == "UF":
-        return rng.choice(n, size=k, replace=False)
-    if strategy == "DP":
-        p = deg / deg.sum()
-        nz = np.flatnonzero(p > 0)
-        return rng.choice(nz, size=k, replace=False, p=p[nz] / p[nz].sum())
-    if strategy == "GDS":
-        W = adjacency(g, directed)
-        U = ((W + W.T) > 0).tocsr()
-        blocked = np.zeros(n, dtype=bool)
-        chosen: list[int] = []
-        for v in order_dd:
-            if len(chosen) == k:
-                break
-            if blocked[v]:
-                continue
-            chosen.append(int(v))
-            blocked[v] = True
-            blocked[U.indices[U.indptr[v]:U.indptr[v + 1]]] = True
-        if len(chosen) < k:  # dominated: fill by degree
-            rest = [int(v) for v in order_dd if v not in set(chosen)]
-            chosen += rest[: k - len(chosen)]
-        return np.array(chosen, dtype=np.int64)
-    raise ValueError(strategy)
-
-
-def random_sets(nodes: np.ndarray, set_size: int, seed: int = 0) -> list[np.ndarray]:
-    """RP: each node to one of ceil(n / set_size) sets uniformly at random (seeded)."""
-    s = max(1, math.ceil(len(nodes) / set_size))
-    a = np.random.default_rng([seed, 7919]).integers(0, s, size=len(nodes))
-    return [np.sort(nodes[a == j]) for j in range(s) if np.any(a == j)]
-
-
-def label_propagation(g: Graph, max_iter: int = 10, seed: int = 0) -> np.ndarray:
-    """Asynchronous label propagation (random node order each round, ties broken at random)."""
-    W = adjacency(g, directed=True)
-    U = ((W + W.T) > 0).astype(np.float64).tocsr()
-    U.setdiag(0)
-    U.eliminate_zeros()
-    n = g.n
-    lab = np.arange(n)
-    rng = np.random.default_rng([seed, 31])
-    for _ in range(max_iter):
-        changed = 0
-        for v in rng.permutation(n):
-            nb = U.indices[U.indptr[v]:U.indptr[v + 1]]
-            if nb.size == 0:
-                continue
-            vals, cnt = np.unique(lab[nb], return_counts=True)
-            best = vals[cnt == cnt.max()]
-            if lab[v] in best:
-                continue
-            lab[v] = best[rng.integers(best.size)]
-            changed += 1
-        if changed == 0:
-            break
-    return lab
-
-
-def community_sets(labels: np.ndarray, nodes: np.ndarray, set_size: int, seed: int = 0) -> list[np.ndarray]:
-    """LP packing as in the job: big communities split evenly, small ones laid end to end
-    in decreasing size order and cut every ``set_size`` nodes."""
-    rng = np.random.default_rng([seed, 41])
-    lab = labels[nodes]
-    comms: dict[int, list[int]] = {}
-    for v, c in zip(nodes, lab):
-        comms.setdefault(int(c), []).append(int(v))
-    big = [np.array(m) for m in comms.values() if len(m) > set_size]
-    small = sorted((m for m in comms.values() if len(m) <= set_size), key=lambda m: (-len(m), min(m)))
-    sets: list[np.ndarray] = []
-    for m in big:
-        m = rng.permutation(m)
-        c = math.ceil(len(m) / set_size)
-        sets += [np.sort(m[j::c]) for j in range(c)]
-    flat = [v for m in small for v in m]
-    for j in range(0, len(flat), set_size):
-        sets.append(np.sort(np.array(flat[j:j + set_size])))
-    return sets
-
-
-# ---------------------------------------------------------------------------
-# SepNE
+# Configurations
 # ---------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
 class Config:
+    """One configuration of the study. Fields the library has map onto the estimator's
+    Params (:func:`library_params`); the others are research variants
+    (:mod:`variants`)."""
+
     directed: bool = False
-    transform: str = "rw"
-    metric: str = "A+A2"
+    transform: str = "rw"  # rw (scaling none), logN (scaling log); research: sym, logN:b, logNa:alpha
+    metric: str = "A+A2"  # A+A2, I+A, winT (A+A2 with window T)
     d: int = 128
     k: int = 200
     strategy: str = "DD"
-    partition: str = "RP"
+    partition: str = "RP"  # RP, LP; research: ALL (one set)
     set_size: int = 500
     lam: float = 0.4
     eta: float = 0.1
     iters: int = 100
     output: str = "W"  # W, C, W+C (sum), avg (mean of the L2-normalised W and C), concat (2d)
     seed: int = 0
-    method: str = "sepne"  # sepne, svd (rank-d truncated SVD of M), nystrom (same landmarks)
+    method: str = "sepne"  # sepne; research: svd (rank-d truncated SVD of M), nystrom (same landmarks)
     self_loops: str = "drop"  # "keep": self-loops stay in the adjacency (once)
-    spow: float = 0.0  # output coordinate j scaled by s_j ** spow (s: singular values of M00)
+    spow: float = 0.0  # research: output coordinate j scaled by s_j ** spow (s: singular values of M00)
     dups: str = "sum"  # "max": duplicate edges kept once (the job's duplicates: max)
     factor: str = "M00"  # "rows": landmark subspaces from all landmark rows / columns
 
@@ -311,74 +155,134 @@ class Config:
 
 AS_WRITTEN = Config()
 
+#: The study's transforms the library has, as its ``scaling`` setting.
+LIBRARY_SCALING = {"rw": "none", "logN": "log"}
+
+
+def library_metric(metric: str) -> tuple[str, int]:
+    """The library's ``metric`` and ``window`` for the study's ``metric``."""
+    if metric.startswith("win"):
+        return "A+A2", int(metric[3:])
+    if metric in ("A+A2", "I+A"):
+        return metric, 2
+    raise ValueError(metric)
+
+
+def layout_params(cfg: Config) -> dict[str, Any]:
+    """The estimator's Params that decide the landmarks and the sets (and the graph the
+    library reads): the same for a research variant as for the library's own run."""
+    return dict(
+        landmarks=cfg.k, landmarkStrategy=cfg.strategy, partition="RP" if cfg.partition == "ALL" else cfg.partition,
+        setSize=cfg.set_size, seed=cfg.seed, directed=cfg.directed, duplicates=cfg.dups, selfLoops=cfg.self_loops,
+        dim=min(cfg.d, cfg.k),
+    )
+
+
+def library_params(cfg: Config) -> dict[str, Any] | None:
+    """The :class:`sepne_spark.SepNE` Params of ``cfg``, or None when it is a research
+    variant (a transform, partition, method or output scaling the library does not have)."""
+    if (cfg.method != "sepne" or cfg.spow or cfg.partition not in ("RP", "LP")
+            or cfg.transform not in LIBRARY_SCALING):
+        return None
+    metric, window = library_metric(cfg.metric)
+    return dict(layout_params(cfg), metric=metric, window=window, scaling=LIBRARY_SCALING[cfg.transform],
+                dim=cfg.d, lam=cfg.lam, eta=cfg.eta, iters=cfg.iters, landmarkFactors=cfg.factor)
+
+
+# ---------------------------------------------------------------------------
+# The library's pipeline (one local Spark session for the whole study)
+# ---------------------------------------------------------------------------
+
+_SPARK = None
+_FRAMES: dict[tuple[str, str], Any] = {}
+
+
+def spark_session():
+    """The study's Spark session: ``local[1]`` (one core, as BLAS), built once."""
+    global _SPARK
+    if _SPARK is None:
+        from sepne_spark.session import get_spark
+
+        _SPARK = get_spark("sepne-quality-study", os.environ.get("SEPNE_STUDY_MASTER", "local[1]"),
+                           {"spark.ui.enabled": "false"})
+        _SPARK.sparkContext.setLogLevel("ERROR")
+    return _SPARK
+
+
+def _edges_frame(g: Graph):
+    """The graph's edge list as the library reads it: one row per line of the edge file
+    that the loader kept (self-loops dropped when the graph was loaded that way)."""
+    key = (g.name, f"{len(g.src)}")
+    if key not in _FRAMES:
+        import pandas as pd
+
+        ids = np.array(g.ids, dtype=object)
+        pdf = pd.DataFrame({"src": ids[g.src], "dst": ids[g.dst], "weight": np.ones(len(g.src))})
+        _FRAMES[key] = spark_session().createDataFrame(pdf, "src string, dst string, weight double").cache()
+    return _FRAMES[key]
+
+
+@dataclass
+class LibraryRun:
+    """The library's output in the graph's node order: W, C (n x d; zero for nodes
+    without an edge), the landmark indices in landmark order and every node's set id
+    (-1: a landmark or a node without an edge)."""
+
+    W: np.ndarray
+    C: np.ndarray
+    landmarks: np.ndarray
+    sets: np.ndarray
+
+
+def library_run(g: Graph, params: dict[str, Any]) -> LibraryRun:
+    """Fit and embed ``g`` with the library's estimator (:class:`sepne_spark.SepNE`, the
+    one-task path on these graphs) and ``params``."""
+    from sepne_spark import SepNE
+
+    edges = _edges_frame(g)
+    model = SepNE(**params).fit(edges)
+    pdf = model.transform(edges).toPandas()
+    at = {v: i for i, v in enumerate(g.ids)}
+    rows = np.array([at[v] for v in pdf["id"]], dtype=np.int64)
+    d = len(pdf["embedding"].iloc[0])
+    W = np.zeros((g.n, d))
+    C = np.zeros((g.n, d))
+    W[rows] = np.vstack(pdf["embedding"].to_numpy())
+    C[rows] = np.vstack(pdf["context"].to_numpy())
+    sets = np.full(g.n, -1, dtype=np.int64)
+    sets[rows] = pdf["set_id"].to_numpy(np.int64)
+    landmarks = np.array([at[v] for v in model.landmark_ids], dtype=np.int64)
+    return LibraryRun(W, C, landmarks, sets)
+
+
+def proximity(
+    g: Graph, directed: bool, transform: str = "rw", metric: str = "A+A2", dups: str = "sum"
+) -> sp.csr_matrix:
+    """M of the configuration: the library's (:func:`sepne_spark.sparse.sparse_proximity`,
+    what its one-task path builds) for ``rw`` and ``logN``; a research transform's
+    (:func:`variants.proximity`) otherwise."""
+    if transform not in LIBRARY_SCALING:
+        import variants
+
+        return variants.proximity(g, directed, transform, metric, dups)
+    from sepne_spark.sparse import sparse_proximity
+
+    lib_metric, window = library_metric(metric)
+    src, dst, w = edge_arrays(g, directed, dups)
+    return sparse_proximity(g.n, src, dst, w, lib_metric, window, LIBRARY_SCALING[transform])
+
 
 def sepne(g: Graph, cfg: Config, M: sp.csr_matrix | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """W, C (n x d) for every node; landmarks get Phi^T, Psi^T."""
-    if M is None:
-        M = proximity(g, cfg.directed, cfg.transform, cfg.metric, cfg.dups)
-    M = sp.csr_matrix(M)
-    n = g.n
-    V0 = select_landmarks(g, cfg.directed, cfg.k, cfg.strategy, cfg.seed)
-    is_l = np.zeros(n, dtype=bool)
-    is_l[V0] = True
-    nl = np.flatnonzero(~is_l)
-    Mc = M.tocsc()
-    Mrow0 = M[V0].toarray()  # k x n: M[l, v]
-    Mcol0 = Mc[:, V0].toarray()  # n x k: M[v, l]
-    if cfg.factor == "M00":
-        F = landmark_factors(Mrow0[:, V0], cfg.d)
-    elif cfg.factor == "rows":
-        F = row_space_factors(Mrow0, Mcol0, V0, cfg.d)
-    else:
-        raise ValueError(cfg.factor)
-    M0nl = Mrow0[:, nl]  # k x nnl
-    Mnl0 = Mcol0[nl]  # nnl x k
-    S_A = M0nl @ M0nl.T
-    S_B = Mnl0.T @ Mnl0
-    Rhat_A = (M[:, nl] @ M0nl.T).T  # k x n: sum_v M[u,v] M_0v
-    Rhat_B = (Mc[nl, :].T @ Mnl0).T  # k x n: sum_v M[v,u] M_v0
-    Rhat_A = np.asarray(Rhat_A)
-    Rhat_B = np.asarray(Rhat_B)
-    if cfg.partition == "RP":
-        sets = random_sets(nl, cfg.set_size, cfg.seed)
-    elif cfg.partition == "LP":
-        sets = community_sets(label_propagation(g, seed=cfg.seed), nl, cfg.set_size, cfg.seed)
-    elif cfg.partition == "ALL":
-        sets = [nl]
-    else:
-        raise ValueError(cfg.partition)
-    d = F.Phi.shape[0]
-    W = np.zeros((n, d))
-    C = np.zeros((n, d))
-    W[V0] = F.Phi.T
-    C[V0] = F.Psi.T
-    for Vi in sets:
-        Mii = M[Vi][:, Vi]
-        Wi, Ci = solve_set(
-            F, S_A, S_B, Mii, Mcol0[Vi], Mrow0[:, Vi], Rhat_A[:, Vi], Rhat_B[:, Vi],
-            cfg.lam, cfg.eta, cfg.iters,
-        )
-        W[Vi] = Wi.T
-        C[Vi] = Ci.T
-    if cfg.spow:
-        scale = F.singular_values[:d] ** cfg.spow
-        W, C = W * scale, C * scale
-    return W, C
+    """W, C (n x d) of every node: the library's output when it has the configuration,
+    else the research variant's (:func:`variants.sepne`, the library's landmarks, sets
+    and solver on the variant's M)."""
+    params = library_params(cfg)
+    if params is not None:
+        run = library_run(g, params)
+        return run.W, run.C
+    import variants
 
-
-def row_space_factors(Mrow0: np.ndarray, Mcol0: np.ndarray, V0: np.ndarray, d: int) -> LandmarkFactors:
-    """Phi, Psi spanning the top-d left singular subspace of the landmark rows M_0: (k x n)
-    and the right one of the landmark columns M_:0 (n x k), in place of M00's own; P is
-    M00 projected on the two subspaces (Phi^T Psi = U_L U_L^T M00 V_R V_R^T)."""
-    M00 = Mrow0[:, V0]
-    _, UL = np.linalg.eigh(Mrow0 @ Mrow0.T)  # eigenvalues ascending
-    _, VR = np.linalg.eigh(Mcol0.T @ Mcol0)
-    UL, VR = UL[:, ::-1][:, :d], VR[:, ::-1][:, :d]
-    X, sig, Yt = np.linalg.svd(UL.T @ M00 @ VR)
-    root = np.sqrt(sig)
-    Phi = ((UL @ X) * root).T.copy()
-    Psi = ((VR @ Yt.T) * root).T.copy()
-    return LandmarkFactors(Phi=Phi, Psi=Psi, P=Phi.T @ Psi, singular_values=sig)
+    return variants.sepne(g, cfg, M)
 
 
 def combine(W: np.ndarray, C: np.ndarray, output: str) -> np.ndarray:
@@ -395,31 +299,21 @@ def combine(W: np.ndarray, C: np.ndarray, output: str) -> np.ndarray:
     raise ValueError(output)
 
 
-def svd_factors(M: sp.csr_matrix, d: int) -> tuple[np.ndarray, np.ndarray]:
-    """Rank-d truncated SVD (W = U S^1/2, C = V S^1/2) by ARPACK; the final table uses
-    the dense full SVD of :func:`sepne_spark.baselines.svd_embedding` instead."""
-    from scipy.sparse.linalg import svds
-
-    U, s, Vt = svds(sp.csr_matrix(M), k=d, random_state=0)
-    o = np.argsort(-s)
-    root = np.sqrt(s[o])
-    return U[:, o] * root, Vt[o].T * root
-
-
 def nystrom(g: Graph, cfg: Config, M: sp.csr_matrix) -> tuple[np.ndarray, np.ndarray]:
-    from sepne_spark.baselines import nystrom_embedding
+    """Nystrom with the library's landmarks of ``cfg``."""
+    import variants
 
-    V0 = select_landmarks(g, cfg.directed, cfg.k, cfg.strategy, cfg.seed)
-    return nystrom_embedding(M, V0, cfg.d)
+    return variants.nystrom(g, cfg, M)
 
 
 def embed(g: Graph, cfg: Config, M: sp.csr_matrix | None = None) -> np.ndarray:
-    if M is None:
-        M = proximity(g, cfg.directed, cfg.transform, cfg.metric, cfg.dups)
     if cfg.method == "svd":
-        W, C = svd_factors(M, cfg.d)
+        import variants
+
+        W, C = variants.svd_factors(M if M is not None else proximity(g, cfg.directed, cfg.transform, cfg.metric,
+                                                                      cfg.dups), cfg.d)
     elif cfg.method == "nystrom":
-        W, C = nystrom(g, cfg, M)
+        W, C = nystrom(g, cfg, M if M is not None else proximity(g, cfg.directed, cfg.transform, cfg.metric, cfg.dups))
     else:
         W, C = sepne(g, cfg, M)
     return combine(W, C, cfg.output)
