@@ -33,8 +33,8 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import BinaryType, DataType, IntegerType, StructField, StructType
 
 from sepne_spark.set_stage import output_schema
-from sepne_spark.solver import LandmarkFactors, RepairedFactorisation, SetConstants
-from sepne_spark.sparse import landmark_summaries, solve_sets, sparse_proximity, walk_summaries
+from sepne_spark.solver import RepairedFactorisation, SetConstants
+from sepne_spark.sparse import embed_all, landmark_summaries, sparse_proximity, walk_summaries
 from sepne_spark.spectral import smooth
 
 #: Largest number of entries of M (bounded from the degree table by
@@ -146,7 +146,6 @@ def embed_graph(
     vertices: DataFrame,
     landmarks: DataFrame,
     assign: DataFrame,
-    factors: LandmarkFactors,
     constants: SetConstants,
     params: Mapping[str, Any],
     id_type: DataType,
@@ -156,24 +155,19 @@ def embed_graph(
 
     ``assign`` is ``(id, set_id)`` of the non-landmark nodes to embed (all of them, or
     the requested ones: a node in no set gets no row); the landmarks get Phi and Psi
-    (set -1). With ``propagation > 1`` or ``refineSteps > 0`` the embeddings are then
+    of ``constants.factors`` (set -1). With ``propagation > 1`` or ``refineSteps > 0`` the embeddings are then
     refined and propagated as :func:`sepne_spark.propagation.propagate_embeddings` does
     (the context vectors are not). Lazy: the task runs at the first action.
     """
     settings = {key: params[key] for key in ("metric", "window", "scaling", "iters", "dtype", "propagation",
                                              "propagationMu", "propagationTheta", "refineSteps")}
-    Phi, Psi = factors.Phi, factors.Psi
-
     def run(pdf: pd.DataFrame) -> pd.DataFrame:
         local = _Local(pdf, settings)
-        n, d = len(local.index), Phi.shape[0]
-        W, C = np.zeros((n, d)), np.zeros((n, d))
-        W[local.landmarks], C[local.landmarks] = Phi.T, Psi.T
+        n = len(local.index)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", RepairedFactorisation)
-            for _, members, Wi, Ci in solve_sets(local.M, local.landmarks, local.sets, constants,
-                                                 int(settings["iters"]), settings["dtype"]):
-                W[members], C[members] = Wi.T, Ci.T
+            W, C = embed_all(local.M, local.landmarks, local.sets, constants, int(settings["iters"]),
+                             settings["dtype"])
         for w in caught:  # to the executor log, as the distributed solve does
             print(f"sepne solve WARNING: {w.message}", file=sys.stderr, flush=True)
         if not (np.isfinite(W).all() and np.isfinite(C).all()):

@@ -373,8 +373,7 @@ def embed(
     if in_one_task:
         plan["one_task"] = True
         constants = set_constants(model.factors, model.S_A, model.S_B, params["lam"], params["eta"])
-        out = one_task.embed_graph(graph.edges, graph.vertices, lm, assign, model.factors, constants, params,
-                                   model.id_type)
+        out = one_task.embed_graph(graph.edges, graph.vertices, lm, assign, constants, params, model.id_type)
         if ids is not None:  # the sets hold the requested nodes; of the landmarks, the requested ones
             out = out.join(wanted.select("id"), "id", "left_semi")
         if _propagation_order(params) > 1:

@@ -217,3 +217,23 @@ def solve_sets(
         W, C = solve_set(constants.factors, None, None, M_ii, M_i0, M_0i, Rhat_A, Rhat_B,
                          constants.lam, constants.eta, iters, dtype=dtype, constants=constants)
         yield sid, members, W, C
+
+
+def embed_all(
+    M: sp.csr_matrix,
+    landmarks: np.ndarray,
+    sets: np.ndarray,
+    constants: SetConstants,
+    iters: int,
+    dtype: str = "float64",
+) -> tuple[np.ndarray, np.ndarray]:
+    """W and C (n x d) of every node: Phi^T and Psi^T for the landmarks, the per-set
+    solve (:func:`solve_sets`) for the nodes in a set, zero for the others."""
+    Phi, Psi = constants.factors.Phi, constants.factors.Psi
+    n, d = M.shape[0], Phi.shape[0]
+    W, C = np.zeros((n, d)), np.zeros((n, d))
+    V0 = np.asarray(landmarks, dtype=np.int64)
+    W[V0], C[V0] = Phi.T, Psi.T
+    for _, members, Wi, Ci in solve_sets(M, V0, sets, constants, iters, dtype):
+        W[members], C[members] = Wi.T, Ci.T
+    return W, C

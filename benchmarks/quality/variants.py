@@ -14,7 +14,7 @@ thing and take the rest from the library:
 
 The landmarks and the sets are always the library's own, from a fit with the same
 layout settings (:func:`common.layout_params`), and the per-set solve is the library's
-(:func:`sepne_spark.sparse.solve_sets` with :func:`sepne_spark.sparse.landmark_summaries`),
+(:func:`sepne_spark.sparse.embed_all` with :func:`sepne_spark.sparse.landmark_summaries`),
 run here on the variant's M.
 """
 from __future__ import annotations
@@ -27,7 +27,7 @@ import scipy.sparse as sp
 
 import common
 from sepne_spark.solver import landmark_factors, row_space_factors, set_constants
-from sepne_spark.sparse import landmark_summaries, solve_sets
+from sepne_spark.sparse import embed_all, landmark_summaries
 
 if TYPE_CHECKING:  # pragma: no cover
     from common import Config, Graph
@@ -113,17 +113,9 @@ def sepne(g: "Graph", cfg: "Config", M: sp.csr_matrix | None = None) -> tuple[np
         F = row_space_factors(M00, S_A, S_B, cfg.d)
     else:
         raise ValueError(cfg.factor)
-    constants = set_constants(F, S_A, S_B, cfg.lam, cfg.eta)
-    d = F.Phi.shape[0]
-    W = np.zeros((g.n, d))
-    C = np.zeros((g.n, d))
-    W[V0] = F.Phi.T
-    C[V0] = F.Psi.T
-    for _, members, Wi, Ci in solve_sets(M, V0, sets, constants, cfg.iters):
-        W[members] = Wi.T
-        C[members] = Ci.T
+    W, C = embed_all(M, V0, sets, set_constants(F, S_A, S_B, cfg.lam, cfg.eta), cfg.iters)
     if cfg.spow:
-        scale = F.singular_values[:d] ** cfg.spow
+        scale = F.singular_values[:W.shape[1]] ** cfg.spow
         W, C = W * scale, C * scale
     return W, C
 
