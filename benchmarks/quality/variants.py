@@ -10,7 +10,10 @@ thing and take the rest from the library:
   ``logNa:alpha`` (negatives drawn by degree ** alpha);
 * ``partition="ALL"`` (one set holding every node: no separation, a reference);
 * ``spow`` (output coordinates scaled by a power of M00's singular values);
-* ``method="svd"`` (rank-d truncated SVD of M) and ``method="nystrom"``.
+* ``method="svd"`` (rank-d truncated SVD of M) and ``method="nystrom"``;
+* ``component_landmarks`` (:func:`component_landmarks`): one more landmark in every
+  component of two or more nodes that holds none (its highest-degree node), so that
+  no node with an edge is out of every landmark's reach (``components.py`` scores it).
 
 The landmarks and the sets are always the library's own, from a fit with the same
 layout settings (:func:`common.layout_params`), and the per-set solve is the library's
@@ -95,15 +98,41 @@ def library_layout(g: "Graph", cfg: "Config") -> common.LibraryRun:
     return common.library_run(g, params)
 
 
-def sepne(g: "Graph", cfg: "Config", M: sp.csr_matrix | None = None) -> tuple[np.ndarray, np.ndarray]:
+def component_landmarks(g: "Graph", cfg: "Config", landmarks: np.ndarray) -> np.ndarray:
+    """The highest-degree node (the first by index on ties) of every connected
+    component of two or more nodes that holds none of ``landmarks``, largest
+    components first (undirected connectivity)."""
+    from scipy.sparse.csgraph import connected_components
+
+    W = common.adjacency(g, cfg.directed, cfg.dups)
+    A = sp.csr_matrix(((W + W.T) > 0).astype(np.float64))
+    _, comp = connected_components(A, directed=False)
+    degree = np.asarray(A.sum(axis=1)).ravel()
+    sizes = np.bincount(comp)
+    covered = set(comp[np.asarray(landmarks, dtype=np.int64)].tolist())
+    extra = []
+    for c in np.argsort(-sizes, kind="stable"):
+        if sizes[c] >= 2 and int(c) not in covered:
+            members = np.flatnonzero(comp == c)
+            extra.append(int(members[np.argmax(degree[members])]))
+    return np.array(extra, dtype=np.int64)
+
+
+def sepne(g: "Graph", cfg: "Config", M: sp.csr_matrix | None = None,
+          per_component: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """W, C (n x d) of a research variant: the library's landmarks, sets and solver on
-    the variant's M (``M`` when given)."""
+    the variant's M (``M`` when given); with ``per_component``, the library's
+    landmarks and :func:`component_landmarks` (taken out of their sets)."""
     if M is None:
         M = common.proximity(g, cfg.directed, cfg.transform, cfg.metric, cfg.dups)
     M = sp.csr_matrix(M)
     layout = library_layout(g, cfg)
     V0 = layout.landmarks
     sets = layout.sets.copy()
+    if per_component:
+        extra = component_landmarks(g, cfg, V0)
+        V0 = np.concatenate([V0, extra])
+        sets[extra] = -1
     if cfg.partition == "ALL":
         sets[sets >= 0] = 0
     M00, S_A, S_B = landmark_summaries(M, V0)
