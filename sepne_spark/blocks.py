@@ -25,7 +25,10 @@ row blocks (by a seeded hash of the id) and each block into chunks of
 
 Nothing of size n reaches the driver: products, sums and d x d Gram matrices are all
 computed in partition-wise stages; a Gram matrix (d x d) is the one result collected,
-and the d x d factors made from it travel back in the next stage's closure. Every
+and the d x d factors made from it travel back in the next stage's closure. A product
+that is followed by a Gram matrix of its result (:meth:`BlockGraph.product_with_gram`)
+forms each chunk's part of it in the task that computes the chunk, so that the n x d
+result is not read a second time for it. Every
 intermediate table is computed when it is built and cut from its lineage by a local
 checkpoint (on the executors' disks), so a chain of products plans in constant time
 and each product runs once. (A lazy local checkpoint would not make the chain lazy: it
@@ -89,6 +92,10 @@ _PARTS_SCHEMA = StructType(
     ]
 )
 _ENTRIES, _SHIPPED, _OWN, _PARTIAL = 0, 1, 2, 3
+#: Name of the rows that hold a chunk's part of a Gram matrix (``rows = cols = d``,
+#: float64) in a table that :meth:`BlockGraph.product_with_gram` returns from; never a
+#: matrix of the state.
+_GRAM = "~gram"
 
 #: ``update(product, own) -> new own``: ``product`` is a row chunk's rows of S @ X,
 #: ``own`` the chunk's rows of every matrix by name (each ``rows x cols``); returns the
@@ -160,6 +167,24 @@ def _block_matrices(pdf: pd.DataFrame) -> dict[str, np.ndarray]:
         grp = grp.sort_values("c")
         out[str(name)] = _stacked(grp["data"], grp["rows"], grp["cols"])
     return out
+
+
+def _emitted(b: int, c: int, new: Mapping[str, np.ndarray], dtype: str, gram: str | None) -> pd.DataFrame:
+    """Chunk rows of the matrices ``new`` of chunk ``c`` of block ``b``, stored in
+    ``dtype``; with ``gram``, one more row (:data:`_GRAM`) holding X^T X of that matrix
+    as stored (its values after the rounding to ``dtype``), in float64."""
+    rows = []
+    for name in sorted(new):
+        X = np.asarray(new[name], dtype=np.float64)
+        data = _as_bytes(X, dtype)
+        rows.append((b, c, name, int(X.shape[0]), int(X.shape[1]), data))
+        if name == gram:
+            Xs = _chunk_array(data, int(X.shape[0]), int(X.shape[1]))
+            G = Xs.T @ Xs
+            rows.append((b, c, _GRAM, int(G.shape[0]), int(G.shape[1]), _as_bytes(G, "float64")))
+    if gram is not None and gram not in new:
+        raise ValueError(f"the update returned no matrix {gram!r} to form the Gram matrix of")
+    return _rows_frame(rows)
 
 
 @dataclass
@@ -340,6 +365,9 @@ class BlockGraph:
         sums meet the state's own chunks by row chunk, where they are added (in column
         block order, so the result does not depend on the run) and ``update`` runs.
         """
+        return self._product(state, ship, update)
+
+    def _product(self, state: DataFrame, ship: str, update: Update, gram: str | None = None) -> DataFrame:
         dtype, cr = self.dtype, self.chunk_rows
         head = ["rb", "kind", "cb", "c", "name", "rows", "cols", "data"]
         shipped = (
@@ -391,11 +419,17 @@ class BlockGraph:
             Y = np.zeros((n, cols))
             for data, r, k in zip(parts["data"], parts["rows"], parts["cols"]):
                 Y[:int(r)] += _chunk_view(data, int(r), int(k))
-            new = update(Y, mats)
-            return _rows_frame([(rb, c, name, n, int(np.shape(new[name])[1]),
-                                 _as_bytes(np.asarray(new[name], dtype=np.float64), dtype)) for name in sorted(new)])
+            return _emitted(rb, c, update(Y, mats), dtype, gram)
 
         return _checkpoint(partials.unionByName(own).groupBy("rb", "c").applyInPandas(run, schema=CHUNK_SCHEMA))
+
+    def product_with_gram(self, state: DataFrame, ship: str, update: Update, name: str) -> tuple[DataFrame, np.ndarray]:
+        """:meth:`product`, and the Gram matrix X^T X (d x d) of the matrix ``name`` that
+        ``update`` returns: each row chunk's task adds its part as it stores the chunk,
+        and only those d x d parts are read back (the same result as :func:`gram` of the
+        new state, without a second pass over it)."""
+        out = self._product(state, ship, update, gram=name)
+        return out.where(F.col("name") != _GRAM), _gram_total(out.where(F.col("name") == _GRAM), name)
 
     def map_blocks(
         self, state: DataFrame, update: Callable[[Mapping[str, np.ndarray]], Mapping[str, np.ndarray]]
@@ -406,9 +440,7 @@ class BlockGraph:
 
         def run(pdf: pd.DataFrame) -> pd.DataFrame:
             b, c = int(pdf["b"].iloc[0]), int(pdf["c"].iloc[0])
-            new = update(_block_matrices(pdf))
-            return _rows_frame([(b, c, name, int(np.shape(new[name])[0]), int(np.shape(new[name])[1]),
-                                 _as_bytes(np.asarray(new[name], dtype=np.float64), dtype)) for name in sorted(new)])
+            return _emitted(b, c, update(_block_matrices(pdf)), dtype, None)
 
         return _checkpoint(state.groupBy("b", "c").applyInPandas(run, schema=CHUNK_SCHEMA))
 
@@ -418,7 +450,7 @@ def gram(state: DataFrame, name: str) -> np.ndarray:
     a partition-wise stage, then over the partitions in one small task, whose single
     d x d result is the only thing that reaches the driver. The partitions' sums are
     added in an order of their own values, so the result does not depend on the run."""
-    schema = StructType([StructField("g", BinaryType(), False), StructField("d", IntegerType(), False)])
+    schema = StructType([StructField("data", BinaryType(), False), StructField("rows", IntegerType(), False)])
 
     def partial(batches):
         total = None
@@ -428,21 +460,28 @@ def gram(state: DataFrame, name: str) -> np.ndarray:
                 g = X.T @ X
                 total = g if total is None else total + g
         if total is not None:
-            yield pd.DataFrame({"g": [total.astype("<f8").tobytes()], "d": [int(total.shape[0])]})
+            yield pd.DataFrame({"data": [total.astype("<f8").tobytes()], "rows": [int(total.shape[0])]})
 
-    parts = state.where(F.col("name") == name).mapInPandas(partial, schema=schema)
+    return _gram_total(state.where(F.col("name") == name).mapInPandas(partial, schema=schema), name)
+
+
+def _gram_total(parts: DataFrame, name: str) -> np.ndarray:
+    """The sum of the d x d float64 matrices in ``parts`` (``data``, ``rows = d``), added
+    in one small task in an order of their own values (the same on every run) and
+    collected: d x d, whatever n."""
+    schema = StructType([StructField("data", BinaryType(), False), StructField("rows", IntegerType(), False)])
 
     def add(pdf: pd.DataFrame) -> pd.DataFrame:
-        d = int(pdf["d"].iloc[0])
-        mats = [np.frombuffer(g, dtype="<f8").reshape(d, d) for g in pdf["g"]]
+        d = int(pdf["rows"].iloc[0])
+        mats = [np.frombuffer(g, dtype="<f8").reshape(d, d) for g in pdf["data"]]
         total = np.sum(sorted(mats, key=lambda m: m.tobytes()), axis=0)  # order-free sum
-        return pd.DataFrame({"g": [total.astype("<f8").tobytes()], "d": [d]})
+        return pd.DataFrame({"data": [total.astype("<f8").tobytes()], "rows": [d]})
 
-    row = parts.groupBy(F.lit(0).alias("one")).applyInPandas(add, schema=schema).first()
+    row = parts.select("data", "rows").groupBy(F.lit(0).alias("one")).applyInPandas(add, schema=schema).first()
     if row is None:
         raise ValueError(f"gram: the state holds no chunk of matrix {name!r}")
-    d = int(row["d"])
-    return np.frombuffer(row["g"], dtype="<f8").reshape(d, d).copy()
+    d = int(row["rows"])
+    return np.frombuffer(row["data"], dtype="<f8").reshape(d, d).copy()
 
 
 def _unpack(data: bytes) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -8,17 +8,19 @@ with the band-pass filter of ProNE (Zhang et al., IJCAI 2019), which reaches
 a vector made from its neighbourhood's. Before the filter, ``refine_steps`` rounds of
 subspace iteration (:func:`sepne_spark.spectral.refine`) can draw the vectors towards
 the graph's dominant eigenvectors where the landmarks found too little: each round is
-one product and one pass that sums the d x d Gram matrix
-(:func:`~sepne_spark.blocks.gram`); the orthonormalising d x d factor made from it is
-applied inside the next product (or the pass that normalises the rows after the last).
+one product whose tasks also sum the d x d Gram matrix of their result
+(:meth:`~sepne_spark.blocks.BlockGraph.product_with_gram`); the orthonormalising d x d
+factor made from it is applied inside the next product (or the pass that normalises the
+rows after the last).
 
 The arithmetic is :func:`sepne_spark.spectral.smooth` (:func:`~sepne_spark.spectral.propagate`
 followed by :func:`~sepne_spark.spectral.reorthogonalize`), step for step: each sparse product is one
 :meth:`sepne_spark.blocks.BlockGraph.product` (partial products by pair of blocks, then
 one task per row chunk that adds them), each combination runs inside that per-chunk task,
-and a d x d Gram matrix is summed in a one-row stage and collected (d x d: nothing of
-size n reaches the driver); the factor made from it is applied by the next stage's
-tasks, the last one as the returned rows are read. With ``blocks > 1`` the products run
+and where a d x d Gram matrix is needed those tasks form their chunks' parts of it,
+which a one-row stage adds and collects (d x d: nothing of size n reaches the driver);
+the factor made from it is applied by the next stage's tasks, the last one as the
+returned rows are read. With ``blocks > 1`` the products run
 when this function is called (each is checkpointed as it is built, see
 :mod:`sepne_spark.blocks`) and the returned DataFrame reads their result; with
 ``blocks == 1`` the whole filter runs in one task at the first action.
@@ -140,12 +142,14 @@ def propagate_embeddings(
     if refine_steps:
         # Q <- orthonormal basis of T Q. Each round's orthonormalising factor R (d x d,
         # from the Gram matrix of Y = T Q) is applied inside the next product, row by
-        # row: T (Y R) = (T Y) R, so a round is one product and one Gram pass.
-        state = bg.product(state, "x0", lambda Y, o: {"y": t_of(Y, o["x0"], o["s"]), "s": o["s"]})
+        # row: T (Y R) = (T Y) R, so a round is one product, whose tasks also form the Gram
+        # matrix of their chunks of Y.
+        state, G = bg.product_with_gram(state, "x0", lambda Y, o: {"y": t_of(Y, o["x0"], o["s"]), "s": o["s"]}, "y")
         for _ in range(refine_steps - 1):
-            R = orthonormalizer(gram(state, "y"))
-            state = bg.product(state, "y", lambda Y, o, R=R: {"y": t_of(Y, o["y"], o["s"]) @ R, "s": o["s"]})
-        R = orthonormalizer(gram(state, "y"))
+            R = orthonormalizer(G)
+            state, G = bg.product_with_gram(
+                state, "y", lambda Y, o, R=R: {"y": t_of(Y, o["y"], o["s"]) @ R, "s": o["s"]}, "y")
+        R = orthonormalizer(G)
         state = bg.map_blocks(state, lambda o, R=R: {"x0": l2_normalize(o["y"] @ R), "s": o["s"]})
     if order <= 1:  # the refined basis, re-orthogonalised as it is
         return bg.from_chunks(state, "x0", column, right=gram_transform(gram(state, "x0")))
@@ -177,8 +181,8 @@ def propagate_embeddings(
 
         state = bg.product(state, "t", step)
     # Y = (I + A) u = D T u; then U S^1/2 = Y V S^-1/2 from the Gram matrix of Y.
-    state = bg.product(state, "u", lambda Y, o: {"y": o["u"] + Y})
-    return bg.from_chunks(state, "y", column, right=gram_transform(gram(state, "y")))
+    state, G = bg.product_with_gram(state, "u", lambda Y, o: {"y": o["u"] + Y}, "y")
+    return bg.from_chunks(state, "y", column, right=gram_transform(G))
 
 
 def _in_one_task(

@@ -58,6 +58,34 @@ def test_product_update_gram_match_numpy(spark, blocks):
     mapped = bg.map_blocks(state, lambda own: {"s": own["x"] - own["z"]})
     np.testing.assert_allclose(_dense(spark, bg, mapped, "s", ids), X - Z, atol=0)
 
+    # The Gram matrix formed by the product's own tasks: that of a separate pass over
+    # the result, and the state it returns holds the product's matrices only.
+    fused, G = bg.product_with_gram(out, "y", lambda Y, own: {"w": Y, "x": own["x"]}, "w")
+    W = S @ (S @ X + 2 * Z)
+    np.testing.assert_allclose(G, W.T @ W, rtol=1e-12)
+    np.testing.assert_allclose(G, B.gram(fused, "w"), rtol=1e-12)
+    assert sorted(r["name"] for r in fused.select("name").distinct().collect()) == ["w", "x"]
+    again = bg.product(fused, "w", lambda Y, own: dict(own))
+    assert sorted(r["name"] for r in again.select("name").distinct().collect()) == ["w", "x"]
+    with pytest.raises(Exception, match="no matrix 'v'"):
+        bg.product_with_gram(out, "y", lambda Y, own: {"w": Y}, "v")
+
+
+def test_fused_gram_is_that_of_the_stored_float32_values(spark):
+    n, d = 40, 3
+    S, triples = _graph(n, 160, seed=11)
+    X = np.random.default_rng(2).standard_normal((n, d)) / 3.0
+    ids = np.arange(n) + 100
+    nodes = spark.createDataFrame([(int(i),) for i in ids], "id long")
+    entries = spark.createDataFrame([(int(ids[s]), int(ids[t]), v) for s, t, v in triples], "src long, dst long, value double")
+    bg = B.BlockGraph.build(nodes, entries, blocks=2, seed=1, dtype="float32", chunk_rows=8)
+    state = bg.to_chunks(_frame(spark, ids, X), "embedding", "x")
+    out, G = bg.product_with_gram(state, "x", lambda Y, own: {"y": Y}, "y")
+    Y = _dense(spark, bg, out, "y", ids)  # the stored values, float32-rounded
+    np.testing.assert_array_equal(Y, Y.astype(np.float32).astype(np.float64))
+    np.testing.assert_allclose(G, Y.T @ Y, rtol=1e-12)
+    np.testing.assert_allclose(G, B.gram(out, "y"), rtol=1e-12)
+
 
 def test_to_chunks_needs_every_node(spark):
     nodes = spark.createDataFrame([(1,), (2,), (3,)], "id long")
