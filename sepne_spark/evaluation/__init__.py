@@ -2,8 +2,9 @@
 
 Node classification follows the protocol of the SepNE paper (and of DeepWalk and
 OpenNE): the embeddings of the labelled nodes are L2-normalised, a random fraction of
-them trains a one-vs-rest L2-regularised logistic regression (``C = 1``, unpenalised
-intercept), and micro- and macro-F1 on the remaining nodes are averaged over several
+them trains a one-vs-rest L2-regularised logistic regression (scikit-learn's
+``LogisticRegression`` per class, ``C = 1``, unpenalised intercept; the ``eval``
+extra), and micro- and macro-F1 on the remaining nodes are averaged over several
 random splits. With one label per node the prediction is the best-scoring class; with
 several labels per node each test node gets as many top-scoring labels as it has.
 

@@ -6,7 +6,6 @@ import logging
 from typing import Any, Hashable, Iterable, Mapping, Sequence
 
 import numpy as np
-from scipy.optimize import minimize
 from scipy.special import expit
 
 from sepne_spark.errors import UserError
@@ -27,28 +26,28 @@ except ImportError:  # pragma: no cover
 
 
 class OneVsRestLogisticRegression:
-    """One-vs-rest binary logistic regressions with an L2 penalty, fitted jointly.
+    """One-vs-rest binary logistic regressions with an L2 penalty: scikit-learn's
+    ``LogisticRegression`` (L-BFGS), one per class.
 
     Each class ``c`` gets weights ``w_c`` and an intercept ``b_c`` minimising
 
         C * sum_i log(1 + exp(-y_ic (x_i . w_c + b_c))) + 1/2 ||w_c||^2,
 
     with ``y_ic = +1`` when node ``i`` has class ``c`` and ``-1`` otherwise; the
-    intercept is not penalised. This is scikit-learn's ``LogisticRegression(C=C)``
-    (L-BFGS solver) inside ``OneVsRestClassifier``. The problems of all classes are
-    independent, so their sum is minimised at once by one L-BFGS run over all the
-    weights (vectorised over classes). A class without positive (or without negative)
-    training examples gets a constant score of ``-inf`` (``+inf``), as
-    scikit-learn's constant predictor would.
+    intercept is not penalised. A class without positive (or without negative) training
+    examples gets a constant score of ``-inf`` (``+inf``), so that it is never among a
+    node's top-ranked classes (scikit-learn's ``OneVsRestClassifier`` scores such a
+    class a constant 0, which outranks negative scores in the paper's top-k protocol).
+    scikit-learn is the ``eval`` extra (``pip install "sepne-spark[eval]"``).
 
     Parameters
     ----------
     C : float
         Inverse regularisation strength (scikit-learn's default 1.0).
     max_iter : int
-        L-BFGS iteration limit.
+        L-BFGS iteration limit per class.
     tol : float
-        L-BFGS gradient tolerance on the objective divided by the number of samples.
+        L-BFGS tolerance (scikit-learn's ``tol``).
     """
 
     def __init__(self, C: float = 1.0, max_iter: int = 1000, tol: float = 1e-8) -> None:
@@ -70,6 +69,7 @@ class OneVsRestLogisticRegression:
         OneVsRestLogisticRegression
             ``self``, with ``coef_`` (L x d) and ``intercept_`` (L,) set.
         """
+        LogisticRegression = _logistic_regression()
         X = np.asarray(X, dtype=np.float64)
         Y = np.asarray(Y).astype(bool)
         if Y.ndim != 2 or Y.shape[0] != X.shape[0]:
@@ -83,34 +83,13 @@ class OneVsRestLogisticRegression:
         active = np.flatnonzero((pos > 0) & (pos < n))
         coef = np.zeros((L, d))
         intercept = np.zeros(L)
-        if active.size:
-            S = np.where(Y[:, active], 1.0, -1.0)  # n x La signs
-            La = active.size
-            # The objective divided by n*C: mean log-loss plus ||w||^2 / (2 n C).
-            reg = 1.0 / (n * self.C)
-
-            def fun(theta: np.ndarray) -> tuple[float, np.ndarray]:
-                Wt = theta[: d * La].reshape(d, La)
-                b = theta[d * La:]
-                Z = X @ Wt + b
-                margin = S * Z
-                loss = np.logaddexp(0.0, -margin).sum() / n + 0.5 * reg * np.sum(Wt * Wt)
-                G = (-S * expit(-margin)) / n
-                gW = X.T @ G + reg * Wt
-                gb = G.sum(axis=0)
-                return loss, np.concatenate([gW.ravel(), gb])
-
-            res = minimize(
-                fun,
-                np.zeros(d * La + La),
-                jac=True,
-                method="L-BFGS-B",
-                options={"maxiter": self.max_iter, "gtol": self.tol, "ftol": 64 * np.finfo(float).eps},
-            )
-            theta = res.x
-            coef[active] = theta[: d * La].reshape(d, La).T
-            intercept[active] = theta[d * La:]
-            self.n_iter_ = int(res.nit)
+        iters = 0
+        for c in active:
+            clf = LogisticRegression(C=self.C, tol=self.tol, max_iter=self.max_iter).fit(X, Y[:, c])
+            coef[c] = clf.coef_[0]
+            intercept[c] = clf.intercept_[0]
+            iters = max(iters, int(np.max(clf.n_iter_)))
+        self.n_iter_ = iters
         self.coef_, self.intercept_, self.constant_ = coef, intercept, constant
         self._active = active
         return self
@@ -129,6 +108,15 @@ class OneVsRestLogisticRegression:
     def predict_proba(self, X: np.ndarray) -> np.ndarray:
         """Per-class sigmoid probabilities (n x L), not normalised across classes."""
         return expit(self.decision_function(X))
+
+
+def _logistic_regression():
+    """scikit-learn's ``LogisticRegression``, or a clear error naming the extra."""
+    try:
+        from sklearn.linear_model import LogisticRegression
+    except ImportError as exc:  # pragma: no cover - scikit-learn is in the test extra
+        raise UserError("node classification needs scikit-learn: pip install \"sepne-spark[eval]\"") from exc
+    return LogisticRegression
 
 
 def _predict_labels(scores: np.ndarray, counts: np.ndarray | None) -> np.ndarray:
