@@ -22,9 +22,9 @@ import scipy.sparse as sp
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from sepne_spark.dense import landmark_factors
 from sepne_spark.errors import UserError
 from sepne_spark.session import graphframes_available
+from sepne_spark.solver import landmark_factors
 
 __all__ = ["svd_embedding", "nystrom_embedding", "random_walk_embeddings"]
 
@@ -62,7 +62,8 @@ def nystrom_embedding(
     """The Nystrom method with the given landmarks.
 
     The landmark block ``M00 = U S V^T`` gives ``Phi = (U_d S_d^1/2)^T`` and
-    ``Psi = (V_d S_d^1/2)^T`` (d x k, :func:`sepne_spark.dense.landmark_factors`), which
+    ``Psi = (V_d S_d^1/2)^T`` (d x k, :func:`sepne_spark.solver.landmark_factors`, the
+    solver's own, with its deterministic signs), which
     are the landmark rows of ``W`` and ``C``. Every other node ``u`` is embedded from its
     landmark columns/rows only, by least squares:
 
@@ -98,7 +99,8 @@ def nystrom_embedding(
         M = np.asarray(M, dtype=np.float64)
         cols, rows = M[:, V0], M[V0]
     M00 = rows[:, V0]
-    Phi, Psi, _ = landmark_factors(M00, d)
+    factors = landmark_factors(M00, d)
+    Phi, Psi = factors.Phi, factors.Psi
     s = np.einsum("ij,ij->i", Phi, Phi)  # the kept singular values S_d
     tol = (s.max() if s.size else 0.0) * max(M00.shape) * np.finfo(float).eps
     inv = np.where(s > tol, 1.0 / np.where(s > tol, s, 1.0), 0.0)

@@ -310,22 +310,3 @@ def landmark_summaries(blocks: LandmarkBlocks, landmarks: DataFrame, k: int) -> 
         m = np.fromiter((r["m"] for r in rows), dtype=np.float64, count=len(rows))
         np.add.at(out, (t, i, j), m)
     return out[0], out[1], out[2]
-
-
-def two_hop_sums(M_rows: DataFrame, M_cols: DataFrame, blocks: LandmarkBlocks) -> tuple[DataFrame, DataFrame]:
-    """Rhat_A and Rhat_B as sparse entries ``(u, l, r)``.
-
-    Rhat_A[l, u] = sum_{v not landmark} M[u, v] M[l, v]   (from the rows of M for u)
-    Rhat_B[l, u] = sum_{v not landmark} M[v, u] M[v, l]   (from the columns of M for u)
-    """
-    ra = (
-        M_rows.join(blocks.row_nl.withColumnRenamed("v", "dst").withColumnRenamed("m", "ml"), "dst")
-        .groupBy(F.col("src").alias("u"), "l")
-        .agg(ordered_sum(F.col("m") * F.col("ml")).alias("r"))
-    )
-    rb = (
-        M_cols.join(blocks.col_nl.withColumnRenamed("v", "src").withColumnRenamed("m", "ml"), "src")
-        .groupBy(F.col("dst").alias("u"), "l")
-        .agg(ordered_sum(F.col("m") * F.col("ml")).alias("r"))
-    )
-    return ra, rb
