@@ -453,7 +453,7 @@ def run_embed(spark: SparkSession, argv: Sequence[str], output: str, interval: f
         ``memory`` (:meth:`PeakRSSSampler.result`), ``manifest`` (or None) and, for a
         failure, ``error`` and ``traceback`` (its last lines).
     """
-    from sepne_spark.jobs_common import UserError
+    from sepne_spark.errors import UserError
 
     job = load_embed_job()
     sampler = PeakRSSSampler(interval).start()
@@ -984,7 +984,7 @@ def peer_ratios(records: Iterable[dict[str, Any]]) -> list[str]:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ladder; returns 0 when every run succeeded, 1 otherwise."""
     ns = parse_args(argv)
-    from sepne_spark.jobs_common import setup_logging
+    from sepne_spark.jobs.common import setup_logging
 
     setup_logging(logging.WARNING if ns.quiet else logging.INFO)
     started = time.time()

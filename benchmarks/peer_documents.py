@@ -71,7 +71,7 @@ def main(argv=None) -> int:
     p.add_argument("--master", default="local[2]")
     ns = p.parse_args(argv)
 
-    from sepne_spark.jobs_common import setup_logging
+    from sepne_spark.jobs.common import setup_logging
     from sepne_spark.session import get_spark
 
     setup_logging()

@@ -382,7 +382,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the cases; returns 0 when every run succeeded and every check held, else 1."""
     ns = parse_args(argv)
-    from sepne_spark.jobs_common import setup_logging
+    from sepne_spark.jobs.common import setup_logging
 
     setup_logging(logging.WARNING if ns.quiet else logging.INFO)
     started = time.time()

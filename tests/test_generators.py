@@ -19,7 +19,7 @@ from sepne_spark.generators import (
     write_labels,
     write_table,
 )
-from sepne_spark.jobs_common import UserError
+from sepne_spark.errors import UserError
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -15,7 +15,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from sepne_spark.jobs_common import UserError
+from sepne_spark.errors import UserError
 from sepne_spark.graph import Graph, incident_ends, load_graph, prepare_graph, rows_of
 from sepne_spark.reading import InputError, read_edges
 

@@ -14,7 +14,7 @@ import sys
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 
 from sepne_spark.baselines import random_walk_embeddings  # noqa: E402
-from sepne_spark.jobs_common import UserError  # noqa: E402
+from sepne_spark.errors import UserError  # noqa: E402
 from sepne_spark.landmarks import degrees  # noqa: E402
 from sepne_spark.partition import label_propagation  # noqa: E402
 from sepne_spark.session import get_spark, graphframes_available, local_jars  # noqa: E402
