@@ -24,6 +24,18 @@ def _digest(folder: Path) -> dict[str, str]:
 
 
 @pytest.mark.e2e
+def test_generated_graph_is_scored_on_a_bounded_sample(spark, tmp_path, capsys, monkeypatch):
+    # The planted communities of the built-in graph are scored on at most SCORED_NODES
+    # nodes (a seeded sample), never by collecting every vector.
+    monkeypatch.setattr(embed, "SCORED_NODES", 50)
+    assert embed.main(spark, SMALL + ["--output", str(tmp_path / "out")]) == 0
+    lines = [line for line in capsys.readouterr().out.splitlines() if "planted communities" in line]
+    assert [line.split(":")[0].strip() for line in lines] == ["planted communities, 10% training",
+                                                              "planted communities, 50% training"]
+    assert all(line.endswith("(logistic regression, 3 splits, 50 nodes)") for line in lines), lines
+
+
+@pytest.mark.e2e
 def test_run_date_rerun_replaces_only_its_partition(spark, tmp_path, caplog):
     out = tmp_path / "embeddings"
     caplog.set_level(logging.INFO, logger="sepne_spark")
