@@ -155,12 +155,14 @@ def embed_graph(
 
     ``assign`` is ``(id, set_id)`` of the non-landmark nodes to embed (all of them, or
     the requested ones: a node in no set gets no row); the landmarks get Phi and Psi
-    of ``constants.factors`` (set -1). With ``propagation > 1`` or ``refineSteps > 0`` the embeddings are then
-    refined and propagated as :func:`sepne_spark.propagation.propagate_embeddings` does
-    (the context vectors are not). Lazy: the task runs at the first action.
+    of ``constants.factors`` (set -1). With ``propagation > 1`` or ``refineSteps > 0``
+    the embeddings are then refined and propagated as
+    :func:`sepne_spark.propagation.propagate_embeddings` does (the context vectors are
+    not). Lazy: the task runs at the first action.
     """
     settings = {key: params[key] for key in ("metric", "window", "scaling", "iters", "dtype", "propagation",
                                              "propagationMu", "propagationTheta", "refineSteps")}
+
     def run(pdf: pd.DataFrame) -> pd.DataFrame:
         local = _Local(pdf, settings)
         n = len(local.index)
