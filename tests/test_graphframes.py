@@ -174,13 +174,22 @@ def test_random_walk_embeddings_separate_planted_communities(gf, tmp_path, mode)
     ids = sorted(rows)
     X = np.array([rows[i] for i in ids])
     assert np.isfinite(X).all()
-    # Leave-one-out nearest neighbour by cosine finds the planted community.
+    # Leave-one-out nearest neighbour by cosine finds the planted community, and vectors
+    # of one community are closer than those of two. GraphFrames' walks are not
+    # reproducible under a fixed seed, and Hash2Vec is the weaker mode: over 7 runs of
+    # this graph its accuracy ranged 0.70 to 0.90 and its gap 0.07 to 0.14; Word2Vec's
+    # accuracy 0.98 to 1.00 (chance: 0.5, and a gap of 0).
     X = X / np.linalg.norm(X, axis=1, keepdims=True)
     cos = X @ X.T
     np.fill_diagonal(cos, -np.inf)
     y = np.array([truth[i] for i in ids])
     accuracy = float(np.mean(y[cos.argmax(axis=1)] == y))
-    assert accuracy >= 0.8, accuracy  # chance: 0.5
+    same = y[:, None] == y[None, :]
+    np.fill_diagonal(same, False)
+    different = y[:, None] != y[None, :]
+    gap = float(cos[same].mean() - cos[different].mean())
+    assert accuracy >= (0.9 if mode == "word2vec" else 0.6), accuracy
+    assert gap >= (0.3 if mode == "word2vec" else 0.03), gap
     assert not list(tmp_path.glob("walks*/**/*.parquet")), "the walks were not cleaned up"
 
 
