@@ -24,8 +24,9 @@ from pyspark.sql import types as T
 
 from tests.helpers import random_graph
 from sepne_spark import config
+from sepne_spark.errors import UserError
 from sepne_spark.jobs import embed as embed_module
-from sepne_spark.jobs.common import UserError, run_job
+from sepne_spark.jobs.common import run_job
 from sepne_spark.model import RequestedIdsError, SepNE, SepNEModel, requested_ids
 from sepne_spark.reading import InputError, read_edges
 

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from sepne_spark import settings as config
-from sepne_spark.settings import EmbedSettings, UserError, add_arguments, load_profile, resolve
+from sepne_spark.errors import UserError
+from sepne_spark.settings import EmbedSettings, add_arguments, load_profile, resolve
 
 CONF = Path(config.__file__).resolve().parent.parent / "conf"
 SHIPPED = ("document", "social", "yarn", "default")

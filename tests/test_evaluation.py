@@ -26,8 +26,8 @@ from sepne_spark.evaluation import (
     sample_non_edges,
     split_edges,
 )
+from sepne_spark.errors import UserError
 from sepne_spark.jobs import evaluate as evaluate_job
-from sepne_spark.jobs.common import UserError
 from sepne_spark.solver import landmark_factors
 
 ROOT = Path(__file__).resolve().parent.parent

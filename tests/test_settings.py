@@ -8,7 +8,8 @@ import pytest
 
 from sepne_spark import graph, landmarks, partition, proximity, reading, settings
 from sepne_spark.model import SepNE, SepNEModel
-from sepne_spark.settings import JOB, MODEL, MODEL_PARAMS, MODEL_SETTINGS, SETTINGS, EmbedSettings, SettingError, UserError
+from sepne_spark.errors import UserError
+from sepne_spark.settings import JOB, MODEL, MODEL_PARAMS, MODEL_SETTINGS, SETTINGS, EmbedSettings, SettingError
 
 pytestmark = pytest.mark.unit
 
