@@ -291,12 +291,14 @@ class SepNEModel(Model, _SepNEParams, MLWritable, MLReadable):
         ``nodes``, the number of nodes of ``graph`` when the caller has counted them (the
         embed job does), lets a model that was not fitted on ``graph`` in this session
         (a loaded one) embed a graph of at most ``oneTaskNodes`` nodes in one task, as
-        the fit would have: without it such a graph takes the distributed path, which
-        gives the same vectors in more Spark jobs, unless it was read by
-        :func:`~sepne_spark.graph.load_graph` from at most ``oneTaskNodes / 2`` edge
-        lines (then its nodes are counted here, one small job; requested ids that
-        :meth:`embeds_locally` embeds keep that neighbourhood path). Deciding takes a small job that
-        checks the graph holds every landmark, and for ``A+A2`` one over the degree table.
+        the fit would have. Without it the nodes are counted here (one small job) when
+        the input has at most ``oneTaskNodes / 2`` edge rows: the count of
+        :func:`~sepne_spark.graph.load_graph`'s reader, or for an edge DataFrame one
+        bounded job that stops reading after ``oneTaskNodes / 2 + 1`` rows per
+        partition. A larger input takes the distributed path, which gives the same
+        vectors in more Spark jobs; requested ids that :meth:`embeds_locally` embeds
+        keep that neighbourhood path. Deciding takes a small job that checks the graph
+        holds every landmark, and for ``A+A2`` one over the degree table.
 
         Requested ids that are not nodes of ``graph`` are left out, with a warning that
         gives their number and a few of them (see :func:`requested_ids`); requested

@@ -309,9 +309,10 @@ def embed(
         The number of nodes of ``graph``, when the caller has counted them. A graph that
         ``fitted`` does not hold (a loaded model's) is then embedded in one task when
         :func:`fits_one_task` says so, as a fitted one is. Without it they are counted
-        (one small job) when the reader counted at most ``oneTaskNodes / 2`` input lines
-        (:attr:`Graph.input_rows`, set by :func:`~sepne_spark.graph.load_graph`), unless
-        requested ids take the neighbourhood path (:func:`embeds_locally`).
+        (one small job) when the input has at most ``oneTaskNodes / 2`` edge rows (the
+        reader's count, :attr:`Graph.input_rows`, or a bounded count of the input edge
+        DataFrame, :func:`_small_graph_nodes`), unless requested ids take the
+        neighbourhood path (:func:`embeds_locally`).
 
     Returns
     -------
@@ -331,12 +332,12 @@ def embed(
     same = fitted is not None and fitted.graph is graph
     tables = same and not fitted.one_task  # the fit's distributed tables can be reused
     lm = landmark_frame(spark, model.landmark_ids, model.id_type).persist()
-    if nodes is None and not same and graph.input_rows is not None \
-            and 2 * graph.input_rows <= int(params["oneTaskNodes"]) \
-            and (ids is None or not embeds_locally(params, graph)):
-        # Read by load_graph and small: one small job counts the nodes. (Requested ids
-        # that the neighbourhood path can embed keep it: it reads only their rows.)
-        nodes = graph.vertices.count()
+    if nodes is None and not same and (ids is None or not embeds_locally(params, graph)):
+        # A graph no fit of this session holds (a loaded model's): when its input has at
+        # most oneTaskNodes / 2 rows (so at most oneTaskNodes nodes), one small job counts
+        # the nodes. Requested ids that the neighbourhood path can embed keep that path:
+        # it reads only their rows.
+        nodes = _small_graph_nodes(graph, int(params["oneTaskNodes"]) // 2)
     # The graph the fit took in one task is embedded in one task; so is a small graph of
     # known size that no fit of this session holds (a loaded model's), when it holds
     # every landmark (the one-task stage places the k landmark rows).
@@ -436,6 +437,24 @@ def embed(
         if steps:
             plan["refine_steps"] = steps
     return out.persist()
+
+
+def _small_graph_nodes(graph: Graph, max_rows: int) -> int | None:
+    """The nodes of ``graph`` when its input has at most ``max_rows`` edge rows, else None.
+
+    The row count is the reader's (:attr:`Graph.input_rows`, from
+    :func:`~sepne_spark.graph.load_graph`) or, for an edge DataFrame, that of a bounded
+    job: ``limit(max_rows + 1).count()`` stops reading each partition after
+    ``max_rows + 1`` rows, so a large input is not scanned to the end.
+    """
+    if max_rows <= 0:
+        return None
+    rows = graph.input_rows
+    if rows is None and graph.raw is not None:
+        rows = graph.raw.limit(max_rows + 1).count()
+    if rows is None or rows > max_rows:
+        return None
+    return graph.vertices.count()
 
 
 def landmark_rows(spark: SparkSession, model: Fit) -> DataFrame:

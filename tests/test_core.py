@@ -283,8 +283,9 @@ def test_model_save_load_and_growing_graph(spark, tmp_path, directed):
 
 
 def test_loaded_model_embeds_a_small_graph_of_known_size_in_one_task(spark, tmp_path):
-    """A loaded model told the graph's size (as the embed job does) embeds a small graph
-    in one task, with the vectors of the distributed path; one that lacks a landmark
+    """A loaded model told the graph's size (as the embed job does), or given an input of
+    at most oneTaskNodes / 2 edge rows, embeds a small graph in one task, with the
+    vectors of the distributed path; a larger input, or one that lacks a landmark,
     takes the distributed path."""
     g = random_graph(n=50, m=180, seed=7, string_ids=False)
     edges = spark.createDataFrame(g.rows, "src long, dst long, weight double")
@@ -295,16 +296,31 @@ def test_loaded_model_embeds_a_small_graph_of_known_size_in_one_task(spark, tmp_
     loaded = SepNEModel.load(path)
     n = len(set(g.ids))
     wanted = spark.createDataFrame([(i,) for i in sorted(set(g.ids))[::4]], "id long")
+    default = loaded.getOneTaskNodes()
     for ids in (None, wanted):
-        distributed = collect(loaded.embed(ids, edges))
+        distributed = collect(loaded.setOneTaskNodes(0).embed(ids, edges))
         assert "one_task" not in loaded.plan
-        one = collect(loaded.embed(ids, edges, nodes=n))
+        one = collect(loaded.setOneTaskNodes(default).embed(ids, edges, nodes=n))
         assert loaded.plan.get("one_task") is True
         assert sorted(one) == sorted(distributed)
         for node, r in distributed.items():
             assert one[node].set_id == r.set_id
             np.testing.assert_allclose(one[node].embedding, r.embedding, rtol=1e-9, atol=1e-12)
             np.testing.assert_allclose(one[node].context, r.context, rtol=1e-9, atol=1e-12)
+        # Without nodes=: the edge DataFrame has at most oneTaskNodes / 2 rows, so the
+        # nodes are counted and the one task embeds them.
+        counted = collect(loaded.embed(ids, edges))
+        assert loaded.plan.get("one_task") is True and sorted(counted) == sorted(one)
+        for node, r in one.items():
+            np.testing.assert_allclose(counted[node].embedding, r.embedding, rtol=1e-9, atol=1e-12)
+    # One row more than oneTaskNodes / 2 (the bound of an input's nodes, not their
+    # number): the distributed path, unless the nodes are given.
+    loaded.setOneTaskNodes(2 * (len(g.rows) - 1))
+    loaded.embed(None, edges).count()
+    assert "one_task" not in loaded.plan
+    loaded.embed(None, edges, nodes=n).count()
+    assert loaded.plan.get("one_task") is True
+    loaded.setOneTaskNodes(default)
     # A graph read by load_graph from few lines: its nodes are counted, no nodes= needed.
     from sepne_spark.graph import load_graph
 
