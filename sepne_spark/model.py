@@ -254,15 +254,16 @@ class SepNEModel(Model, _SepNEParams, MLWritable, MLReadable):
         return pipeline.landmark_rows(spark, self._state())
 
     def _transform(self, dataset: Any) -> DataFrame:
+        # Lazy: no Spark job decides the path here (see embed), so a graph this model was
+        # not fitted on in this session takes the distributed path.
         s = self.settings()
         if isinstance(dataset, DataFrame) and "id" in dataset.columns and "src" not in dataset.columns:
             if self._graph is None:
                 raise ValueError("this model holds no graph: pass the edge list with transform(edges) or use embed(ids, edges)")
-            return self.embed(dataset, self._graph)
+            return self._embed(dataset, self._graph, None, count_small=False)
         if dataset is self._fit_input and self._graph is not None:
-            return self.embed(None, self._graph)  # the graph it was fitted on: reuse its blocks
-        graph = _as_graph(dataset, s["directed"], s["duplicates"], s["selfLoops"])
-        return self.embed(None, graph)
+            return self._embed(None, self._graph, None, count_small=False)  # the fitted graph: reuse its blocks
+        return self._embed(None, dataset, None, count_small=False)
 
     def embeds_locally(self, graph: Any, ids: DataFrame | None = None) -> bool:
         """Whether :meth:`embed` of requested ids reads only their neighbourhood.
@@ -298,7 +299,9 @@ class SepNEModel(Model, _SepNEParams, MLWritable, MLReadable):
         partition. A larger input takes the distributed path, which gives the same
         vectors in more Spark jobs; requested ids that :meth:`embeds_locally` embeds
         keep that neighbourhood path. Deciding takes a small job that checks the graph
-        holds every landmark, and for ``A+A2`` one over the degree table.
+        holds every landmark, and for ``A+A2`` one over the degree table. ``transform``
+        runs none of these jobs (it starts no Spark job): a graph this model was not
+        fitted on in this session takes the distributed path there.
 
         Requested ids that are not nodes of ``graph`` are left out, with a warning that
         gives their number and a few of them (see :func:`requested_ids`); requested
@@ -310,12 +313,16 @@ class SepNEModel(Model, _SepNEParams, MLWritable, MLReadable):
             A ``ValueError`` (and a ``UserError`` for the jobs) when ``ids`` is empty or
             none of its ids is a node of ``graph``.
         """
+        return self._embed(ids, graph, nodes, count_small=True)
+
+    def _embed(self, ids: DataFrame | None, graph: Any, nodes: int | None, count_small: bool) -> DataFrame:
         s = self.settings()
         if not isinstance(graph, _graph_type()):
             graph = _as_graph(graph, s["directed"], s["duplicates"], s["selfLoops"])
         else:
             check_graph_reading(graph, s)
-        return pipeline.embed(self._state(), s, graph, ids, self._fitted, self.plan, self.timings, nodes=nodes)
+        return pipeline.embed(self._state(), s, graph, ids, self._fitted, self.plan, self.timings, nodes=nodes,
+                              count_small=count_small)
 
     def release(self) -> None:
         """Unpersist the tables cached for the graph this model was fitted on."""

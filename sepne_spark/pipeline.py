@@ -283,6 +283,7 @@ def embed(
     plan: dict[str, Any] | None = None,
     timings: dict[str, float] | None = None,
     nodes: int | None = None,
+    count_small: bool = True,
 ) -> DataFrame:
     """Embed ``ids`` (a DataFrame with column ``id``; None: every node) of ``graph``.
 
@@ -313,6 +314,9 @@ def embed(
         reader's count, :attr:`Graph.input_rows`, or a bounded count of the input edge
         DataFrame, :func:`_small_graph_nodes`), unless requested ids take the
         neighbourhood path (:func:`embeds_locally`).
+    count_small : bool, default True
+        Whether those jobs may run here; ``transform`` passes False, so that it starts
+        no Spark job and a graph of unknown size takes the distributed path.
 
     Returns
     -------
@@ -332,7 +336,7 @@ def embed(
     same = fitted is not None and fitted.graph is graph
     tables = same and not fitted.one_task  # the fit's distributed tables can be reused
     lm = landmark_frame(spark, model.landmark_ids, model.id_type).persist()
-    if nodes is None and not same and (ids is None or not embeds_locally(params, graph)):
+    if nodes is None and not same and count_small and (ids is None or not embeds_locally(params, graph)):
         # A graph no fit of this session holds (a loaded model's): when its input has at
         # most oneTaskNodes / 2 rows (so at most oneTaskNodes nodes), one small job counts
         # the nodes. Requested ids that the neighbourhood path can embed keep that path:

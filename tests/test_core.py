@@ -313,6 +313,13 @@ def test_loaded_model_embeds_a_small_graph_of_known_size_in_one_task(spark, tmp_
         assert loaded.plan.get("one_task") is True and sorted(counted) == sorted(one)
         for node, r in one.items():
             np.testing.assert_allclose(counted[node].embedding, r.embedding, rtol=1e-9, atol=1e-12)
+        if ids is None:
+            whole = one
+    # transform decides without a Spark job, so it takes the distributed path: the same vectors.
+    lazy = collect(loaded.transform(edges))
+    assert "one_task" not in loaded.plan and sorted(lazy) == sorted(whole)
+    for node, r in lazy.items():
+        np.testing.assert_allclose(r.embedding, whole[node].embedding, rtol=1e-9, atol=1e-12)
     # One row more than oneTaskNodes / 2 (the bound of an input's nodes, not their
     # number): the distributed path, unless the nodes are given.
     loaded.setOneTaskNodes(2 * (len(g.rows) - 1))
