@@ -256,7 +256,6 @@ class SepNEModel(Model, _SepNEParams, MLWritable, MLReadable):
     def _transform(self, dataset: Any) -> DataFrame:
         # Lazy: no Spark job decides the path here (see embed), so a graph this model was
         # not fitted on in this session takes the distributed path.
-        s = self.settings()
         if isinstance(dataset, DataFrame) and "id" in dataset.columns and "src" not in dataset.columns:
             if self._graph is None:
                 raise ValueError("this model holds no graph: pass the edge list with transform(edges) or use embed(ids, edges)")
@@ -300,7 +299,7 @@ class SepNEModel(Model, _SepNEParams, MLWritable, MLReadable):
         vectors in more Spark jobs; requested ids that :meth:`embeds_locally` embeds
         keep that neighbourhood path. Deciding takes a small job that checks the graph
         holds every landmark, and for ``A+A2`` one over the degree table. ``transform``
-        runs none of these jobs (it starts no Spark job): a graph this model was not
+        runs none of these jobs, so that it stays lazy: a graph this model was not
         fitted on in this session takes the distributed path there.
 
         Requested ids that are not nodes of ``graph`` are left out, with a warning that
