@@ -563,7 +563,8 @@ def run_peer(spark: SparkSession, mode: str, edges_path: str, output: str, dim: 
         out["error"] = (f"cancelled after {timeout_s:.0f} s (--run-timeout); " if guard.fired else "") + \
             f"{type(exc).__name__}: {first}"[:400]
         out["traceback"] = traceback.format_exc().splitlines()[-12:]
-        batches = sorted(str(p.relative_to(walks)) for p in Path(walks).glob("*/*") if p.is_dir()) \
+        # GraphFrames writes batch i of the walks to PREFIX/<run id>_batch_<i> (RandomWalkBase).
+        batches = sorted(p.name for p in Path(walks).glob("*_batch_*") if p.is_dir()) \
             if os.path.isdir(walks) else []
         out["progress"] = f"{len(batches)} walk batch folders written: {batches}"
     finally:
