@@ -510,6 +510,49 @@ class RunTimeout:
             self._timer.cancel()
 
 
+class WalkBatchWatcher:
+    """Record the walk batch folders GraphFrames writes while a run goes on.
+
+    GraphFrames 0.11 writes batch i of the walks to ``PREFIX/<run id>_batch_<i>``
+    (``RandomWalkBase``) and, with clean-up after the run, deletes them once the walks
+    are merged and materialised, before the sequence model trains: a look at the folder
+    after a failure cannot tell "no batch yet" from "walks complete", a watcher can.
+    """
+
+    def __init__(self, prefix: str, interval: float = 1.0) -> None:
+        import threading
+
+        self.prefix, self.interval, self.seen = prefix, interval, set()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._watch, daemon=True)
+
+    def _watch(self) -> None:
+        while not self._stop.is_set():
+            self.look()
+            self._stop.wait(self.interval)
+
+    def look(self) -> None:
+        """Add the batch folders present now to :attr:`seen`."""
+        with contextlib.suppress(OSError):
+            self.seen.update(p.name for p in Path(self.prefix).glob("*_batch_*") if p.is_dir())
+
+    def start(self) -> "WalkBatchWatcher":
+        self._thread.start()
+        return self
+
+    def stop(self) -> str:
+        """Stop watching; a line saying which batches were written and which are left."""
+        self._stop.set()
+        self._thread.join()
+        now = set()
+        with contextlib.suppress(OSError):
+            now = {p.name for p in Path(self.prefix).glob("*_batch_*") if p.is_dir()}
+        self.seen |= now
+        batches = sorted(n.rsplit("_batch_", 1)[1] for n in self.seen)
+        return (f"{len(self.seen)} walk batch folders written during the run (batches {', '.join(batches) or 'none'}), "
+                f"{len(now)} still there (GraphFrames removes them once the walks are materialised)")
+
+
 def run_peer(spark: SparkSession, mode: str, edges_path: str, output: str, dim: int, seed: int,
              word2vec_partitions: int, timeout_s: float = 0.0, interval: float = 0.5) -> dict[str, Any]:
     """Embed with GraphFrames' ``RandomWalkEmbeddings`` and write ``id, embedding``; never raises.
@@ -546,6 +589,7 @@ def run_peer(spark: SparkSession, mode: str, edges_path: str, output: str, dim: 
     walks = output + "-walks"
     shutil.rmtree(walks, ignore_errors=True)
     sampler = PeakRSSSampler(interval).start()
+    watcher = WalkBatchWatcher(walks).start()
     t = time.time()
     out: dict[str, Any] = {"status": "ok", "argv": [f"random_walk_embeddings(mode={mode!r}, dim={dim}, seed={seed}, "
                                                     f"word2vec_partitions={word2vec_partitions})"]}
@@ -563,12 +607,11 @@ def run_peer(spark: SparkSession, mode: str, edges_path: str, output: str, dim: 
         out["error"] = (f"cancelled after {timeout_s:.0f} s (--run-timeout); " if guard.fired else "") + \
             f"{type(exc).__name__}: {first}"[:400]
         out["traceback"] = traceback.format_exc().splitlines()[-12:]
-        # GraphFrames writes batch i of the walks to PREFIX/<run id>_batch_<i> (RandomWalkBase).
-        batches = sorted(p.name for p in Path(walks).glob("*_batch_*") if p.is_dir()) \
-            if os.path.isdir(walks) else []
-        out["progress"] = f"{len(batches)} walk batch folders written: {batches}"
     finally:
         out["total_s"] = round(time.time() - t, 3)
+        progress = watcher.stop()
+        if out["status"] == "failed":
+            out["progress"] = progress
         out["memory"] = sampler.stop()
         if emb is not None:
             emb.unpersist()
