@@ -209,3 +209,7 @@ def test_zero_embedding_advice_follows_the_settings():
     assert "more --landmarks" not in embed.zero_advice({**base, "landmarks": 50}, 50)
     assert "--propagation 3" in advice
     assert "--propagation" not in embed.zero_advice({**base, "propagation": 3}, 2708)
+    assert "of their set" in embed.zero_reason(base, "A+A2")
+    with_filter = embed.zero_reason({**base, "propagation": 3}, "I+A")
+    assert "spectral filter" in with_filter and "component that holds no landmark" in with_filter
+    assert "of their set" not in with_filter and "(I+A)" in with_filter

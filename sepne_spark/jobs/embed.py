@@ -189,6 +189,16 @@ def _auto_settings(ns: argparse.Namespace, graph, n_nodes: int, n_edges: int) ->
     return settings, name
 
 
+def zero_reason(used: dict, what: str) -> str:
+    """Why nodes got the zero vector, given the settings used: without propagation no node
+    of their set reaches a landmark through M; with it (and any refinement, which spreads
+    the same way), no node within the filter's reach got a vector from the solve either."""
+    if used.get("propagation", 1) <= 1:
+        return f"neither they nor the other nodes of their set reach a landmark through M ({what})"
+    return (f"no node within reach of the spectral filter around them reaches a landmark through M ({what}), "
+            "as in a connected component that holds no landmark")
+
+
 def zero_advice(used: dict, n_nodes: int | None) -> str:
     """What to change so that fewer nodes get the zero vector, given the settings used
     (a model's parameters: ``landmarkStrategy``, ``landmarks``, ``metric``, ``window``)."""
@@ -377,9 +387,8 @@ def main(spark, args: Sequence[str] | None = None) -> int:
             st.count(rows=counts["output_rows"], sets=plan["sets"])
         if counts["zero_embeddings"]:
             log.warning(
-                "%d of %d nodes got an all-zero embedding: neither they nor the other nodes of their set "
-                "reach a landmark through M (%s); %s", counts["zero_embeddings"], counts["output_rows"], what,
-                zero_advice(used, n_nodes),
+                "%d of %d nodes got an all-zero embedding: %s; %s", counts["zero_embeddings"],
+                counts["output_rows"], zero_reason(used, what), zero_advice(used, n_nodes),
             )
         timings["total"] = time.time() - started
         write_manifest(tmp, {
