@@ -54,11 +54,17 @@ def test_propagated_transform_is_the_filter_of_the_unpropagated_one(spark):
     # its own when transform is called.
     # By row blocks the n x d matrices are kept in propagationDtype between products
     # (float32 by default): equal to the oracle to float32's precision, or to float64's.
+    # The storage type is read when transform runs: the float32 run reuses the fit of the
+    # float64 one by row blocks.
     runs = {}
+    model = None
     for one_task, blocks, steps, dtype in ((100_000, 0, 2, "float64"), (0, 0, 0, "float64"), (0, 2, 2, "float64"),
                                            (0, 2, 2, "float32")):
-        model = SepNE(**kw, propagation=3, propagationTheta=0.7, oneTaskNodes=one_task,
-                      propagationBlocks=blocks, refineSteps=steps, propagationDtype=dtype).fit(edges)
+        if dtype == "float32":
+            model.setPropagationDtype(dtype)
+        else:
+            model = SepNE(**kw, propagation=3, propagationTheta=0.7, oneTaskNodes=one_task,
+                          propagationBlocks=blocks, refineSteps=steps, propagationDtype=dtype).fit(edges)
         runs[steps, one_task, blocks, dtype] = {r["id"]: np.array(r["embedding"])
                                                 for r in model.transform(edges).collect()}
         assert model.plan.get("one_task", False) == bool(one_task) and model.plan["propagation"] == 3
