@@ -32,7 +32,9 @@ block's rows of one n x d matrix) against that volume.
 """
 from __future__ import annotations
 
+import logging
 import math
+import time
 from typing import Mapping
 
 import numpy as np
@@ -43,6 +45,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StructField, StructType
 
 from sepne_spark.blocks import BlockGraph, gram
+from sepne_spark.progress import log as progress_log
 from sepne_spark.spectral import (
     chebyshev_coefficients,
     gram_transform,
@@ -131,6 +134,7 @@ def propagate_embeddings(
         return _in_one_task(vertices, edges, embeddings, order, mu, theta, column, refine_steps)
     bg = BlockGraph.build(vertices, edges.select("src", "dst", F.col("weight").alias("value")),
                           blocks=blocks, seed=seed, dtype=dtype)
+    done = _ProductLog(refine_steps + (2 * order - 1 if order > 1 else 0))
     c = [float(x) for x in chebyshev_coefficients(order, theta)]
     shift = 1.0 - float(mu)
     state = bg.to_chunks(embeddings, column, "x0").unionByName(bg.row_sums("s"))
@@ -145,10 +149,12 @@ def propagate_embeddings(
         # row: T (Y R) = (T Y) R, so a round is one product, whose tasks also form the Gram
         # matrix of their chunks of Y.
         state, G = bg.product_with_gram(state, "x0", lambda Y, o: {"y": t_of(Y, o["x0"], o["s"]), "s": o["s"]}, "y")
-        for _ in range(refine_steps - 1):
+        done(f"refinement round 1 of {refine_steps}")
+        for r in range(2, refine_steps + 1):
             R = orthonormalizer(G)
             state, G = bg.product_with_gram(
                 state, "y", lambda Y, o, R=R: {"y": t_of(Y, o["y"], o["s"]) @ R, "s": o["s"]}, "y")
+            done(f"refinement round {r} of {refine_steps}")
         R = orthonormalizer(G)
         state = bg.map_blocks(state, lambda o, R=R: {"x0": l2_normalize(o["y"] @ R), "s": o["s"]})
     if order <= 1:  # the refined basis, re-orthogonalised as it is
@@ -163,6 +169,7 @@ def propagate_embeddings(
 
     # X E: two products with M = (1 - mu) I - T.
     state = bg.product(state, "x0", lambda Y, o: keep(o, t=shift * o["x0"] - t_of(Y, o["x0"], o["s"])))
+    done("filter")
 
     def first(Y: np.ndarray, o: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
         E = o["x0"]
@@ -171,8 +178,10 @@ def propagate_embeddings(
         return keep(o, x1=x1, u=u) if last > 1 else {"s": o["s"], "u": u}
 
     state = bg.product(state, "t", first)
+    done("filter")
     for i in range(2, order):
         state = bg.product(state, "x1", lambda Y, o: keep(o, t=shift * o["x1"] - t_of(Y, o["x1"], o["s"])))
+        done("filter")
 
         def step(Y: np.ndarray, o: Mapping[str, np.ndarray], ci: float = c[i], final: bool = i == last):
             x2 = (shift * o["t"] - t_of(Y, o["t"], o["s"])) - 2.0 * o["x1"] - o["x0"]
@@ -180,9 +189,27 @@ def propagate_embeddings(
             return {"s": o["s"], "u": u} if final else keep(o, x0=o["x1"], x1=x2, u=u)
 
         state = bg.product(state, "t", step)
+        done("filter")
     # Y = (I + A) u = D T u; then U S^1/2 = Y V S^-1/2 from the Gram matrix of Y.
     state, G = bg.product_with_gram(state, "u", lambda Y, o: {"y": o["u"] + Y}, "y")
+    done("filter, last")
     return bg.from_chunks(state, "y", column, right=gram_transform(G))
+
+
+class _ProductLog:
+    """One progress line per sparse product of the block path (each runs when it is
+    built): which it was, how many of all, and the seconds since the first began. The
+    first product's time includes computing its input (for the embed job, the per-set
+    solve)."""
+
+    def __init__(self, total: int) -> None:
+        self.total, self.count, self.started = total, 0, time.time()
+
+    def __call__(self, what: str) -> None:
+        self.count += 1
+        first = " (with its input vectors)" if self.count == 1 else ""
+        progress_log.log(logging.INFO, "SepNE propagation: product %d of %d done, %s%s, %.0f s",
+                         self.count, self.total, what, first, time.time() - self.started)
 
 
 def _in_one_task(

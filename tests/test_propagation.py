@@ -1,6 +1,8 @@
 """The propagation stage on Spark against its NumPy oracle (sepne_spark.spectral)."""
 from __future__ import annotations
 
+import logging
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -46,11 +48,22 @@ def test_propagation_matches_numpy_oracle(spark, order, blocks):
 
 
 @pytest.mark.parametrize("order,blocks,steps", [(3, 3, 2), (1, 2, 3), (3, 1, 2)])
-def test_refinement_matches_numpy_oracle(spark, order, blocks, steps):
+def test_refinement_matches_numpy_oracle(spark, order, blocks, steps, caplog):
     """Subspace iteration before the filter, by row blocks and in one task: the NumPy
-    refinement (sepne_spark.spectral.refine), then the filter, to 1e-9."""
+    refinement (sepne_spark.spectral.refine), then the filter, to 1e-9. By row blocks
+    every product logs a progress line as it ends."""
     W, E = _case(40, 3, seed=1)
-    G = _spark_propagated(spark, W, E, order=order, mu=0.2, theta=0.5, blocks=blocks, refine_steps=steps)
+    with caplog.at_level(logging.INFO, logger="sepne_spark.progress"):
+        G = _spark_propagated(spark, W, E, order=order, mu=0.2, theta=0.5, blocks=blocks, refine_steps=steps)
+    lines = [r.getMessage() for r in caplog.records if "SepNE propagation: product" in r.getMessage()]
+    if blocks > 1:
+        total = steps + (2 * order - 1 if order > 1 else 0)
+        assert [ln.split(" done")[0] for ln in lines] == [f"SepNE propagation: product {i} of {total}"
+                                                          for i in range(1, total + 1)]
+        assert f"refinement round {steps} of {steps}" in lines[steps - 1]
+        assert "(with its input vectors)" in lines[0] and all("input" not in ln for ln in lines[1:])
+    else:
+        assert lines == []
     Q = refine(W, E, steps)
     want = reorthogonalize(propagate(W, l2_normalize(Q), order=order, mu=0.2, theta=0.5))
     np.testing.assert_allclose(G, want, rtol=1e-9, atol=1e-10)
