@@ -531,10 +531,13 @@ class WalkBatchWatcher:
             self.look()
             self._stop.wait(self.interval)
 
-    def look(self) -> None:
-        """Add the batch folders present now to :attr:`seen`."""
+    def look(self) -> set[str]:
+        """The batch folders present now, also added to :attr:`seen`."""
+        now: set[str] = set()
         with contextlib.suppress(OSError):
-            self.seen.update(p.name for p in Path(self.prefix).glob("*_batch_*") if p.is_dir())
+            now = {p.name for p in Path(self.prefix).glob("*_batch_*") if p.is_dir()}
+        self.seen |= now
+        return now
 
     def start(self) -> "WalkBatchWatcher":
         self._thread.start()
@@ -544,10 +547,7 @@ class WalkBatchWatcher:
         """Stop watching; a line saying which batches were written and which are left."""
         self._stop.set()
         self._thread.join()
-        now = set()
-        with contextlib.suppress(OSError):
-            now = {p.name for p in Path(self.prefix).glob("*_batch_*") if p.is_dir()}
-        self.seen |= now
+        now = self.look()
         batches = sorted(n.rsplit("_batch_", 1)[1] for n in self.seen)
         return (f"{len(self.seen)} walk batch folders written during the run (batches {', '.join(batches) or 'none'}), "
                 f"{len(now)} still there (GraphFrames removes them once the walks are materialised)")

@@ -204,6 +204,23 @@ def stage(spark: Any, name: str, detail: str = "", timings: dict[str, float] | N
         log.info("SepNE %s done in %.1f s%s", name, current.elapsed, f" ({shown})" if shown else "")
 
 
+class StepProgress:
+    """One progress line per step of a driver-side sequence of Spark jobs, as each ends:
+    ``"{what} 3 of 13 done, {label}, 412 s"``, the seconds counted from the counter's
+    creation. ``first_note`` is added to the first line (whose time includes computing
+    the sequence's input, which Spark does lazily)."""
+
+    def __init__(self, what: str, total: int, first_note: str = "") -> None:
+        self.what, self.total, self.first_note = what, total, first_note
+        self.count, self.started = 0, time.time()
+
+    def __call__(self, label: str) -> None:
+        self.count += 1
+        note = f" ({self.first_note})" if self.count == 1 and self.first_note else ""
+        log.info("%s %d of %d done, %s%s, %.0f s", self.what, self.count, self.total, label, note,
+                 time.time() - self.started)
+
+
 class SolveProgress:
     """Progress of the per-set solve inside one Python worker process.
 

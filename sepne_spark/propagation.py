@@ -32,9 +32,7 @@ block's rows of one n x d matrix) against that volume.
 """
 from __future__ import annotations
 
-import logging
 import math
-import time
 from typing import Mapping
 
 import numpy as np
@@ -45,7 +43,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StructField, StructType
 
 from sepne_spark.blocks import BlockGraph, gram
-from sepne_spark.progress import log as progress_log
+from sepne_spark.progress import StepProgress
 from sepne_spark.spectral import (
     chebyshev_coefficients,
     gram_transform,
@@ -134,7 +132,8 @@ def propagate_embeddings(
         return _in_one_task(vertices, edges, embeddings, order, mu, theta, column, refine_steps)
     bg = BlockGraph.build(vertices, edges.select("src", "dst", F.col("weight").alias("value")),
                           blocks=blocks, seed=seed, dtype=dtype)
-    done = _ProductLog(refine_steps + (2 * order - 1 if order > 1 else 0))
+    done = StepProgress("SepNE propagation: product", refine_steps + (2 * order - 1 if order > 1 else 0),
+                        first_note="with its input vectors")
     c = [float(x) for x in chebyshev_coefficients(order, theta)]
     shift = 1.0 - float(mu)
     state = bg.to_chunks(embeddings, column, "x0").unionByName(bg.row_sums("s"))
@@ -194,22 +193,6 @@ def propagate_embeddings(
     state, G = bg.product_with_gram(state, "u", lambda Y, o: {"y": o["u"] + Y}, "y")
     done("filter, last")
     return bg.from_chunks(state, "y", column, right=gram_transform(G))
-
-
-class _ProductLog:
-    """One progress line per sparse product of the block path (each runs when it is
-    built): which it was, how many of all, and the seconds since the first began. The
-    first product's time includes computing its input (for the embed job, the per-set
-    solve)."""
-
-    def __init__(self, total: int) -> None:
-        self.total, self.count, self.started = total, 0, time.time()
-
-    def __call__(self, what: str) -> None:
-        self.count += 1
-        first = " (with its input vectors)" if self.count == 1 else ""
-        progress_log.log(logging.INFO, "SepNE propagation: product %d of %d done, %s%s, %.0f s",
-                         self.count, self.total, what, first, time.time() - self.started)
 
 
 def _in_one_task(
