@@ -415,7 +415,7 @@ def embed(
         lm_out = landmark_rows(spark, model)
     records = set_records(assign, M_rows, M_cols, blocks)
     out = embed_sets(records, model.factors, model.S_A, model.S_B, params["lam"], params["eta"], params["iters"],
-                     model.id_type, params["dtype"]).unionByName(lm_out)
+                     model.id_type, model.landmark_ids, params["dtype"]).unionByName(lm_out)
     order, steps = _propagation_order(params), _refine_steps(params)
     if order > 1 or steps:
         base = out.persist()

@@ -1,14 +1,16 @@
 """The partition-wise stage: gather each set's blocks and run the NumPy solve.
 
 One ``groupBy(set_id).applyInPandas`` call receives, for a set V_i, every entry it
-needs as rows ``(set_id, kind, u, v, l, val)``: its nodes, M_ii, M_i0, M_0i and the
-two-hop sums. The k x k and k x d summaries travel with the function (O(k^2 + k d)).
+needs as rows ``(set_id, kind, u, v, l, val)``: its nodes, its rows and columns of M,
+and its neighbours' landmark entries, from which it forms M_ii, M_i0, M_0i and the
+two-hop sums with sparse products. The k x k and k x d summaries travel with the function (O(k^2 + k d)).
 """
 from __future__ import annotations
 
 import sys
 import time
 import warnings
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -26,10 +28,10 @@ from pyspark.sql.types import (
 )
 
 from sepne_spark.progress import SolveProgress
-from sepne_spark.proximity import LandmarkBlocks, ordered_sum
+from sepne_spark.proximity import LandmarkBlocks
 from sepne_spark.solver import LandmarkFactors, RepairedFactorisation, set_constants, solve_set
 
-NODE, M_II, R_A, R_B, M_I0, M_0I = 0, 1, 2, 3, 4, 5
+NODE, M_ROW, M_COL, L_ROW, L_COL = 0, 1, 2, 3, 4
 
 
 def output_schema(id_type: DataType) -> StructType:
@@ -50,6 +52,14 @@ def set_records(
 ) -> DataFrame:
     """All rows the per-set solve needs, keyed by ``set_id``.
 
+    A set V_i receives its nodes, every entry of its rows and of its columns of M (of
+    which M_ii, M_i0 and M_0i are parts), and the landmark entries of each distinct
+    neighbour v of the set: M[l, v] for the out-neighbours (rows) and M[v, l] for the
+    in-neighbours (columns), non-landmark v only. The two-hop sums Rhat_A and Rhat_B
+    are then two sparse products inside the set's task (:func:`two_hop_sums`): a
+    neighbour shared by many of the set's nodes is shipped once per set, not once per
+    edge, and no Spark row is made per product.
+
     Parameters
     ----------
     assign: ``(id, set_id)`` of the non-landmark nodes to embed.
@@ -57,42 +67,87 @@ def set_records(
     M_cols: entries ``(src, dst, m)`` including every column of M for those nodes.
     blocks: the landmark rows and columns of M.
     """
-    def rec(df: DataFrame, kind: int, u: str, v: str | None, l: str | None, val: str) -> DataFrame:
-        id_type = assign.schema["id"].dataType
+    def rec(df: DataFrame, kind: int, u: str, v: str, l: str | None, val: str | None) -> DataFrame:
+        # The id columns are never null: a null would turn integer ids into floats in
+        # pandas. Rows of one node (its own, a neighbour's landmark entries) name it twice.
         return df.select(
             F.col("set_id").cast("long").alias("set_id"),
             F.lit(kind).cast("int").alias("kind"),
             F.col(u).alias("u"),
-            (F.col(v) if v else F.lit(None).cast(id_type)).alias("v"),
+            F.col(v).alias("v"),
             (F.col(l) if l else F.lit(None).cast("int")).alias("l"),
             (F.col(val) if val else F.lit(0.0)).cast("double").alias("val"),
         )
 
-    a_src = assign.withColumnRenamed("id", "src")
-    a_dst = assign.withColumnRenamed("id", "dst")
-    MR = M_rows.join(a_src, "src")  # rows of the set's nodes: src, dst, m, set_id
-    MC = M_cols.join(a_dst, "dst")  # columns of the set's nodes
-    ii = MR.join(a_dst, ["dst", "set_id"])
-    ra = (
-        MR.join(blocks.row_nl.select(F.col("v").alias("dst"), "l", F.col("m").alias("ml")), "dst")
-        .groupBy("set_id", "src", "l")
-        .agg(ordered_sum(F.col("m") * F.col("ml")).alias("r"))
-    )
-    rb = (
-        MC.join(blocks.col_nl.select(F.col("v").alias("src"), "l", F.col("m").alias("ml")), "src")
-        .groupBy("set_id", "dst", "l")
-        .agg(ordered_sum(F.col("m") * F.col("ml")).alias("r"))
-    )
-    mi0 = blocks.col.join(assign.withColumnRenamed("id", "v"), "v")
-    m0i = blocks.row.join(assign.withColumnRenamed("id", "v"), "v")
+    MR = M_rows.join(assign.withColumnRenamed("id", "src"), "src")  # the set's rows: src, dst, m, set_id
+    MC = M_cols.join(assign.withColumnRenamed("id", "dst"), "dst")  # the set's columns
+    out_nbrs = MR.select("set_id", F.col("dst").alias("v")).distinct()
+    in_nbrs = MC.select("set_id", F.col("src").alias("v")).distinct()
+    l_row = out_nbrs.join(blocks.row_nl, "v")  # v, set_id, l, m = M[l, v]
+    l_col = in_nbrs.join(blocks.col_nl, "v")  # v, set_id, l, m = M[v, l]
     return (
-        rec(assign, NODE, "id", None, None, "")
-        .unionByName(rec(ii, M_II, "src", "dst", None, "m"))
-        .unionByName(rec(ra, R_A, "src", None, "l", "r"))
-        .unionByName(rec(rb, R_B, "dst", None, "l", "r"))
-        .unionByName(rec(mi0, M_I0, "v", None, "l", "m"))
-        .unionByName(rec(m0i, M_0I, "v", None, "l", "m"))
+        rec(assign, NODE, "id", "id", None, None)
+        .unionByName(rec(MR, M_ROW, "src", "dst", None, "m"))
+        .unionByName(rec(MC, M_COL, "dst", "src", None, "m"))
+        .unionByName(rec(l_row, L_ROW, "v", "v", "l", "m"))
+        .unionByName(rec(l_col, L_COL, "v", "v", "l", "m"))
     )
+
+
+@dataclass
+class SetBlocks:
+    """One set's inputs to :func:`solve_set`, from its records."""
+
+    nodes: pd.Index
+    M_ii: sp.csr_matrix
+    M_i0: np.ndarray
+    M_0i: np.ndarray
+    Rhat_A: np.ndarray
+    Rhat_B: np.ndarray
+
+
+def _sparse(data: np.ndarray, i: np.ndarray, j: np.ndarray, shape: tuple[int, int]) -> sp.csr_matrix:
+    """CSR matrix of the entries whose indices are both found (>= 0), each row's
+    entries in ascending column order, so every product below adds its terms in an
+    order that depends on the graph only, not on how Spark delivered the rows."""
+    keep = (i >= 0) & (j >= 0)
+    i, j, data = i[keep], j[keep], data[keep]
+    order = np.lexsort((j, i))
+    return sp.csr_matrix((data[order], (i[order], j[order])), shape=shape)
+
+
+def set_blocks(pdf: pd.DataFrame, landmarks: pd.Index) -> SetBlocks:
+    """Build a set's blocks from its records (:func:`set_records`).
+
+    ``landmarks`` holds the k landmark ids in the order of their index ``l``.
+    Rhat_A = L_row R^T and Rhat_B = L_col^T C, with R (n_i x p) the set's rows over
+    its non-landmark out-neighbours, L_row (k x p) their landmark entries M[l, v], and
+    C, L_col the same for the columns and in-neighbours.
+    """
+    k = len(landmarks)
+    kind = pdf["kind"].to_numpy()
+    nodes = pd.Index(pdf["u"][kind == NODE].unique()).sort_values()
+    n = len(nodes)
+
+    def part(code: int) -> tuple[pd.Series, pd.Series, pd.Series, np.ndarray]:
+        sel = kind == code
+        return pdf["u"][sel], pdf["v"][sel], pdf["l"][sel], pdf["val"][sel].to_numpy(np.float64)
+
+    def two_hop(code_m: int, code_l: int) -> tuple[sp.csr_matrix, np.ndarray]:
+        u, v, _, m = part(code_m)
+        _, w, l, ml = part(code_l)
+        nbrs = pd.Index(w.unique())
+        ui, vi = nodes.get_indexer(u), nbrs.get_indexer(v)
+        near = _sparse(m, ui, vi, (n, len(nbrs)))  # the set's entries towards its neighbours
+        lm = _sparse(ml, l.to_numpy(np.int64), nbrs.get_indexer(w), (k, len(nbrs)))
+        return (lm @ near.T).toarray(), (m, ui, nodes.get_indexer(v), landmarks.get_indexer(v))
+
+    Rhat_A, (m, ui, oi, li) = two_hop(M_ROW, L_ROW)
+    M_ii = _sparse(m, ui, oi, (n, n))
+    M_i0 = _sparse(m, ui, li, (n, k)).toarray()
+    Rhat_B, (m, ui, _, li) = two_hop(M_COL, L_COL)
+    M_0i = _sparse(m, li, ui, (k, n)).toarray()
+    return SetBlocks(nodes, M_ii, M_i0, M_0i, Rhat_A, Rhat_B)
 
 
 def make_set_solver(
@@ -102,43 +157,27 @@ def make_set_solver(
     lam: float,
     eta: float,
     iters: int,
+    landmark_ids: list,
     dtype: str = "float64",
 ):
     """The pandas function run once per set by ``applyInPandas``.
 
     The set-independent k x k parts of the systems are computed here, once, and travel
-    with the function (O(k^2 + k d)) in place of S_A and S_B.
+    with the function (O(k^2 + k d)) in place of S_A and S_B, with the k landmark ids.
     """
-    k = factors.P.shape[0]
     constants = set_constants(factors, S_A, S_B, lam, eta)
+    landmarks = pd.Index(landmark_ids)
     progress = SolveProgress()
 
     def solve(pdf: pd.DataFrame) -> pd.DataFrame:
         started = time.time()
         set_id = int(pdf["set_id"].iloc[0])
-        kind = pdf["kind"].to_numpy()
-        nodes = pd.Index(pdf["u"][kind == NODE].unique()).sort_values()
-        n = len(nodes)
-
-        def part(code: int):
-            sel = kind == code
-            return pdf["u"][sel], pdf["v"][sel], pdf["l"][sel], pdf["val"][sel].to_numpy(np.float64)
-
-        u, v, _, val = part(M_II)
-        M_ii = sp.csr_matrix((val, (nodes.get_indexer(u), nodes.get_indexer(v))), shape=(n, n))
-
-        def dense_kn(code: int) -> np.ndarray:
-            u, _, l, val = part(code)
-            out = np.zeros((k, n))
-            np.add.at(out, (l.to_numpy(np.int64), nodes.get_indexer(u)), val)
-            return out
-
-        Rhat_A, Rhat_B = dense_kn(R_A), dense_kn(R_B)
-        M_i0, M_0i = dense_kn(M_I0).T, dense_kn(M_0I)
+        b = set_blocks(pdf, landmarks)
+        n = len(b.nodes)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", RepairedFactorisation)
-            W, C = solve_set(constants.factors, None, None, M_ii, M_i0, M_0i, Rhat_A, Rhat_B, lam, eta, iters,
-                             dtype=dtype, constants=constants)
+            W, C = solve_set(constants.factors, None, None, b.M_ii, b.M_i0, b.M_0i, b.Rhat_A, b.Rhat_B, lam, eta,
+                             iters, dtype=dtype, constants=constants)
         for w in caught:  # to the executor log, naming the set
             print(f"sepne solve WARNING: set {set_id} ({n} nodes): {w.message}", file=sys.stderr, flush=True)
         if not (np.isfinite(W).all() and np.isfinite(C).all()):
@@ -149,7 +188,7 @@ def make_set_solver(
         progress.finished(set_id, n, time.time() - started)
         return pd.DataFrame(
             {
-                "id": nodes.to_numpy(),
+                "id": b.nodes.to_numpy(),
                 "embedding": list(W.T),
                 "context": list(C.T),
                 "is_landmark": np.zeros(n, dtype=bool),
@@ -169,8 +208,9 @@ def embed_sets(
     eta: float,
     iters: int,
     id_type: DataType,
+    landmark_ids: list,
     dtype: str = "float64",
 ) -> DataFrame:
     """Run the per-set solve over ``records`` (from :func:`set_records`)."""
-    fn = make_set_solver(factors, S_A, S_B, lam, eta, iters, dtype)
+    fn = make_set_solver(factors, S_A, S_B, lam, eta, iters, landmark_ids, dtype)
     return records.groupBy("set_id").applyInPandas(fn, schema=output_schema(id_type))
