@@ -3,7 +3,8 @@
 One ``groupBy(set_id).applyInPandas`` call receives, for a set V_i, every entry it
 needs as rows ``(set_id, kind, u, v, l, val)``: its nodes, its rows and columns of M,
 and its neighbours' landmark entries, from which it forms M_ii, M_i0, M_0i and the
-two-hop sums with sparse products. The k x k and k x d summaries travel with the function (O(k^2 + k d)).
+two-hop sums with sparse products. The k x k and k x d summaries and the k landmark
+ids travel with the function (O(k^2 + k d)).
 """
 from __future__ import annotations
 
@@ -56,7 +57,7 @@ def set_records(
     which M_ii, M_i0 and M_0i are parts), and the landmark entries of each distinct
     neighbour v of the set: M[l, v] for the out-neighbours (rows) and M[v, l] for the
     in-neighbours (columns), non-landmark v only. The two-hop sums Rhat_A and Rhat_B
-    are then two sparse products inside the set's task (:func:`two_hop_sums`): a
+    are then two sparse products inside the set's task (:func:`set_blocks`): a
     neighbour shared by many of the set's nodes is shipped once per set, not once per
     edge, and no Spark row is made per product.
 
@@ -133,20 +134,22 @@ def set_blocks(pdf: pd.DataFrame, landmarks: pd.Index) -> SetBlocks:
         sel = kind == code
         return pdf["u"][sel], pdf["v"][sel], pdf["l"][sel], pdf["val"][sel].to_numpy(np.float64)
 
-    def two_hop(code_m: int, code_l: int) -> tuple[sp.csr_matrix, np.ndarray]:
-        u, v, _, m = part(code_m)
-        _, w, l, ml = part(code_l)
-        nbrs = pd.Index(w.unique())
-        ui, vi = nodes.get_indexer(u), nbrs.get_indexer(v)
-        near = _sparse(m, ui, vi, (n, len(nbrs)))  # the set's entries towards its neighbours
-        lm = _sparse(ml, l.to_numpy(np.int64), nbrs.get_indexer(w), (k, len(nbrs)))
-        return (lm @ near.T).toarray(), (m, ui, nodes.get_indexer(v), landmarks.get_indexer(v))
+    def two_hop(ui: np.ndarray, v: pd.Series, m: np.ndarray, code: int) -> np.ndarray:
+        _, w, l, ml = part(code)  # w: a neighbour, l: a landmark, ml: their entry of M
+        nbrs = pd.Index(w.unique()).sort_values()  # ascending id: the products' order of terms
+        near = _sparse(m, ui, nbrs.get_indexer(v), (n, len(nbrs)))  # the set's entries to its neighbours
+        far = _sparse(ml, l.to_numpy(np.int64), nbrs.get_indexer(w), (k, len(nbrs)))
+        return (far @ near.T).toarray()
 
-    Rhat_A, (m, ui, oi, li) = two_hop(M_ROW, L_ROW)
-    M_ii = _sparse(m, ui, oi, (n, n))
-    M_i0 = _sparse(m, ui, li, (n, k)).toarray()
-    Rhat_B, (m, ui, _, li) = two_hop(M_COL, L_COL)
-    M_0i = _sparse(m, li, ui, (k, n)).toarray()
+    u, v, _, m = part(M_ROW)  # m = M[u, v], u in the set
+    ui = nodes.get_indexer(u)
+    Rhat_A = two_hop(ui, v, m, L_ROW)
+    M_ii = _sparse(m, ui, nodes.get_indexer(v), (n, n))
+    M_i0 = _sparse(m, ui, landmarks.get_indexer(v), (n, k)).toarray()
+    u, v, _, m = part(M_COL)  # m = M[v, u], u in the set
+    ui = nodes.get_indexer(u)
+    Rhat_B = two_hop(ui, v, m, L_COL)
+    M_0i = _sparse(m, landmarks.get_indexer(v), ui, (k, n)).toarray()
     return SetBlocks(nodes, M_ii, M_i0, M_0i, Rhat_A, Rhat_B)
 
 
