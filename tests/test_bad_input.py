@@ -23,7 +23,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql import types as T
 
 from tests.helpers import random_graph
-from sepne_spark import config
+from sepne_spark import settings as schema
 from sepne_spark.errors import UserError
 from sepne_spark.jobs import embed as embed_module
 from sepne_spark.jobs.common import run_job
@@ -348,13 +348,13 @@ def test_yaml_profile_cannot_run_code(tmp_path, tag):
     profile = tmp_path / "evil.yaml"
     profile.write_text(f'dim: 16\nlandmarks: {tag} ["touch {marker}"]\n', encoding="utf-8")
     with pytest.raises(UserError) as info:
-        config.load_profile(str(profile))
+        schema.load_profile(str(profile))
     msg = str(info.value)
     assert str(profile) in msg and f"YAML tag {tag} at line 2" in msg and "not allowed" in msg
     with pytest.raises(UserError, match="not allowed"):
         embed_job.main(None, ["--profile", str(profile), "--output", str(tmp_path / "o")])
     assert not marker.exists()
-    assert issubclass(config._ProfileLoader, yaml.SafeLoader)
+    assert issubclass(schema._ProfileLoader, yaml.SafeLoader)
 
 
 def _unsafe_uses(node: ast.AST) -> list[str]:

@@ -65,7 +65,7 @@ def test_argument_errors_exit_2_in_one_line_before_spark(tmp_path, how, args, wo
 
 
 def test_help_lists_every_profile_and_the_default_profiles_values(tmp_path):
-    from sepne_spark import config
+    from sepne_spark import settings as schema
 
     proc = _run(tmp_path, EMBED_FILE, "--help")
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -74,7 +74,7 @@ def test_help_lists_every_profile_and_the_default_profiles_values(tmp_path):
         assert name in profile_line, name
     # The value a run without --profile uses, not only the built-in one.
     set_size = next(ln for ln in proc.stdout.splitlines() if ln.lstrip().startswith("--set-size"))
-    expected = config.resolve({}, config.load_profile(None)).set_size
+    expected = schema.resolve({}, schema.load_profile(None)).set_size
     assert f"default: {expected}" in set_size, set_size
 
 
@@ -84,3 +84,29 @@ def test_a_valid_command_line_does_get_to_spark(tmp_path):
     proc = _run(tmp_path, EMBED_FILE, "--gen-nodes", "50", "--output", str(tmp_path / "out"))
     assert proc.returncode == 1, proc.stderr[-3000:]
     assert "sepne-embed: failed:" in proc.stderr
+
+
+def test_the_check_before_spark_holds_back_warnings_the_job_gives_once(tmp_path, caplog):
+    """``session_conf`` checks the settings before Spark starts and ``main`` checks them
+    again: a settings warning is logged by the second check only."""
+    import logging
+
+    from sepne_spark.jobs import embed, evaluate
+
+    edges = tmp_path / "edges.tsv"
+    edges.write_text("a\tb\n")
+    odd = ["--landmark-strategy", "GDS", "--metric", "I+A"]  # a combination the settings warn about
+    checks = [
+        (embed.session_conf, lambda: embed._checked(["--input", str(edges), "--output", str(tmp_path / "o"), *odd]),
+         ["--input", str(edges), "--output", str(tmp_path / "o"), *odd]),
+        (evaluate.session_conf, None, ["linkpred", "--edges", str(edges), *odd]),
+    ]
+    for session_conf, again, argv in checks:
+        caplog.clear()
+        with caplog.at_level(logging.WARNING, logger="sepne_spark.settings"):
+            session_conf(argv)
+            assert not [r for r in caplog.records if r.name == "sepne_spark.settings"], argv
+            if again:
+                again()
+                warned = [r for r in caplog.records if r.name == "sepne_spark.settings"]
+                assert len(warned) == 1 and "nearly diagonal" in warned[0].getMessage()

@@ -14,6 +14,7 @@ and tests call ``main(spark, [...])`` directly.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import difflib
 import glob
 import logging
@@ -21,7 +22,7 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 from urllib.parse import urlparse
 
 log = logging.getLogger("sepne_spark")
@@ -61,10 +62,10 @@ class JobArgumentParser(argparse.ArgumentParser):
 
 def profile_names() -> list[str]:
     """The profiles that ``--profile NAME`` finds (``$SEPNE_CONF_DIR``, ``conf/``, the wheel's)."""
-    from sepne_spark import config
+    from sepne_spark import settings as schema
 
     names: set[str] = set()
-    for folder in config.conf_dirs():
+    for folder in schema.conf_dirs():
         if folder.is_dir():
             names.update(p.stem for p in folder.iterdir() if p.suffix in (".yaml", ".yml") and p.is_file())
     return sorted(names)
@@ -84,10 +85,10 @@ def show_profile_defaults(parser: argparse.ArgumentParser) -> None:
 
     A default profile that cannot be read leaves the help as it is: the run reports it.
     """
-    from sepne_spark import config
+    from sepne_spark import settings as schema
 
     try:
-        profile = config.load_profile(None)
+        profile = schema.load_profile(None)
     except UserError:
         return
     for action in parser._actions:
@@ -98,6 +99,21 @@ def show_profile_defaults(parser: argparse.ArgumentParser) -> None:
         shown = _shown(profile[action.dest]).replace("%", "%%")
         if shown != builtin:
             action.help = f"{action.help[:at]}default: {shown}, from the default profile; built-in {builtin})"
+
+
+@contextlib.contextmanager
+def settings_checked_quietly() -> Iterator[None]:
+    """Hold back the settings' warnings for a check made before Spark starts
+    (a ``session_conf``): the job's ``main`` resolves the same settings again and warns
+    once, in its own log."""
+    from sepne_spark import settings as schema
+
+    quiet = logging.getLogger(schema.__name__)
+    was, quiet.disabled = quiet.disabled, True
+    try:
+        yield
+    finally:
+        quiet.disabled = was
 
 
 def setup_logging(level: int = logging.INFO) -> None:

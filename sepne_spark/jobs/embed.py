@@ -21,13 +21,15 @@ import os
 import time
 from typing import Sequence
 
-from sepne_spark import __version__, config
+from sepne_spark import __version__
+from sepne_spark import settings as schema
 from sepne_spark.jobs.common import (
     JobArgumentParser,
     UserError,
     check_inputs_exist,
     profile_names,
     run_job,
+    settings_checked_quietly,
     show_profile_defaults,
 )
 
@@ -54,12 +56,12 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=_HelpFormatter,
     )
     io = p.add_argument_group("input and output")
-    io.add_argument("--profile", default=config.AUTO_PROFILE,
+    io.add_argument("--profile", default=schema.AUTO_PROFILE,
                     help=f"YAML profile: a name ({', '.join(profile_names()) or 'none found'}) or a path; "
-                         f"default: auto, which takes {config.AUTO_SMALL} for sparse graphs of up to "
-                         f"{config.AUTO_SMALL_NODES:,} nodes (its walk window shortened on denser ones) and "
-                         f"{config.AUTO_LARGE} with propagation otherwise (A+A2, log scaling, landmark-row factors "
-                         f"while the two-step walks stay under {config.AUTO_MAX_TWO_STEP_WALKS:,}); the setting "
+                         f"default: auto, which takes {schema.AUTO_SMALL} for sparse graphs of up to "
+                         f"{schema.AUTO_SMALL_NODES:,} nodes (its walk window shortened on denser ones) and "
+                         f"{schema.AUTO_LARGE} with propagation otherwise (A+A2, log scaling, landmark-row factors "
+                         f"while the two-step walks stay under {schema.AUTO_MAX_TWO_STEP_WALKS:,}); the setting "
                          "values shown below are the profile named default")
     io.add_argument("--input", nargs="+", default=None,
                     help="edge list file(s) or directories (tsv/csv/txt/parquet); default: a generated SBM graph")
@@ -83,7 +85,7 @@ def build_parser() -> argparse.ArgumentParser:
     gen.add_argument("--gen-communities", type=int, default=6, help="planted communities")
     gen.add_argument("--gen-avg-degree", type=float, default=12.0, help="average degree")
     gen.add_argument("--gen-mixing", type=float, default=0.3, help="fraction of edges placed at random")
-    config.add_arguments(p)
+    schema.add_arguments(p)
     show_profile_defaults(p)
     return p
 
@@ -121,19 +123,19 @@ def _output_target(ns: argparse.Namespace) -> str:
     return target
 
 
-def _with_model_params(settings: config.EmbedSettings, params: dict) -> config.EmbedSettings:
+def _with_model_params(settings: schema.EmbedSettings, params: dict) -> schema.EmbedSettings:
     """``settings`` with a loaded model's parameters in place of the resolved ones.
 
     Where the command line or the profile asked for another value, a warning names it:
     the model's value is the one used.
     """
-    changed = {name: params[p] for p, name in config.MODEL_PARAMS.items() if getattr(settings, name) != params[p]}
+    changed = {name: params[p] for p, name in schema.MODEL_PARAMS.items() if getattr(settings, name) != params[p]}
     for name, value in changed.items():
         log.warning("--model: %s is the model's %r, not %r", name, value, getattr(settings, name))
     return dataclasses.replace(settings, **changed)
 
 
-def _checked(argv: Sequence[str] | None) -> tuple[argparse.Namespace, config.EmbedSettings, str]:
+def _checked(argv: Sequence[str] | None) -> tuple[argparse.Namespace, schema.EmbedSettings, str]:
     """Parse ``argv`` and check everything that can be checked without Spark.
 
     Returns the parsed arguments, the resolved settings and the output target. Only
@@ -141,7 +143,7 @@ def _checked(argv: Sequence[str] | None) -> tuple[argparse.Namespace, config.Emb
     output that would overwrite data or the input, a bad ``--run-date``.
     """
     ns = build_parser().parse_args(None if argv is None else list(argv))
-    settings = config.resolve(ns, config.load_profile(ns.profile))
+    settings = schema.resolve(ns, schema.load_profile(ns.profile))
 
     from sepne_spark.writing import check_output_path
 
@@ -167,22 +169,22 @@ def _checked(argv: Sequence[str] | None) -> tuple[argparse.Namespace, config.Emb
     return ns, settings, target
 
 
-def _auto_settings(ns: argparse.Namespace, graph, n_nodes: int, n_edges: int) -> tuple[config.EmbedSettings, str]:
+def _auto_settings(ns: argparse.Namespace, graph, n_nodes: int, n_edges: int) -> tuple[schema.EmbedSettings, str]:
     """The settings of ``--profile auto`` for a graph of this size (flags still win),
     and the profile chosen."""
     walks = None
-    if config.auto_needs_walks(n_nodes, n_edges):
+    if schema.auto_needs_walks(n_nodes, n_edges):
         from pyspark.sql import functions as F
 
         # Sum of squared out-degrees: the two-step walks, the size of A^2 at most.
         walks = int(graph.edges.groupBy("src").count().agg(F.sum(F.col("count") * F.col("count"))).first()[0] or 0)
-    name, changed = config.auto_profile(n_nodes, n_edges, walks)
+    name, changed = schema.auto_profile(n_nodes, n_edges, walks)
     if ns.nodes and ns.propagation is None:
         changed["propagation"] = 1  # requested ids only: no whole-graph filter
     if ns.nodes and ns.refine_steps is None:
         changed["refine_steps"] = 0  # nor whole-graph refinement
-    profile = {**config.load_profile(name), **changed}
-    settings = config.resolve(ns, profile)
+    profile = {**schema.load_profile(name), **changed}
+    settings = schema.resolve(ns, profile)
     shown = ", ".join(f"{k} {v}" for k, v in changed.items())
     log.info("profile auto: %s for %d nodes%s%s", name, n_nodes,
              f", {walks:,} two-step walks" if walks is not None else "", f" ({shown})" if shown else "")
@@ -257,12 +259,8 @@ def session_conf(argv: Sequence[str]) -> dict[str, str]:
 
     :func:`cli` calls it before any session exists, so errors arrive at once.
     """
-    quiet = logging.getLogger("sepne_spark.config")  # main() checks again and warns once
-    was, quiet.disabled = quiet.disabled, True
-    try:
+    with settings_checked_quietly():  # main() checks again and warns once
         _, settings, _ = _checked(argv)
-    finally:
-        quiet.disabled = was
     return dict(settings.spark)
 
 
@@ -337,7 +335,7 @@ def main(spark, args: Sequence[str] | None = None) -> int:
     else:
         log.info("read %s: %d nodes, %d directed edge rows (%.1f s)", source, n_nodes, n_edges, timings["read"])
     profile_used = ns.profile
-    if ns.profile == config.AUTO_PROFILE and model is None:
+    if ns.profile == schema.AUTO_PROFILE and model is None:
         settings, chosen = _auto_settings(ns, graph, n_nodes, n_edges)
         profile_used = f"auto: {chosen}"
     if model is None and n_nodes < settings.landmarks:
@@ -351,7 +349,7 @@ def main(spark, args: Sequence[str] | None = None) -> int:
 
     t = time.time()
     if model is None:
-        model = SepNE(**config.model_params(settings)).fit(graph)
+        model = SepNE(**schema.model_params(settings)).fit(graph)
     timings["fit"] = time.time() - t
 
     used = model.settings()  # a loaded model's own parameters, not the command line's

@@ -45,6 +45,7 @@ from sepne_spark.jobs.common import (
     check_inputs_exist,
     profile_names,
     run_job,
+    settings_checked_quietly,
     show_profile_defaults,
 )
 
@@ -155,9 +156,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="YAML profile of the embedding settings, as for the embed job (a name: "
                     f"{', '.join(profile_names()) or 'none found'}; or a path; default: the default profile); the flags below override it. --seed "
                     "also seeds the held-out edges and the sampled non-edges")
-    from sepne_spark import config
+    from sepne_spark import settings as schema
 
-    config.add_arguments(lp)
+    schema.add_arguments(lp)
     show_profile_defaults(lp)
     lp.add_argument("--json", metavar="OUT.json", help="also write the results as JSON")
     return p
@@ -341,14 +342,14 @@ def matrix_settings(ns: argparse.Namespace) -> tuple[dict[str, Any], str]:
 
     Returns the settings and where they came from, in words.
     """
-    from sepne_spark import config
+    from sepne_spark import settings as schema
     from sepne_spark.writing import read_manifest
 
     manifest = read_manifest(ns.embeddings) or {}
     wanted = MATRIX_SETTINGS + READ_SETTINGS
     saved = {k: v for k, v in (manifest.get("settings") or {}).items() if k in wanted}
     flags = {k: getattr(ns, k) for k in MATRIX_SETTINGS if getattr(ns, k) is not None}
-    settings = config.resolve(flags, saved)
+    settings = schema.resolve(flags, saved)
     source = "the embeddings' manifest" if saved else "the built-in defaults"
     if flags:
         source += " and " + ", ".join("--" + k.replace("_", "-") for k in flags)
@@ -437,11 +438,11 @@ def run_reconstruct(spark: SparkSession, ns: argparse.Namespace) -> dict[str, An
 
 def run_linkpred(spark: SparkSession, ns: argparse.Namespace) -> dict[str, Any]:
     """The ``linkpred`` task: :func:`sepne_spark.evaluation.link_prediction` with SepNE."""
-    from sepne_spark import config
+    from sepne_spark import settings as schema
     from sepne_spark.evaluation import link_prediction
     from sepne_spark.reading import read_edges
 
-    settings = config.resolve(ns, config.load_profile(ns.profile))
+    settings = schema.resolve(ns, schema.load_profile(ns.profile))
     if settings.partition == "IO":
         raise UserError("partition IO embeds only requested nodes; link prediction needs every node")
     edges, _ = read_edges(spark, ns.edges, settings.input_format, bad_lines=settings.bad_lines)
@@ -449,7 +450,7 @@ def run_linkpred(spark: SparkSession, ns: argparse.Namespace) -> dict[str, Any]:
     def fit_embed(train: DataFrame) -> DataFrame:
         from sepne_spark.model import SepNE
 
-        model = SepNE(**config.model_params(settings)).fit(train)
+        model = SepNE(**schema.model_params(settings)).fit(train)
         return model.transform(train)
 
     res = link_prediction(spark, edges, fit_embed, fraction=ns.fraction, seed=settings.seed,
@@ -478,13 +479,14 @@ def _check_paths(ns: argparse.Namespace) -> None:
 def session_conf(argv: Sequence[str]) -> dict[str, str]:
     """Check the arguments and return the Spark settings of ``linkpred``'s profile (and
     ``--spark``) for a session we build; :func:`cli` calls it before Spark starts."""
-    from sepne_spark import config
+    from sepne_spark import settings as schema
 
     ns = parse_args(argv)
     _check_paths(ns)
     if ns.task != "linkpred":
         return {}
-    return dict(config.resolve(ns, config.load_profile(ns.profile)).spark)
+    with settings_checked_quietly():  # main() checks again and warns once
+        return dict(schema.resolve(ns, schema.load_profile(ns.profile)).spark)
 
 
 def cli(argv: Sequence[str] | None = None) -> int:
