@@ -1,4 +1,4 @@
-"""Proximity entries and the k x k / two-hop summaries, as DataFrame joins.
+"""Proximity entries (DataFrame joins) and the landmarks' k x k summaries.
 
 M is never materialised densely: it is a DataFrame of its non-zero entries
 ``(src, dst, m)``. For the ``IO`` setup only the rows and columns of the requested
@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
+import scipy.sparse as sp
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
@@ -47,7 +49,7 @@ def ordered_sum(col: Column | str) -> Column:
     the embeddings built on them) would too. Sorting the terms first makes each sum,
     and so the whole output, the same bit for bit across runs, core counts and input
     splits. The terms of one group are held together, which every sum here affords:
-    a node's edges, the paths between two nodes, one landmark pair's common nodes.
+    a node's edges, the paths between two nodes.
     """
     terms = F.array_sort(F.collect_list(col))
     return F.aggregate(terms, F.lit(0.0).cast("double"), lambda acc, x: acc + x)
@@ -282,31 +284,65 @@ def _to_dense(rows: list, k: int, i: str, j: str) -> np.ndarray:
     return out
 
 
+#: The fixed number of node buckets the landmark Gram sums S_A and S_B are split into.
+#: Each bucket's partial sum is a dense k x k matrix (its upper triangle is shuffled:
+#: about 16 x k^2 / 2 values a sum), and the same buckets on every cluster keep the
+#: sums the same bit for bit.
+GRAM_BUCKETS = 16
+
+
+def _grams(parts: dict[int, DataFrame], k: int) -> dict[int, np.ndarray]:
+    """``{tag: sum over v of x_v x_v^T}`` (k x k), x_v the sparse k-vector of the entries
+    ``(v, l, m)`` of ``parts[tag]``.
+
+    Nodes go to :data:`GRAM_BUCKETS` buckets by a hash of their id. Each bucket is one
+    task of a partition-wise stage: its entries, in ascending (v, l), make a sparse
+    k x p matrix X and the task forms X X^T with SciPy (one upper-triangle row per
+    landmark). A second stage adds each row's bucket parts in bucket order. Only the
+    k x k results are collected; no Spark row is made per product.
+    """
+    entries = None
+    for tag, df in parts.items():
+        tagged = df.select(F.lit(tag).alias("t"), F.pmod(F.xxhash64("v"), F.lit(GRAM_BUCKETS)).cast("int").alias("b"),
+                           "v", F.col("l").cast("int").alias("l"), F.col("m").cast("double").alias("m"))
+        entries = tagged if entries is None else entries.unionByName(tagged)
+
+    def partial(pdf: pd.DataFrame) -> pd.DataFrame:
+        pdf = pdf.sort_values(["v", "l"], kind="stable")
+        nodes, distinct = pd.factorize(pdf["v"], sort=True)
+        X = sp.csr_matrix((pdf["m"].to_numpy(np.float64), (pdf["l"].to_numpy(np.int64), nodes)),
+                          shape=(k, len(distinct)))
+        G = (X @ X.T).toarray()
+        rows = np.flatnonzero(G.any(axis=1))
+        return pd.DataFrame({"t": np.full(len(rows), int(pdf["t"].iloc[0]), np.int32),
+                             "i": rows.astype(np.int32), "b": np.full(len(rows), int(pdf["b"].iloc[0]), np.int32),
+                             "g": [G[i, i:].astype("<f8").tobytes() for i in rows]})
+
+    def total(pdf: pd.DataFrame) -> pd.DataFrame:
+        pdf = pdf.sort_values("b")
+        out = np.zeros(k - int(pdf["i"].iloc[0]))
+        for g in pdf["g"]:
+            out += np.frombuffer(g, dtype="<f8")
+        return pd.DataFrame({"t": pdf["t"].iloc[:1], "i": pdf["i"].iloc[:1], "g": [out.astype("<f8").tobytes()]})
+
+    rows = (entries.groupBy("t", "b").applyInPandas(partial, "t int, i int, b int, g binary")
+            .groupBy("t", "i").applyInPandas(total, "t int, i int, g binary").collect())
+    out = {tag: np.zeros((k, k)) for tag in parts}
+    for r in rows:
+        out[r["t"]][r["i"], r["i"]:] = np.frombuffer(r["g"], dtype="<f8")
+    for G in out.values():
+        upper = np.triu(G)
+        G[:] = upper + np.triu(upper, 1).T
+    return out
+
+
 def landmark_summaries(blocks: LandmarkBlocks, landmarks: DataFrame, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """M00, S_A and S_B (each k x k) in one job; only O(k^2) values are collected.
+    """M00, S_A and S_B (each k x k); only O(k^2) values are collected.
 
     M00 = M[V0, V0]; S_A = sum_v M_0v M_0v^T and S_B = sum_v M_v0^T M_v0 over the
-    non-landmark nodes v. The sums are self-joins of the landmark entries on v, added
-    up by landmark pair on the cluster.
+    non-landmark nodes v, sparse products per bucket of nodes (:func:`_grams`).
     """
     lm = F.broadcast(landmarks.select(F.col("id").alias("v"), F.col("l").alias("j")))
-    m00 = blocks.row.join(lm, "v").select(F.lit(0).alias("t"), F.col("l").alias("i"), "j", "m")
-
-    def gram(df: DataFrame, tag: int) -> DataFrame:
-        x, y = df.alias("x"), df.alias("y")
-        return (
-            x.join(y, F.col("x.v") == F.col("y.v"))
-            .groupBy(F.col("x.l").alias("i"), F.col("y.l").alias("j"))
-            .agg(ordered_sum(F.col("x.m") * F.col("y.m")).alias("m"))
-            .select(F.lit(tag).alias("t"), "i", "j", "m")
-        )
-
-    rows = m00.unionByName(gram(blocks.row_nl, 1)).unionByName(gram(blocks.col_nl, 2)).collect()
-    out = np.zeros((3, k, k))
-    if rows:
-        t = np.fromiter((r["t"] for r in rows), dtype=np.int64, count=len(rows))
-        i = np.fromiter((r["i"] for r in rows), dtype=np.int64, count=len(rows))
-        j = np.fromiter((r["j"] for r in rows), dtype=np.int64, count=len(rows))
-        m = np.fromiter((r["m"] for r in rows), dtype=np.float64, count=len(rows))
-        np.add.at(out, (t, i, j), m)
-    return out[0], out[1], out[2]
+    M00 = _to_dense(blocks.row.join(lm, "v").select(F.col("l").alias("i"), "j", "m").collect(), k, "i", "j")
+    grams = _grams({1: blocks.row_nl, 2: blocks.col_nl}, k)
+    return M00, grams[1], grams[2]

@@ -182,6 +182,32 @@ def test_walk_factors_fall_back_to_m00_when_the_landmarks_are_hubs(spark, monkey
     np.testing.assert_array_equal(fallback.factors.Phi, model.factors.Phi)
 
 
+@pytest.mark.parametrize("string_ids", [True, False])
+def test_landmark_grams_equal_numpy_bit_for_bit_on_any_partitioning(spark, string_ids):
+    """S_A and S_B are summed per bucket of nodes with SciPy, the buckets in a fixed
+    order: equal to X X^T, exactly symmetric, and the same bits however the entries
+    are partitioned."""
+    from sepne_spark.proximity import _grams
+
+    rng = np.random.default_rng(4)
+    k, n = 9, 300
+    X = np.where(rng.random((k, n)) < 0.15, rng.random((k, n)), 0.0)
+    Y = np.where(rng.random((k, n)) < 0.3, rng.random((k, n)) * 5, 0.0)
+    name = (lambda j: f"v{j:04d}") if string_ids else (lambda j: int(j) * 7 + 3)
+    schema = f"v {'string' if string_ids else 'long'}, l int, m double"
+
+    def entries(Z, parts):
+        rows = [(name(j), int(i), float(Z[i, j])) for i, j in zip(*np.nonzero(Z))]
+        return spark.createDataFrame(rows[::-1] if parts > 1 else rows, schema).repartition(parts)
+
+    first = _grams({1: entries(X, 1), 2: entries(Y, 1)}, k)
+    for tag, Z in ((1, X), (2, Y)):
+        np.testing.assert_allclose(first[tag], Z @ Z.T, rtol=1e-13, atol=0)
+        assert np.array_equal(first[tag], first[tag].T)
+    again = _grams({1: entries(X, 5), 2: entries(Y, 3)}, k)
+    assert np.array_equal(again[1], first[1]) and np.array_equal(again[2], first[2])
+
+
 def test_window_needs_a_plus_a2(spark):
     edges = spark.createDataFrame([("a", "b", 1.0)], "src string, dst string, weight double")
     with pytest.raises(ValueError, match="window=3 applies to metric A\\+A2 only"):
