@@ -9,8 +9,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
-import scipy.sparse as sp
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
@@ -301,6 +299,8 @@ def _grams(parts: dict[int, DataFrame], k: int) -> dict[int, np.ndarray]:
     landmark). A second stage adds each row's bucket parts in bucket order. Only the
     k x k results are collected; no Spark row is made per product.
     """
+    import pandas as pd  # here, not at the top: the jobs' argument checks import this module
+    import scipy.sparse as sp
     entries = None
     for tag, df in parts.items():
         tagged = df.select(F.lit(tag).alias("t"), F.pmod(F.xxhash64("v"), F.lit(GRAM_BUCKETS)).cast("int").alias("b"),
