@@ -8,6 +8,9 @@ measured in the same run, and the ratio between the two. As in the Spark stage, 
 set-independent part (:func:`sepne_spark.solver.set_constants`) is computed once and
 timed separately (``constants_seconds``); the rate is that of the per-set solve.
 Set ``OPENBLAS_NUM_THREADS=1`` to measure what one Spark task gets.
+``--landmark-blocks both`` also times the solve with M_i0 and M_0i as SciPy sparse
+matrices (as the set stage gives them), in the same run; the GFLOP/s figures count
+dense work.
 
 ``--processes N`` runs N such solvers at once (forked after the inputs are built, so
 set the BLAS thread count to 1 in the environment), as N Spark task slots on one
@@ -75,8 +78,13 @@ def main() -> None:
     p.add_argument("--reps", type=int, default=3)
     p.add_argument("--processes", type=int, default=1,
                    help="concurrent single-process solvers, as Spark task slots (default: %(default)s)")
+    p.add_argument("--landmark-blocks", choices=["dense", "sparse", "both"], default="dense",
+                   help="give M_i0 and M_0i to the solve as dense arrays or as SciPy sparse, as the set "
+                   "stage does; both: time the two in the same run (one process; default: %(default)s)")
     p.add_argument("--json", default=None)
     a = p.parse_args()
+    if a.landmark_blocks == "both" and a.processes != 1:
+        p.error("--landmark-blocks both times one process")
     rng = np.random.default_rng(1)
     k, d, n = a.k, a.d, a.set_size
     M00 = np.eye(k) + sp.random(k, k, density=a.avg_degree / k, random_state=1).toarray()
@@ -92,12 +100,14 @@ def main() -> None:
     t = time.perf_counter()
     constants = set_constants(f, S, S, 1.0, 1.0)
     constants_s = time.perf_counter() - t
+    if a.landmark_blocks == "sparse":
+        M_i0, M_0i = sp.csr_matrix(M_i0), sp.csr_matrix(M_0i)
     args = (f, None, None, M_ii, M_i0, M_0i, R, R, 1.0, 1.0, a.iters)
     flops = solve_flops(k, d, n, M_ii.nnz, a.iters)
     res = {
         "k": k, "d": d, "set_size": n, "iters": a.iters, "dtype": a.dtype, "processes": a.processes,
         "blas_threads": os.environ.get("OPENBLAS_NUM_THREADS"), "cpus": os.cpu_count(),
-        "constants_seconds": constants_s,
+        "constants_seconds": constants_s, "landmark_blocks": a.landmark_blocks,
     }
     if a.processes == 1:
         solve_set(*args, dtype=a.dtype, constants=constants)
@@ -105,6 +115,12 @@ def main() -> None:
         g = gemm_rate(dtype=np.float64)
         res.update({"solve_seconds": best, "solve_gflops": flops / best / 1e9, "gemm_gflops": g,
                     "fraction_of_gemm": flops / best / 1e9 / g})
+        if a.landmark_blocks == "both":  # the same inputs, M_i0 and M_0i as SciPy sparse
+            sparse_args = args[:4] + (sp.csr_matrix(M_i0), sp.csr_matrix(M_0i)) + args[6:]
+            solve_set(*sparse_args, dtype=a.dtype, constants=constants)
+            sparse_best = _time_solves(sparse_args, a.dtype, constants, a.reps)
+            res.update({"landmark_blocks": "dense", "sparse_solve_seconds": sparse_best,
+                        "dense_over_sparse": best / sparse_best})
     else:
         ctx = mp.get_context("fork")
         _SHARED.update(args=args, dtype=a.dtype, constants=constants, reps=a.reps,

@@ -192,9 +192,11 @@ def walk_products(A: DataFrame, landmarks: DataFrame) -> int:
 
 
 #: Largest :func:`walk_products` for which the distributed fit forms the two-step-walk
-#: Gram matrices (as DataFrame joins, one row per product): 7 x 10^6 for the 10^6-node
-#: SBM of BENCHMARKS.md; 5 x 10^12 when the landmarks are the hubs of its power-law
-#: DC-SBM (1.8 x 10^11 products without repeats), beyond any join.
+#: Gram matrices (sparse products per bucket of nodes, :func:`landmark_summaries`):
+#: 7 x 10^6 for the 10^6-node SBM of BENCHMARKS.md; 5 x 10^12 when the landmarks are
+#: the hubs of its power-law DC-SBM (1.8 x 10^11 products without repeats). The limit
+#: was set when each product was a joined row; it is kept until a larger one is
+#: chosen on validation folds.
 MAX_DISTRIBUTED_WALK_PRODUCTS = 100_000_000
 
 

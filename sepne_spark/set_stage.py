@@ -101,8 +101,8 @@ class SetBlocks:
 
     nodes: pd.Index
     M_ii: sp.csr_matrix
-    M_i0: np.ndarray
-    M_0i: np.ndarray
+    M_i0: sp.csr_matrix
+    M_0i: sp.csr_matrix
     Rhat_A: np.ndarray
     Rhat_B: np.ndarray
 
@@ -145,11 +145,11 @@ def set_blocks(pdf: pd.DataFrame, landmarks: pd.Index) -> SetBlocks:
     ui = nodes.get_indexer(u)
     Rhat_A = two_hop(ui, v, m, L_ROW)
     M_ii = _sparse(m, ui, nodes.get_indexer(v), (n, n))
-    M_i0 = _sparse(m, ui, landmarks.get_indexer(v), (n, k)).toarray()
+    M_i0 = _sparse(m, ui, landmarks.get_indexer(v), (n, k))
     u, v, _, m = part(M_COL)  # m = M[v, u], u in the set
     ui = nodes.get_indexer(u)
     Rhat_B = two_hop(ui, v, m, L_COL)
-    M_0i = _sparse(m, landmarks.get_indexer(v), ui, (k, n)).toarray()
+    M_0i = _sparse(m, landmarks.get_indexer(v), ui, (k, n))
     return SetBlocks(nodes, M_ii, M_i0, M_0i, Rhat_A, Rhat_B)
 
 

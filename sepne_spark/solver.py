@@ -133,6 +133,17 @@ def _mul(M: Matrix, X: np.ndarray) -> np.ndarray:
     return np.asarray(out.toarray() if sp.issparse(out) else out)
 
 
+def _rmul(X: np.ndarray, M: Matrix) -> np.ndarray:
+    """X @ M for dense X and dense or sparse M, always returning a dense array."""
+    return np.asarray((M.T @ X.T).T) if sp.issparse(M) else X @ M
+
+
+def _outer(M: Matrix) -> np.ndarray:
+    """M M^T, dense: a sparse product for sparse M (its cost follows the entries, not
+    k^2 n_i), BLAS syrk for dense M."""
+    return (M @ M.T).toarray() if sp.issparse(M) else M @ M.T
+
+
 @dataclass(frozen=True)
 class SetConstants:
     """The parts of every set's k x k systems that do not depend on the set.
@@ -199,7 +210,9 @@ def solve_set(
         when ``constants`` is given.
     M_ii: n_i x n_i proximity block of the set (dense or SciPy sparse).
     M_i0: n_i x k rows of the set restricted to the landmark columns.
-    M_0i: k x n_i landmark rows restricted to the set's columns.
+    M_0i: k x n_i landmark rows restricted to the set's columns. Dense, or both as
+        SciPy sparse when either is (a set has few landmark entries: the k x k products
+        then cost what its entries do, not k^2 n_i).
     Rhat_A, Rhat_B: k x n_i two-hop sums of the set's nodes.
     lam, eta, iters: global weight, regulariser (> 0), alternating rounds.
     dtype: float64 or float32 for the iterations (the k x k factorisations are
@@ -222,31 +235,34 @@ def solve_set(
     d = Phi.shape[0]
     if n_i == 0:
         return np.zeros((d, 0)), np.zeros((d, 0))
-    M_i0 = np.ascontiguousarray(M_i0, dtype=np.float64)
-    M_0i = np.ascontiguousarray(M_0i, dtype=np.float64)
+    if sp.issparse(M_i0) or sp.issparse(M_0i):  # a set's few landmark entries, as given
+        M_i0, M_0i = sp.csr_matrix(M_i0, dtype=np.float64), sp.csr_matrix(M_0i, dtype=np.float64)
+    else:
+        M_i0 = np.ascontiguousarray(M_i0, dtype=np.float64)
+        M_0i = np.ascontiguousarray(M_0i, dtype=np.float64)
 
     # A-step constants: C_A = P P^T + lam (S_A - M_0i M_0i^T) + eta I.
-    C_A = M_0i @ M_0i.T  # symmetric rank-n_i product (BLAS syrk)
+    C_A = _outer(M_0i)  # symmetric rank-n_i product
     C_A *= -lam
     C_A += constants.base_A
     F_A = spd_solve(C_A, Phi.T, eta, "C_A")  # k x d
     G_A = Phi @ F_A  # d x d, symmetric
     # h_A = F_A^T (P M_i0^T + lam (Rhat_A - M_0i M_ii^T)); F_A^T P = G_A Psi as P = Phi^T Psi
-    FtM0i = F_A.T @ M_0i  # d x n_i
-    h_A = (G_A @ Psi) @ M_i0.T + lam * (F_A.T @ Rhat_A) - lam * _mul(M_ii, FtM0i.T).T
+    FtM0i = _rmul(F_A.T, M_0i)  # d x n_i
+    h_A = _rmul(G_A @ Psi, M_i0.T) + lam * (F_A.T @ Rhat_A) - lam * _mul(M_ii, FtM0i.T).T
 
     # B-step constants: C_B = P^T P + lam (S_B - M_i0^T M_i0) + eta I.
-    C_B = M_i0.T @ M_i0
+    C_B = _outer(M_i0.T)
     C_B *= -lam
     C_B += constants.base_B
     F_B = spd_solve(C_B, Psi.T, eta, "C_B")  # k x d
     G_B = Psi @ F_B
     # h_B = F_B^T (P^T M_0i + lam (Rhat_B - M_i0^T M_ii)); F_B^T P^T = G_B Phi
-    FtMi0 = F_B.T @ M_i0.T  # d x n_i
-    h_B = (G_B @ Phi) @ M_0i + lam * (F_B.T @ Rhat_B) - lam * _mul(M_ii.T, FtMi0.T).T
+    FtMi0 = _rmul(F_B.T, M_i0.T)  # d x n_i
+    h_B = _rmul(G_B @ Phi, M_0i) + lam * (F_B.T @ Rhat_B) - lam * _mul(M_ii.T, FtMi0.T).T
 
     # Start: B = (P^T P + eta I)^-1 P^T M_0i, so Z = Psi B = H0 Phi M_0i.
-    Z = constants.H0 @ (Phi @ M_0i)
+    Z = constants.H0 @ _rmul(Phi, M_0i)
 
     dt = np.dtype(dtype)
     G_A, G_B, h_A, h_B, Z = (x.astype(dt, copy=False) for x in (G_A, G_B, h_A, h_B, Z))
@@ -262,7 +278,7 @@ def solve_set(
         Z = np.linalg.solve(I_d + G_B @ (W @ W.T), G_B @ Yb + h_B)
     if W is None:
         # No iterations: the landmark-only A = (P P^T + eta I)^-1 P M_i0^T, W = Phi A.
-        W = constants.H1 @ (Psi @ M_i0.T)
+        W = constants.H1 @ _rmul(Psi, M_i0.T)
     return np.asarray(W, dtype=np.float64), np.asarray(Z, dtype=np.float64)
 
 

@@ -54,6 +54,11 @@ def test_solver_equals_literal_equations(metric, directed):
                 solve_set(f, None, None, Mii, b["M_i0"], b["M_0i"], b["Rhat_A"], b["Rhat_B"], lam, 2 * eta, iters,
                           constants=shared)
             np.testing.assert_allclose(Cc, Cs, rtol=0, atol=1e-12 * np.abs(Cs).max())
+            # The landmark blocks as SciPy sparse (as the set stage gives them): the same.
+            Wsp, Csp = solve_set(f, None, None, Mii, sp.csr_matrix(b["M_i0"]), sp.csr_matrix(b["M_0i"]),
+                                 b["Rhat_A"], b["Rhat_B"], lam, eta, iters, constants=shared)
+            np.testing.assert_allclose(Wsp, Ws, rtol=0, atol=1e-12 * np.abs(Ws).max())
+            np.testing.assert_allclose(Csp, Cs, rtol=0, atol=1e-12 * np.abs(Cs).max())
 
 
 def test_objective_decreases_and_float32_close():
