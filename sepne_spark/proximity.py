@@ -301,6 +301,7 @@ def _grams(parts: dict[int, DataFrame], k: int) -> dict[int, np.ndarray]:
     """
     import pandas as pd  # here, not at the top: the jobs' argument checks import this module
     import scipy.sparse as sp
+
     entries = None
     for tag, df in parts.items():
         tagged = df.select(F.lit(tag).alias("t"), F.pmod(F.xxhash64("v"), F.lit(GRAM_BUCKETS)).cast("int").alias("b"),
@@ -323,7 +324,8 @@ def _grams(parts: dict[int, DataFrame], k: int) -> dict[int, np.ndarray]:
         out = np.zeros(k - int(pdf["i"].iloc[0]))
         for g in pdf["g"]:
             out += np.frombuffer(g, dtype="<f8")
-        return pd.DataFrame({"t": pdf["t"].iloc[:1], "i": pdf["i"].iloc[:1], "g": [out.astype("<f8").tobytes()]})
+        return pd.DataFrame({"t": [int(pdf["t"].iloc[0])], "i": [int(pdf["i"].iloc[0])],
+                             "g": [out.astype("<f8").tobytes()]})
 
     rows = (entries.groupBy("t", "b").applyInPandas(partial, "t int, i int, b int, g binary")
             .groupBy("t", "i").applyInPandas(total, "t int, i int, g binary").collect())
