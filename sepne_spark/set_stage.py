@@ -1,9 +1,9 @@
 """The partition-wise stage: gather each set's blocks and run the NumPy solve.
 
 One ``groupBy(set_id).applyInPandas`` call receives, for a set V_i, every entry it
-needs as rows ``(set_id, kind, u, v, l, val)``: its nodes, its rows and columns of M,
-and its neighbours' landmark entries, from which it forms M_ii, M_i0, M_0i and the
-two-hop sums with sparse products. The k x k and k x d summaries and the k landmark
+needs as rows ``(set_id, kind, u, v, l, val, val_t)``: its nodes, its rows and columns
+of M, and its neighbours' landmark entries, from which it forms M_ii, M_i0, M_0i and
+the two-hop sums with sparse products. The k x k and k x d summaries and the k landmark
 ids travel with the function (O(k^2 + k d)).
 """
 from __future__ import annotations
@@ -32,7 +32,7 @@ from sepne_spark.progress import SolveProgress
 from sepne_spark.proximity import LandmarkBlocks
 from sepne_spark.solver import LandmarkFactors, RepairedFactorisation, set_constants, solve_set
 
-NODE, M_ROW, M_COL, L_ROW, L_COL = 0, 1, 2, 3, 4
+NODE, M_ROW, M_COL, LANDMARK = 0, 1, 2, 3
 
 
 def output_schema(id_type: DataType) -> StructType:
@@ -55,11 +55,19 @@ def set_records(
 
     A set V_i receives its nodes, every entry of its rows and of its columns of M (of
     which M_ii, M_i0 and M_0i are parts), and the landmark entries of each distinct
-    neighbour v of the set: M[l, v] for the out-neighbours (rows) and M[v, l] for the
-    in-neighbours (columns), non-landmark v only. The two-hop sums Rhat_A and Rhat_B
-    are then two sparse products inside the set's task (:func:`set_blocks`): a
-    neighbour shared by many of the set's nodes is shipped once per set, not once per
-    edge, and no Spark row is made per product.
+    non-landmark neighbour v of the set: M[l, v] for the out-neighbours (rows) and
+    M[v, l] for the in-neighbours (columns). The two-hop sums Rhat_A and Rhat_B are then
+    two sparse products inside the set's task (:func:`set_blocks`): a neighbour shared
+    by many of the set's nodes is shipped once per set, not once per edge, and no Spark
+    row is made per product.
+
+    A neighbour's landmark entries travel as one row per landmark l with both values,
+    ``val`` = M[l, v] if v is an out-neighbour and ``val_t`` = M[v, l] if it is an
+    in-neighbour (0 otherwise, or where that entry is not stored). On an undirected
+    graph M has the sparsity of a symmetric matrix (its values differ: rows of A are
+    normalised), so a neighbour of the set is both an out- and an in-neighbour and each
+    (v, l) pair is shipped once instead of twice: these rows are most of what the stage
+    moves.
 
     Parameters
     ----------
@@ -68,7 +76,8 @@ def set_records(
     M_cols: entries ``(src, dst, m)`` including every column of M for those nodes.
     blocks: the landmark rows and columns of M.
     """
-    def rec(df: DataFrame, kind: int, u: str, v: str, l: str | None, val: str | None) -> DataFrame:
+    def rec(df: DataFrame, kind: int, u: str, v: str, l: str | None, val: str | None,
+            val_t: str | None = None) -> DataFrame:
         # The id columns are never null: a null would turn integer ids into floats in
         # pandas. Rows of one node (its own, a neighbour's landmark entries) name it twice.
         return df.select(
@@ -78,20 +87,34 @@ def set_records(
             F.col(v).alias("v"),
             (F.col(l) if l else F.lit(None).cast("int")).alias("l"),
             (F.col(val) if val else F.lit(0.0)).cast("double").alias("val"),
+            (F.col(val_t) if val_t else F.lit(0.0)).cast("double").alias("val_t"),
         )
 
     MR = M_rows.join(assign.withColumnRenamed("id", "src"), "src")  # the set's rows: src, dst, m, set_id
     MC = M_cols.join(assign.withColumnRenamed("id", "dst"), "dst")  # the set's columns
-    out_nbrs = MR.select("set_id", F.col("dst").alias("v")).distinct()
-    in_nbrs = MC.select("set_id", F.col("src").alias("v")).distinct()
-    l_row = out_nbrs.join(blocks.row_nl, "v")  # v, set_id, l, m = M[l, v]
-    l_col = in_nbrs.join(blocks.col_nl, "v")  # v, set_id, l, m = M[v, l]
+    nbrs = (  # each distinct neighbour of a set, and whether it is an out- or in-neighbour
+        MR.select("set_id", F.col("dst").alias("v"), F.lit(True).alias("is_out"), F.lit(False).alias("is_in"))
+        .unionByName(MC.select("set_id", F.col("src").alias("v"), F.lit(False).alias("is_out"),
+                               F.lit(True).alias("is_in")))
+        .groupBy("set_id", "v")
+        .agg(F.max("is_out").alias("is_out"), F.max("is_in").alias("is_in"))
+    )
+    entries = blocks.row_nl.select("v", "l", F.col("m").alias("val")).join(
+        blocks.col_nl.select("v", "l", F.col("m").alias("val_t")), ["v", "l"], "full"
+    ).fillna(0.0, ["val", "val_t"])  # v, l, M[l, v], M[v, l]
+    # An entry the set does not use (M[l, v] of an in-neighbour only, M[v, l] of an
+    # out-neighbour only) is 0, and a row with neither is not shipped: never more rows
+    # than one per used entry, as on a directed graph.
+    landmark_entries = nbrs.join(entries, "v").select(
+        "set_id", "v", "l",
+        F.when(F.col("is_out"), F.col("val")).otherwise(F.lit(0.0)).alias("val"),
+        F.when(F.col("is_in"), F.col("val_t")).otherwise(F.lit(0.0)).alias("val_t"),
+    ).where((F.col("val") != 0) | (F.col("val_t") != 0))
     return (
         rec(assign, NODE, "id", "id", None, None)
         .unionByName(rec(MR, M_ROW, "src", "dst", None, "m"))
         .unionByName(rec(MC, M_COL, "dst", "src", None, "m"))
-        .unionByName(rec(l_row, L_ROW, "v", "v", "l", "m"))
-        .unionByName(rec(l_col, L_COL, "v", "v", "l", "m"))
+        .unionByName(rec(landmark_entries, LANDMARK, "v", "v", "l", "val", "val_t"))
     )
 
 
@@ -130,25 +153,30 @@ def set_blocks(pdf: pd.DataFrame, landmarks: pd.Index) -> SetBlocks:
     nodes = pd.Index(pdf["u"][kind == NODE].unique()).sort_values()
     n = len(nodes)
 
-    def part(code: int) -> tuple[pd.Series, pd.Series, pd.Series, np.ndarray]:
+    def part(code: int) -> tuple[pd.Series, pd.Series, np.ndarray]:
         sel = kind == code
-        return pdf["u"][sel], pdf["v"][sel], pdf["l"][sel], pdf["val"][sel].to_numpy(np.float64)
+        return pdf["u"][sel], pdf["v"][sel], pdf["val"][sel].to_numpy(np.float64)
 
-    def two_hop(ui: np.ndarray, v: pd.Series, m: np.ndarray, code: int) -> np.ndarray:
-        _, w, l, ml = part(code)  # w: a neighbour, l: a landmark, ml: their entry of M
+    lm = kind == LANDMARK
+    lm_nbr, lm_l = pdf["v"][lm], pdf["l"][lm].to_numpy(np.int64)
+
+    def two_hop(ui: np.ndarray, v: pd.Series, m: np.ndarray, values: str) -> np.ndarray:
+        ml = pdf[values][lm].to_numpy(np.float64)  # M[l, w] (values "val") or M[w, l] ("val_t")
+        stored = ml != 0
+        w, l, ml = lm_nbr[stored], lm_l[stored], ml[stored]  # w: a neighbour, l: a landmark
         nbrs = pd.Index(w.unique()).sort_values()  # ascending id: the products' order of terms
         near = _sparse(m, ui, nbrs.get_indexer(v), (n, len(nbrs)))  # the set's entries to its neighbours
-        far = _sparse(ml, l.to_numpy(np.int64), nbrs.get_indexer(w), (k, len(nbrs)))
+        far = _sparse(ml, l, nbrs.get_indexer(w), (k, len(nbrs)))
         return (far @ near.T).toarray()
 
-    u, v, _, m = part(M_ROW)  # m = M[u, v], u in the set
+    u, v, m = part(M_ROW)  # m = M[u, v], u in the set
     ui = nodes.get_indexer(u)
-    Rhat_A = two_hop(ui, v, m, L_ROW)
+    Rhat_A = two_hop(ui, v, m, "val")
     M_ii = _sparse(m, ui, nodes.get_indexer(v), (n, n))
     M_i0 = _sparse(m, ui, landmarks.get_indexer(v), (n, k))
-    u, v, _, m = part(M_COL)  # m = M[v, u], u in the set
+    u, v, m = part(M_COL)  # m = M[v, u], u in the set
     ui = nodes.get_indexer(u)
-    Rhat_B = two_hop(ui, v, m, L_COL)
+    Rhat_B = two_hop(ui, v, m, "val_t")
     M_0i = _sparse(m, landmarks.get_indexer(v), ui, (k, n))
     return SetBlocks(nodes, M_ii, M_i0, M_0i, Rhat_A, Rhat_B)
 

@@ -5,26 +5,32 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sepne_spark.set_stage import L_COL, L_ROW, M_COL, M_ROW, NODE, set_blocks
+from pyspark.sql import functions as F
+
+from sepne_spark.proximity import landmark_blocks
+from sepne_spark.set_stage import LANDMARK, M_COL, M_ROW, NODE, set_blocks, set_records
 from tests.helpers import random_graph
 
 
 def records(M: np.ndarray, ids: list, L: list, Vi: np.ndarray) -> pd.DataFrame:
     """The rows ``set_records`` gives set ``Vi`` (set 7), made from the dense M."""
     lm = set(L)
-    rows = [(NODE, ids[u], ids[u], None, 0.0) for u in Vi]
+    rows = [(NODE, ids[u], ids[u], None, 0.0, 0.0) for u in Vi]
     out_nbrs, in_nbrs = set(), set()
     for u in Vi:
         for v in np.flatnonzero(M[u]):
-            rows.append((M_ROW, ids[u], ids[v], None, M[u, v]))
+            rows.append((M_ROW, ids[u], ids[v], None, M[u, v], 0.0))
             out_nbrs.add(v)
         for v in np.flatnonzero(M[:, u]):
-            rows.append((M_COL, ids[u], ids[v], None, M[v, u]))
+            rows.append((M_COL, ids[u], ids[v], None, M[v, u], 0.0))
             in_nbrs.add(v)
-    for kind, nbrs, entry in ((L_ROW, out_nbrs, lambda v, l: M[L[l], v]), (L_COL, in_nbrs, lambda v, l: M[v, L[l]])):
-        for v in sorted(nbrs - lm):
-            rows += [(kind, ids[v], ids[v], l, entry(v, l)) for l in range(len(L)) if entry(v, l) != 0]
-    pdf = pd.DataFrame(rows, columns=["kind", "u", "v", "l", "val"])
+    for v in sorted((out_nbrs | in_nbrs) - lm):  # one row per landmark l with a used entry
+        for l in range(len(L)):
+            row_entry = M[L[l], v] if v in out_nbrs else 0.0
+            col_entry = M[v, L[l]] if v in in_nbrs else 0.0
+            if row_entry != 0 or col_entry != 0:
+                rows.append((LANDMARK, ids[v], ids[v], l, row_entry, col_entry))
+    pdf = pd.DataFrame(rows, columns=["kind", "u", "v", "l", "val", "val_t"])
     pdf.insert(0, "set_id", 7)
     return pdf
 
@@ -39,7 +45,7 @@ def test_set_blocks_equal_the_dense_blocks_in_any_row_order(metric, string_ids):
     nl = np.setdiff1d(np.arange(n), L)
     Vi = nl[5:25]
     pdf = records(M, g.ids, L, Vi)
-    assert pdf["l"].isna().any()  # as from Arrow: l is null on rows other than L_ROW / L_COL
+    assert pdf["l"].isna().any()  # as from Arrow: l is null on rows other than LANDMARK
     b = set_blocks(pdf, pd.Index([g.ids[l] for l in L]))
 
     assert list(b.nodes) == [g.ids[u] for u in Vi]
@@ -61,3 +67,52 @@ def test_set_blocks_equal_the_dense_blocks_in_any_row_order(metric, string_ids):
             a, c = getattr(b, name), getattr(shuffled, name)
             a, c = (a.toarray(), c.toarray()) if hasattr(a, "toarray") else (a, c)
             assert np.array_equal(a, c), name
+
+
+@pytest.mark.parametrize("directed", [False, True])
+def test_set_records_give_each_set_its_dense_blocks_and_each_landmark_entry_once(spark, directed):
+    """Through Spark: every set's blocks from ``set_records`` equal the dense ones, and a
+    neighbour's landmark entry (v, l) travels once per set, with both of its values: on
+    an undirected graph as many landmark rows as pairs, not twice as many."""
+    g = random_graph(n=80, m=360, seed=3, string_ids=False)
+    M = g.proximity("I+A", directed=directed)
+    n = M.shape[0]
+    L = list(range(0, n, 7))
+    nl = np.setdiff1d(np.arange(n), L)
+    sets = {s: nl[s::3] for s in range(3)}
+    ids = np.array(g.ids)
+    r, c = np.nonzero(M)
+    entries = spark.createDataFrame(
+        pd.DataFrame({"src": ids[r], "dst": ids[c], "m": M[r, c]})
+    )
+    lm = spark.createDataFrame(pd.DataFrame({"id": ids[L], "l": np.arange(len(L), dtype=np.int32)}))
+    assign = spark.createDataFrame(
+        pd.DataFrame({"id": np.concatenate([ids[v] for v in sets.values()]),
+                      "set_id": np.concatenate([np.full(len(v), s) for s, v in sets.items()])})
+    )
+    lm_ids = lm.select(F.col("id").alias("src"))
+    blocks = landmark_blocks(entries.join(lm_ids, "src", "left_semi"),
+                             entries.join(lm_ids.withColumnRenamed("src", "dst"), "dst", "left_semi"), lm)
+    pdf = set_records(assign, entries, entries, blocks).toPandas()
+
+    landmarks = pd.Index(ids[L])
+    M0nl, Mnl0 = M[np.ix_(L, nl)], M[np.ix_(nl, L)]
+    pairs = 0
+    for s, Vi in sets.items():
+        b = set_blocks(pdf[pdf["set_id"] == s], landmarks)
+        assert list(b.nodes) == list(ids[Vi])
+        expected = dict(
+            M_ii=M[np.ix_(Vi, Vi)], M_i0=M[np.ix_(Vi, L)], M_0i=M[np.ix_(L, Vi)],
+            Rhat_A=M0nl @ M[np.ix_(Vi, nl)].T, Rhat_B=Mnl0.T @ M[np.ix_(nl, Vi)],
+        )
+        for name, want in expected.items():
+            got = getattr(b, name)
+            got = got.toarray() if hasattr(got, "toarray") else got
+            np.testing.assert_allclose(got, want, rtol=0, atol=1e-14 * max(1.0, np.abs(want).max()), err_msg=name)
+        out_nbrs = set(np.flatnonzero(M[Vi].any(axis=0))) - set(L)
+        in_nbrs = set(np.flatnonzero(M[:, Vi].any(axis=1))) - set(L)
+        pairs += sum(int(M[l, v] != 0 and v in out_nbrs or M[v, l] != 0 and v in in_nbrs)
+                     for v in out_nbrs | in_nbrs for l in L)
+        if not directed:
+            assert out_nbrs == in_nbrs
+    assert (pdf["kind"] == LANDMARK).sum() == pairs
