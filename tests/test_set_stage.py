@@ -35,6 +35,20 @@ def records(M: np.ndarray, ids: list, L: list, Vi: np.ndarray) -> pd.DataFrame:
     return pdf
 
 
+def assert_dense_blocks(b, M: np.ndarray, L: list, Vi: np.ndarray) -> dict:
+    """Check a set's blocks against the dense M, to 1e-14; returns the dense blocks."""
+    nl = np.setdiff1d(np.arange(M.shape[0]), L)
+    expected = dict(
+        M_ii=M[np.ix_(Vi, Vi)], M_i0=M[np.ix_(Vi, L)], M_0i=M[np.ix_(L, Vi)],
+        Rhat_A=M[np.ix_(L, nl)] @ M[np.ix_(Vi, nl)].T, Rhat_B=M[np.ix_(nl, L)].T @ M[np.ix_(nl, Vi)],
+    )
+    for name, want in expected.items():
+        got = getattr(b, name)
+        got = got.toarray() if hasattr(got, "toarray") else got
+        np.testing.assert_allclose(got, want, rtol=0, atol=1e-14 * max(1.0, np.abs(want).max()), err_msg=name)
+    return expected
+
+
 @pytest.mark.parametrize("metric", ["I+A", "A+A2"])
 @pytest.mark.parametrize("string_ids", [True, False])
 def test_set_blocks_equal_the_dense_blocks_in_any_row_order(metric, string_ids):
@@ -49,15 +63,7 @@ def test_set_blocks_equal_the_dense_blocks_in_any_row_order(metric, string_ids):
     b = set_blocks(pdf, pd.Index([g.ids[l] for l in L]))
 
     assert list(b.nodes) == [g.ids[u] for u in Vi]
-    M0nl, Mnl0 = M[np.ix_(L, nl)], M[np.ix_(nl, L)]
-    expected = dict(
-        M_ii=M[np.ix_(Vi, Vi)], M_i0=M[np.ix_(Vi, L)], M_0i=M[np.ix_(L, Vi)],
-        Rhat_A=M0nl @ M[np.ix_(Vi, nl)].T, Rhat_B=Mnl0.T @ M[np.ix_(nl, Vi)],
-    )
-    for name, want in expected.items():
-        got = getattr(b, name)
-        got = got.toarray() if hasattr(got, "toarray") else got
-        np.testing.assert_allclose(got, want, rtol=0, atol=1e-14 * max(1.0, np.abs(want).max()), err_msg=name)
+    expected = assert_dense_blocks(b, M, L, Vi)
     assert np.abs(b.Rhat_A).sum() > 0 and np.abs(b.Rhat_B).sum() > 0
 
     # Spark delivers a set's rows in an order that varies between runs: the blocks do not.
@@ -96,19 +102,11 @@ def test_set_records_give_each_set_its_dense_blocks_and_each_landmark_entry_once
     pdf = set_records(assign, entries, entries, blocks).toPandas()
 
     landmarks = pd.Index(ids[L])
-    M0nl, Mnl0 = M[np.ix_(L, nl)], M[np.ix_(nl, L)]
     pairs = 0
     for s, Vi in sets.items():
         b = set_blocks(pdf[pdf["set_id"] == s], landmarks)
         assert list(b.nodes) == list(ids[Vi])
-        expected = dict(
-            M_ii=M[np.ix_(Vi, Vi)], M_i0=M[np.ix_(Vi, L)], M_0i=M[np.ix_(L, Vi)],
-            Rhat_A=M0nl @ M[np.ix_(Vi, nl)].T, Rhat_B=Mnl0.T @ M[np.ix_(nl, Vi)],
-        )
-        for name, want in expected.items():
-            got = getattr(b, name)
-            got = got.toarray() if hasattr(got, "toarray") else got
-            np.testing.assert_allclose(got, want, rtol=0, atol=1e-14 * max(1.0, np.abs(want).max()), err_msg=name)
+        assert_dense_blocks(b, M, L, Vi)
         out_nbrs = set(np.flatnonzero(M[Vi].any(axis=0))) - set(L)
         in_nbrs = set(np.flatnonzero(M[:, Vi].any(axis=1))) - set(L)
         pairs += sum(int(M[l, v] != 0 and v in out_nbrs or M[v, l] != 0 and v in in_nbrs)
