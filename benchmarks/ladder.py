@@ -1032,7 +1032,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     setup_logging(logging.WARNING if ns.quiet else logging.INFO)
     started = time.time()
-    spark = start_session(ns.master, ns.driver_memory)
+    conf = {}
+    if any(c.startswith("graphframes-word2vec") for c in ns.configs):
+        # Spark ML's Word2Vec collects every partition's vectors to the driver when it
+        # ends: at 10^6 nodes and d = 128 two partitions sent 1,031 MiB, over the
+        # default limit of 1 GiB, and the run failed after 75 minutes of training.
+        conf["spark.driver.maxResultSize"] = "4g"
+    spark = start_session(ns.master, ns.driver_memory, conf)
     machine = machine_info()
     gemm = measure_gemm(spark)
     print(f"NumPy float64 GEMM: {gemm['gemm_gflops_per_task']:.1f} GFLOP/s per task "
