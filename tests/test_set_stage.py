@@ -1,4 +1,5 @@
-"""The per-set blocks formed in a set's task, against the dense matrices (no Spark)."""
+"""The per-set blocks formed in a set's task, against the dense matrices: from records made here
+(no Spark) and from `set_records` through Spark."""
 from __future__ import annotations
 
 import numpy as np
