@@ -1033,7 +1033,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     setup_logging(logging.WARNING if ns.quiet else logging.INFO)
     started = time.time()
     conf = {}
-    if any(c.startswith("graphframes-word2vec") for c in ns.configs):
+    if any(PEERS.get(c.profile) == "word2vec" for c in ns.configs):
         # Spark ML's Word2Vec collects every partition's vectors to the driver when it
         # ends: at 10^6 nodes and d = 128 two partitions sent 1,031 MiB, over the
         # default limit of 1 GiB, and the run failed after 75 minutes of training.
