@@ -158,7 +158,11 @@ def random_walk_embeddings(
         Word2Vec minimum count is 0 so that every walked vertex gets a vector.
     word2vec_partitions : int
         Spark ML Word2Vec ``numPartitions`` (1, its default, trains on one core; more
-        trains in parallel at some cost in quality).
+        trains in parallel at some cost in quality). When it ends, Word2Vec collects
+        every partition's vectors to the driver: at 10^6 vertices, d = 128 and two
+        partitions that was 1,031 MiB, over Spark's default ``spark.driver.maxResultSize``
+        of 1 GiB, and the call failed after its training; raise that setting when the
+        session is built (it cannot be changed on a running session).
     hash2vec_norm_channel : bool
         Hash2Vec L2-normalises every vector; with this (GraphFrames' default) the
         magnitude lost is kept as one extra channel, ``log(norm + 1) / sqrt(dim)``, so
