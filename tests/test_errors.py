@@ -21,7 +21,7 @@ def test_hierarchy():
 
 
 def test_old_import_locations_still_work():
-    from sepne_spark.jobs_common import UserError
+    from sepne_spark.jobs.common import UserError
     from sepne_spark.model import RequestedIdsError
     from sepne_spark.reading import InputError
     from sepne_spark.settings import SettingError

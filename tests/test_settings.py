@@ -178,14 +178,8 @@ def test_params_take_the_canonical_form_and_numpy_scalars():
         SepNE(directed="yes")
 
 
-def test_deprecated_config_module_re_exports_the_settings():
-    from sepne_spark import config
-
-    assert config.SETTINGS is settings.SETTINGS
-    assert config.MODEL_PARAMS is settings.MODEL_PARAMS
-    assert config.resolve is settings.resolve and config.EmbedSettings is EmbedSettings
-    assert config.model_params(EmbedSettings())["setSize"] == 500
-    assert config._ProfileLoader is settings._ProfileLoader
+def test_model_params_take_the_schema_defaults():
+    assert settings.model_params(EmbedSettings())["setSize"] == settings._BY_NAME["set_size"].default == 500
 
 
 def test_auto_profile_by_size():

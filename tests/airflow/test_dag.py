@@ -192,9 +192,9 @@ def test_embed_job_accepts_the_arguments(dag, embed):
         job = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(job)
         ns = job.build_parser().parse_args(_rendered(dag, embed).application_args)
-        from sepne_spark import config
+        from sepne_spark import settings
 
-        config.load_profile(ns.profile)
+        settings.load_profile(ns.profile)
     finally:
         sys.path.remove(str(ROOT))
     assert ns.run_date == RUN_DATE
