@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from sepne_spark import settings as config
+from sepne_spark import settings as schema
 from sepne_spark.errors import UserError
 from sepne_spark.settings import EmbedSettings, add_arguments, load_profile, resolve
 
-CONF = Path(config.__file__).resolve().parent.parent / "conf"
+CONF = Path(schema.__file__).resolve().parent.parent / "conf"
 SHIPPED = ("document", "social", "yarn", "default")
 
 
@@ -43,7 +43,7 @@ def settings_from(argv: list[str], profile: dict | None = None) -> EmbedSettings
 
 def test_schema_fields_flags_and_defaults():
     names = [f.name for f in dataclasses.fields(EmbedSettings)]
-    assert names == list(config.SETTING_NAMES)
+    assert names == list(schema.SETTING_NAMES)
     assert names == [
         "metric", "window", "scaling", "dim", "landmarks", "landmark_strategy", "partition", "set_size", "lam",
         "eta", "iters", "seed", "directed", "input_format", "duplicates", "self_loops",
@@ -51,7 +51,7 @@ def test_schema_fields_flags_and_defaults():
         "propagation_theta",
         "propagation_blocks", "propagation_dtype", "one_task_nodes", "context", "spark",
     ]
-    for s in config.SETTINGS:
+    for s in schema.SETTINGS:
         assert s.flag == "--" + s.name.replace("_", "-")
         assert s.help
     d = EmbedSettings()
@@ -297,7 +297,7 @@ def test_shipped_profile_values():
 
 def test_flags_default_to_none():
     ns = parser().parse_args([])
-    assert all(getattr(ns, name) is None for name in config.SETTING_NAMES)
+    assert all(getattr(ns, name) is None for name in schema.SETTING_NAMES)
 
 
 def test_precedence_default_profile_flag():
@@ -370,7 +370,7 @@ def test_window_belongs_to_a_plus_a2_only():
 def test_help_lists_every_setting_with_default_and_allowed_values():
     text = parser(width=400).format_help()
     lines = {line.split()[0]: line for line in text.splitlines() if line.startswith("  --")}
-    for s in config.SETTINGS:
+    for s in schema.SETTINGS:
         line = lines[s.flag]
         assert f"default: {s.default_text()}" in line, line
         if s.choices:
