@@ -11,12 +11,15 @@ with status 2. Those that a library caller passes a bad value for are also
 * :class:`InputError`: an edge list that is missing, unreadable or malformed; the
   message names the file and line (or row and column).
 * :class:`RequestedIdsError`: none of the node ids asked for is a node of the graph.
+* :class:`LabelsError`: a label file that cannot be the labels of the embedded graph.
+* :class:`MissingExtraError`: a task needs an optional package that is not installed.
 """
 from __future__ import annotations
 
 from typing import Any, Sequence
 
-__all__ = ["SepNEError", "UserError", "SettingError", "InputError", "RequestedIdsError", "check_choice"]
+__all__ = ["SepNEError", "UserError", "SettingError", "InputError", "RequestedIdsError", "LabelsError",
+           "MissingExtraError", "check_choice"]
 
 
 class SepNEError(Exception):
@@ -41,6 +44,14 @@ class InputError(UserError, ValueError):
 
 class RequestedIdsError(UserError, ValueError):
     """None of the ids asked for is a node of the graph (or no id was asked for)."""
+
+
+class LabelsError(UserError, ValueError):
+    """A label file that cannot be what it claims (an edge list, labels of another graph)."""
+
+
+class MissingExtraError(UserError, ImportError):
+    """A task needs an optional dependency (an extra of the package) that is not installed."""
 
 
 def check_choice(name: str, value: Any, allowed: Sequence[str]) -> None:

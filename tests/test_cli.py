@@ -64,6 +64,19 @@ def test_argument_errors_exit_2_in_one_line_before_spark(tmp_path, how, args, wo
     assert not (tmp_path / "out").exists()
 
 
+def test_classify_without_scikit_learn_says_which_extra_before_spark(tmp_path):
+    """Node classification needs the ``eval`` extra; without it, one line naming it, at once."""
+    (tmp_path / "emb").mkdir()
+    (tmp_path / "l.tsv").write_text("a\tx\n")
+    hide = ("import sys; sys.modules['sklearn'] = None; "
+            "from sepne_spark.jobs.evaluate import cli; raise SystemExit(cli())")
+    proc = _run(tmp_path, ["-c", hide], "classify", "--embeddings", "emb", "--labels", "l.tsv")
+    lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
+    assert proc.returncode == 2 and len(lines) == 1, proc.stderr[-3000:]
+    assert lines[0] == ('sepne-evaluate: error: node classification needs scikit-learn: '
+                        'pip install "sepne-spark[eval]"'), lines
+
+
 def test_help_lists_every_profile_and_the_default_profiles_values(tmp_path):
     from sepne_spark import settings as schema
 

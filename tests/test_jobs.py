@@ -36,6 +36,20 @@ def test_generated_graph_is_scored_on_a_bounded_sample(spark, tmp_path, capsys, 
 
 
 @pytest.mark.e2e
+def test_generated_graph_without_scikit_learn_is_embedded_and_not_scored(spark, tmp_path, capsys, monkeypatch):
+    # scikit-learn is an extra (eval): without it the job still succeeds and says why
+    # the planted communities were not scored.
+    import sys
+
+    monkeypatch.setitem(sys.modules, "sklearn", None)
+    assert embed.main(spark, SMALL + ["--output", str(tmp_path / "out")]) == 0
+    lines = [line.strip() for line in capsys.readouterr().out.splitlines() if "planted communities" in line]
+    assert lines == ['planted communities: not scored (node classification needs scikit-learn: '
+                     'pip install "sepne-spark[eval]")'], lines
+    assert (tmp_path / "out" / "_manifest.json").exists()
+
+
+@pytest.mark.e2e
 def test_run_date_rerun_replaces_only_its_partition(spark, tmp_path, caplog):
     out = tmp_path / "embeddings"
     caplog.set_level(logging.INFO, logger="sepne_spark")

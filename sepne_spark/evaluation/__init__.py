@@ -28,14 +28,16 @@ helpers they share); every public name is importable from the package itself.
 """
 from __future__ import annotations
 
+from sepne_spark.errors import LabelsError
 from sepne_spark.evaluation.classification import (
-    LabelsError,
     OneVsRestLogisticRegression,
     _binarize,
     _predict_labels,
     check_labels,
+    classifier_available,
     f1_scores,
     node_classification,
+    require_classifier,
 )
 from sepne_spark.evaluation.link_prediction import (
     auc,
@@ -60,6 +62,8 @@ __all__ = [
     "LabelsError",
     "OneVsRestLogisticRegression",
     "check_labels",
+    "classifier_available",
+    "require_classifier",
     "f1_scores",
     "node_classification",
     "reconstruction_r2",

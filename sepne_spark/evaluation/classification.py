@@ -8,7 +8,7 @@ from typing import Any, Hashable, Iterable, Mapping, Sequence
 import numpy as np
 from scipy.special import expit
 
-from sepne_spark.errors import UserError
+from sepne_spark.errors import LabelsError, MissingExtraError
 from sepne_spark.spectral import l2_normalize
 
 log = logging.getLogger(__name__)
@@ -110,12 +110,30 @@ class OneVsRestLogisticRegression:
         return expit(self.decision_function(X))
 
 
+#: What to install for node classification (scikit-learn's logistic regression).
+CLASSIFIER_EXTRA = 'pip install "sepne-spark[eval]"'
+
+
+def classifier_available() -> bool:
+    """Whether scikit-learn, which node classification needs, is installed."""
+    try:
+        import sklearn.linear_model  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def require_classifier() -> None:
+    """Raise :class:`~sepne_spark.errors.MissingExtraError` unless scikit-learn is installed."""
+    if not classifier_available():
+        raise MissingExtraError(f"node classification needs scikit-learn: {CLASSIFIER_EXTRA}")
+
+
 def _logistic_regression():
     """scikit-learn's ``LogisticRegression``, or a clear error naming the extra."""
-    try:
-        from sklearn.linear_model import LogisticRegression
-    except ImportError as exc:  # pragma: no cover - scikit-learn is in the test extra
-        raise UserError("node classification needs scikit-learn: pip install \"sepne-spark[eval]\"") from exc
+    require_classifier()
+    from sklearn.linear_model import LogisticRegression
+
     return LogisticRegression
 
 
@@ -151,10 +169,6 @@ def f1_scores(Y_true: np.ndarray, Y_pred: np.ndarray) -> tuple[float, float]:
     total = denom.sum()
     micro = float(2 * tp.sum() / total) if total > 0 else 0.0
     return micro, float(per.mean()) if per.size else 0.0
-
-
-class LabelsError(UserError, ValueError):
-    """A label file that cannot be what it claims (an edge list, labels of another graph)."""
 
 
 #: Below this fraction of labelled ids that are embedded nodes, the labels are refused.

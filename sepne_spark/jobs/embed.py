@@ -418,7 +418,11 @@ def main(spark, args: Sequence[str] | None = None) -> int:
           f"d={model.factors.Phi.shape[0]}, metric {what}, partition {plan['setup']}, set size {used['setSize']}")
     print("  time: " + _time_line(timings, loaded=bool(ns.model)))
     print(f"  output: {target}")
-    if labels is not None:
+    from sepne_spark.evaluation.classification import CLASSIFIER_EXTRA, classifier_available
+
+    if labels is not None and not classifier_available():
+        print(f"  planted communities: not scored (node classification needs scikit-learn: {CLASSIFIER_EXTRA})")
+    elif labels is not None:
         import numpy as np
         from pyspark.sql import functions as F
 

@@ -483,6 +483,10 @@ def session_conf(argv: Sequence[str]) -> dict[str, str]:
 
     ns = parse_args(argv)
     _check_paths(ns)
+    if ns.task == "classify":
+        from sepne_spark.evaluation import require_classifier
+
+        require_classifier()
     if ns.task != "linkpred":
         return {}
     with settings_checked_quietly():  # main() checks again and warns once
