@@ -103,6 +103,12 @@ def active_session() -> SparkSession | None:
         return None
 
 
+def runs_here(master: str | None, launched: Mapping[str, str]) -> bool:
+    """Whether a new session's executors run on this machine: its master (``master``, or
+    the ``spark.master`` a ``spark-submit`` launched the JVM with) is a local one."""
+    return (master or launched.get("spark.master", "")).startswith("local")
+
+
 def get_spark(
     app_name: str = "sepne-spark",
     master: str | None = None,
@@ -110,8 +116,9 @@ def get_spark(
 ) -> SparkSession:
     """Return the active SparkSession, or build a local one.
 
-    A session it builds with a local master runs its Python workers with this
-    interpreter (unless ``$PYSPARK_PYTHON`` says otherwise), uses one shuffle partition
+    A session it builds with a local master (also one that ``spark-submit --master
+    local[N]`` launched) runs its Python workers with this interpreter (unless
+    ``$PYSPARK_PYTHON`` says otherwise; on a cluster the submission says which), uses one shuffle partition
     per core with adaptive execution coalescing them (in persisted tables' plans too),
     hides the console progress bar (the library logs its stages instead), starts its
     Python workers through :mod:`sepne_spark.daemon`, and has the GraphFrames JARs of
@@ -156,10 +163,18 @@ def get_spark(
         "spark.executorEnv.OMP_NUM_THREADS": "1",
         "spark.executorEnv.MKL_NUM_THREADS": "1",
     }
-    # The Python workers must import numpy/scipy and sepne_spark from the interpreter
-    # running us, also when its virtualenv is not activated (PATH's python3 is then
-    # another one): PySpark starts them with $PYSPARK_PYTHON. A value set before is kept.
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    launched: dict[str, str] = {}
+    if submitted:
+        from pyspark import SparkConf, SparkContext
+
+        SparkContext._ensure_initialized()  # connects to the submission's JVM, as the builder does next
+        launched = dict(SparkConf().getAll())
+    # On this machine the Python workers must import numpy/scipy and sepne_spark from the
+    # interpreter running us, also when its virtualenv is not activated (PATH's python3 is
+    # then another one): PySpark starts them with $PYSPARK_PYTHON. A value set before is
+    # kept, and a cluster's executors are not told a path that exists only here.
+    if runs_here(master, launched):
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     if local:
         # A local folder only serves a local master: a cluster's executors need one they
         # all reach (see checkpoint()), which the submission sets.
@@ -182,10 +197,6 @@ def get_spark(
         # spark-submit's --conf and spark-defaults.conf (the launched JVM's system
         # properties) stand: a cluster's spark.checkpoint.dir or adaptive settings are
         # not replaced by this local-session default.
-        from pyspark import SparkConf, SparkContext
-
-        SparkContext._ensure_initialized()  # connects to the submission's JVM, as the builder does next
-        launched = {key for key, _ in SparkConf().getAll()}
         settings = {key: value for key, value in settings.items() if key not in launched}
     settings.update(conf or {})
     for key, value in settings.items():

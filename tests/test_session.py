@@ -65,3 +65,11 @@ def test_session_workers_import_pyspark_from_the_package_and_scan_no_archive(spa
     for r in rows:
         assert r["where"] == pyspark.__file__, r["where"]
         assert r["archives"] == "", r["archives"]
+
+
+def test_only_local_masters_are_told_this_interpreter():
+    from sepne_spark.session import runs_here
+
+    assert runs_here("local[2]", {}) and runs_here(None, {"spark.master": "local[*]"})
+    assert not runs_here(None, {"spark.master": "yarn"}) and not runs_here("spark://127.0.0.1:7077", {})
+    assert not runs_here(None, {})  # submitted without a master setting: the cluster decides
