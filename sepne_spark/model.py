@@ -236,6 +236,7 @@ class SepNEModel(Model, _SepNEParams, MLWritable, MLReadable):
         self.id_type = id_type
         self._fitted: pipeline.FittedGraph | None = None
         self._fit_input: Any = None
+        self._embedded: list[DataFrame] = []  # tables its embeddings persisted, for release()
         self.timings: dict[str, float] = {}
         #: what the last :meth:`embed` set up: ``setup`` (RP, LP, IO), ``sets``, ``nodes``
         self.plan: dict[str, Any] = {}
@@ -321,10 +322,15 @@ class SepNEModel(Model, _SepNEParams, MLWritable, MLReadable):
         else:
             check_graph_reading(graph, s)
         return pipeline.embed(self._state(), s, graph, ids, self._fitted, self.plan, self.timings, nodes=nodes,
-                              count_small=count_small)
+                              count_small=count_small, cached=self._embedded)
 
     def release(self) -> None:
-        """Unpersist the tables cached for the graph this model was fitted on."""
+        """Unpersist the tables cached for the graph this model was fitted on and those
+        its embeddings (:meth:`transform`, :meth:`embed`) persisted: call it once their
+        results have been written or collected; a result used after it is recomputed."""
+        for df in self._embedded:
+            df.unpersist()
+        self._embedded.clear()
         if self._fitted is not None:
             self._fitted.release()
             self._fitted = None

@@ -286,6 +286,7 @@ def embed(
     timings: dict[str, float] | None = None,
     nodes: int | None = None,
     count_small: bool = True,
+    cached: list[DataFrame] | None = None,
 ) -> DataFrame:
     """Embed ``ids`` (a DataFrame with column ``id``; None: every node) of ``graph``.
 
@@ -319,6 +320,9 @@ def embed(
     count_small : bool, default True
         Whether those jobs may run here; ``transform`` passes False, so that it starts
         no Spark job and a graph of unknown size takes the distributed path.
+    cached : list of DataFrame, optional
+        Receives every table persisted here (the result among them), for the caller to
+        unpersist once the result has been used (:meth:`SepNEModel.release`).
 
     Returns
     -------
@@ -334,10 +338,16 @@ def embed(
             "propagation=1 and refineSteps=0 for requested ids"
         )
     plan = {} if plan is None else plan
+    held = [] if cached is None else cached
+
+    def keep(df: DataFrame) -> DataFrame:
+        held.append(df.persist())
+        return df
+
     spark = graph.edges.sparkSession
     same = fitted is not None and fitted.graph is graph
     tables = same and not fitted.one_task  # the fit's distributed tables can be reused
-    lm = landmark_frame(spark, model.landmark_ids, model.id_type).persist()
+    lm = keep(landmark_frame(spark, model.landmark_ids, model.id_type))
     if nodes is None and not same and count_small and (ids is None or not embeds_locally(params, graph)):
         # A graph no fit of this session holds (a loaded model's): when its input has at
         # most oneTaskNodes / 2 rows (so at most oneTaskNodes nodes), one small job counts
@@ -359,7 +369,7 @@ def embed(
         # The requested nodes' edge ends, straight from the input: which ids are nodes,
         # and their in-neighbours, without the graph's vertex list.
         asked = ids.select(F.col("id").try_cast(model.id_type).alias("id")).where(F.col("id").isNotNull())
-        ends = incident_ends(graph, asked).persist()  # filled by the ids check's job
+        ends = keep(incident_ends(graph, asked))  # filled by the ids check's job
         wanted = requested_ids(ids, ends.select(F.col("k").alias("id")).distinct(), model.id_type)
     elif ids is not None:
         wanted = requested_ids(ids, graph.vertices, model.id_type)
@@ -376,7 +386,7 @@ def embed(
                                   params["lpMaxIter"], params["seed"])
         else:
             assign = random_partition(non_lm, params["setSize"], params["seed"])
-    assign = assign.persist()
+    assign = keep(assign)
     if in_one_task:
         plan["one_task"] = True
         constants = set_constants(model.factors, model.S_A, model.S_B, params["lam"], params["eta"])
@@ -387,7 +397,7 @@ def embed(
             plan["propagation"] = _propagation_order(params)
         if _refine_steps(params):
             plan["refine_steps"] = _refine_steps(params)
-        return out.persist()
+        return keep(out)
     if tables:
         A = fitted.A
     elif ids is not None and params["metric"] == "I+A":
@@ -398,29 +408,30 @@ def embed(
         else:
             to_wanted = F.broadcast(wanted.select(F.col("id").alias("dst")))
             in_nbrs = graph.edges.join(to_wanted, "dst", "left_semi").select(F.col("src").alias("id"))
-        needed = _needed_rows(in_nbrs, wanted, lm).persist()
+        needed = keep(_needed_rows(in_nbrs, wanted, lm))
         n_needed = needed.count()
         plan.update(rows_read=n_needed, rows_from="input edges" if graph.raw is not None else "merged edges")
         # Persisted: the set rows, the set columns and the landmark blocks all read these
         # rows, and each read would otherwise scan the input edges again.
-        A = transition(rows_of(graph, needed, broadcast=n_needed <= BROADCAST_IDS_MAX)).persist()
+        A = keep(transition(rows_of(graph, needed, broadcast=n_needed <= BROADCAST_IDS_MAX)))
     else:
         A = transition(graph.edges)
     prox = _proximity(A, graph, params)
     blocks = fitted.blocks if tables else landmark_blocks(prox.rows(lm), prox.cols(lm), lm)
     if ids is not None:
-        M_rows = prox.rows(assign).persist()
-        M_cols = prox.cols(assign).persist()
+        M_rows = keep(prox.rows(assign))
+        M_cols = keep(prox.cols(assign))
         lm_out = landmark_rows(spark, model).join(wanted, "id", "left_semi")
     else:
-        M_rows = M_cols = prox.rows(None).persist()
+        M_rows = M_cols = keep(prox.rows(None))
         lm_out = landmark_rows(spark, model)
+    held.extend(prox.cached)  # the log scaling's in-weights, read when the result is computed
     records = set_records(assign, M_rows, M_cols, blocks)
     out = embed_sets(records, model.factors, model.S_A, model.S_B, params["lam"], params["eta"], params["iters"],
                      model.id_type, model.landmark_ids, params["dtype"]).unionByName(lm_out)
     order, steps = _propagation_order(params), _refine_steps(params)
     if order > 1 or steps:
-        base = out.persist()
+        base = keep(out)
         blocks_n = int(params["propagationBlocks"]) or default_blocks(
             (fitted.nodes if same else nodes) or 0, dim=int(params["dim"]), dtype=params["propagationDtype"])
         # In one task the filter is lazy (it runs at the first action). By row blocks
@@ -442,7 +453,7 @@ def embed(
             plan["propagation"] = order
         if steps:
             plan["refine_steps"] = steps
-    return out.persist()
+    return keep(out)
 
 
 def _small_graph_nodes(graph: Graph, max_rows: int) -> int | None:

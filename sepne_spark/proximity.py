@@ -151,6 +151,11 @@ class Proximity:
             .where(F.col("m") > 0)
         )
 
+    @property
+    def cached(self) -> list[DataFrame]:
+        """The tables this object has persisted (the log scaling's in-weights)."""
+        return [] if self._s_in is None else [self._s_in]
+
     def release(self) -> None:
         """Unpersist the in-weights cached for the log scaling (once the entries that
         need them are computed or cached)."""

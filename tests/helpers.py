@@ -60,6 +60,11 @@ def random_graph(n: int = 60, m: int = 220, seed: int = 0, string_ids: bool = Tr
     )
 
 
+def nothing_cached(spark) -> bool:
+    """Whether the session's cache holds no table (persisted or waiting to be filled)."""
+    return bool(spark._jsparkSession.sharedState().cacheManager().isEmpty())
+
+
 def collect(df):
     pdf = df.toPandas()
     return {r.id: r for r in pdf.itertuples()}

@@ -12,6 +12,7 @@ import pytest
 
 from sepne_spark.jobs import embed
 from sepne_spark.progress import DESCRIPTION_KEY, SolveProgress, stage
+from tests.helpers import nothing_cached
 
 SMALL = ["--profile", "default", "--gen-nodes", "200", "--landmarks", "12", "--dim", "4", "--iters", "2", "--set-size", "60"]
 
@@ -28,7 +29,9 @@ def test_generated_graph_is_scored_on_a_bounded_sample(spark, tmp_path, capsys, 
     # The planted communities of the built-in graph are scored on at most SCORED_NODES
     # nodes (a seeded sample), never by collecting every vector.
     monkeypatch.setattr(embed, "SCORED_NODES", 50)
+    spark.catalog.clearCache()
     assert embed.main(spark, SMALL + ["--output", str(tmp_path / "out")]) == 0
+    assert nothing_cached(spark)  # the job leaves a long-lived session's cache as it found it
     lines = [line for line in capsys.readouterr().out.splitlines() if "planted communities" in line]
     assert [line.split(":")[0].strip() for line in lines] == ["planted communities, 10% training",
                                                               "planted communities, 50% training"]

@@ -7,7 +7,7 @@ import scipy.sparse as sp
 from sepne_spark.model import SepNE
 from sepne_spark.propagation import l2_normalize
 from sepne_spark.spectral import propagate, refine, reorthogonalize
-from tests.helpers import random_graph
+from tests.helpers import nothing_cached, random_graph
 
 
 def _edges(spark, g):
@@ -21,6 +21,7 @@ def _jobs(spark, group: str) -> list[int]:
 def test_transform_is_lazy_and_runs_once(spark):
     g = random_graph(n=50, m=180, seed=2)
     edges = _edges(spark, g)
+    spark.catalog.clearCache()
     model = SepNE(dim=4, landmarks=8, iters=3, setSize=20, scaling="log", propagation=2).fit(edges)
     sc = spark.sparkContext
     sc.setJobGroup("sepne-lazy-transform", "transform only")
@@ -37,6 +38,10 @@ def test_transform_is_lazy_and_runs_once(spark):
         assert len(_jobs(spark, "sepne-second-action")) < len(_jobs(spark, "sepne-first-action"))
         assert other.count() == len(set(r[0] for r in random_graph(n=50, m=180, seed=3).rows)
                                     | set(r[1] for r in random_graph(n=50, m=180, seed=3).rows))
+        # Everything the fit and both embeddings cached is released by the model.
+        assert not nothing_cached(spark)
+        model.release()
+        assert nothing_cached(spark)
     finally:
         sc.setLocalProperty("spark.jobGroup.id", None)
 

@@ -270,8 +270,23 @@ def cli(argv: Sequence[str] | None = None) -> int:
 
 
 def main(spark, args: Sequence[str] | None = None) -> int:
-    """Entry point: ``main(spark, ["--input", ...])``; returns the exit status."""
+    """Entry point: ``main(spark, ["--input", ...])``; returns the exit status.
+
+    Every table the run caches (the graph's, the fit's, the embedding's) is unpersisted
+    before it returns, also on failure: a long-lived session (a notebook, a scheduler's
+    worker) is left as it was found.
+    """
     ns, settings, target = _checked(args)
+    cleanup: list = []
+    try:
+        return _run(spark, ns, settings, target, cleanup)
+    finally:
+        for release in reversed(cleanup):
+            release()
+
+
+def _run(spark, ns: argparse.Namespace, settings: schema.EmbedSettings, target: str, cleanup: list) -> int:
+    """The body of :func:`main`; appends to ``cleanup`` what releases each cached table."""
     started = time.time()
 
     from pyspark.sql import Observation
@@ -325,8 +340,9 @@ def main(spark, args: Sequence[str] | None = None) -> int:
     local = model is not None and requested is not None and model.embeds_locally(graph, requested)
     n_nodes = n_edges = None
     if not local:
-        graph.edges.persist()
-        graph.vertices.persist()
+        for frame in (graph.edges, graph.vertices):
+            frame.persist()
+            cleanup.append(frame.unpersist)
         n_edges = graph.edges.count()
         n_nodes = graph.vertices.count()
     timings["read"] = time.time() - t0
@@ -350,6 +366,7 @@ def main(spark, args: Sequence[str] | None = None) -> int:
     t = time.time()
     if model is None:
         model = SepNE(**schema.model_params(settings)).fit(graph)
+    cleanup.append(model.release)
     timings["fit"] = time.time() - t
 
     used = model.settings()  # a loaded model's own parameters, not the command line's
