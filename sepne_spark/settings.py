@@ -44,7 +44,7 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
 import yaml
 
@@ -864,19 +864,27 @@ def _escape(text: str) -> str:
     return text.replace("%", "%%")  # argparse %-formats help strings
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Add one flag per setting to ``parser``, in an "embedding settings" group.
+def add_arguments(
+    parser: argparse.ArgumentParser,
+    names: Sequence[str] | None = None,
+    title: str = "embedding settings",
+    description: str = "A flag overrides the profile's value, which overrides the built-in default shown.",
+) -> None:
+    """Add one flag per setting to ``parser``, in a group ``title``.
 
     Every flag defaults to ``None`` (not given), so that :func:`resolve` can tell a
     flag from the profile's value. Booleans get two flags (``--directed`` /
     ``--undirected``, ``--context`` / ``--no-context``); ``--spark KEY=VALUE`` may be
-    repeated. Bad values stop argparse with a message naming the flag.
+    repeated. Bad values stop argparse with a message naming the flag. ``names`` (profile
+    keys) limits the flags to those settings, in the schema's order.
     """
-    group = parser.add_argument_group(
-        "embedding settings",
-        "A flag overrides the profile's value, which overrides the built-in default shown.",
-    )
+    group = parser.add_argument_group(title, description)
+    unknown = set(names or ()) - set(SETTING_NAMES)
+    if unknown:
+        raise ValueError(f"not settings: {', '.join(sorted(unknown))}")
     for s in SETTINGS:
+        if names is not None and s.name not in names:
+            continue
         if s.type is bool:
             pair = group.add_mutually_exclusive_group()
             pair.add_argument(s.flag, dest=s.name, action="store_const", const=True, default=None,

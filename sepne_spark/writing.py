@@ -83,10 +83,7 @@ def remove(path: str) -> None:
 
 def exists(path: str) -> bool:
     """Whether ``path`` exists (file or directory)."""
-    from pyarrow import fs
-
-    filesystem, inner = _filesystem(path)
-    return filesystem.get_file_info(inner).type != fs.FileType.NotFound
+    return exists_in(*_filesystem(path))
 
 
 def _location(path: str) -> tuple[str, str]:
@@ -259,6 +256,33 @@ def write_manifest(directory: str, manifest: dict) -> None:
     filesystem, inner = _filesystem(directory.rstrip("/"))
     with filesystem.open_output_stream(inner + "/_manifest.json") as out:
         out.write(json.dumps(manifest, indent=2, sort_keys=True, default=str).encode())
+
+
+def write_json(path: str, payload: dict) -> None:
+    """Write ``payload`` as the JSON file ``path`` (a local path or a URI): to a temporary
+    sibling first, moved into place when complete, so that a reader sees the old file or
+    the new one, never a part."""
+    import json
+
+    filesystem, inner = _filesystem(path)
+    parent = posixpath.dirname(inner)
+    if parent:
+        filesystem.create_dir(parent, recursive=True)
+    tmp = f"{parent + '/' if parent else ''}.{posixpath.basename(inner)}.{uuid.uuid4().hex}.tmp"
+    try:
+        with filesystem.open_output_stream(tmp) as out:
+            out.write(json.dumps(payload, indent=2, default=str).encode())
+        filesystem.move(tmp, inner)
+    finally:
+        if exists_in(filesystem, tmp):
+            filesystem.delete_file(tmp)
+
+
+def exists_in(filesystem, inner: str) -> bool:
+    """Whether ``inner`` exists on ``filesystem`` (a pyarrow file system)."""
+    from pyarrow import fs
+
+    return filesystem.get_file_info(inner).type != fs.FileType.NotFound
 
 
 def read_manifest(directory: str) -> dict | None:

@@ -214,3 +214,22 @@ def test_auto_profile_by_size():
     assert (resolved.propagation, resolved.refine_steps, resolved.window, resolved.landmarks) == (3, 8, 2, 1000)
     # Until the size is known, auto reads as the default profile.
     assert settings.load_profile("auto") == settings.load_profile(None)
+
+
+def test_evaluate_reconstruct_takes_its_matrix_flags_from_the_schema():
+    from sepne_spark.jobs import evaluate
+
+    parser = evaluate.build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices["reconstruct"]
+    flags = {a.dest: a for a in sub._actions if a.option_strings}
+    for name in evaluate.MATRIX_SETTINGS:
+        s = settings._BY_NAME[name]
+        assert flags[name].default is None  # not given: the manifest's value, then the schema's
+        for value in s.choices or ():
+            ns = sub.parse_args(["--edges", "e", "--embeddings", "x", s.flag, value])
+            assert getattr(ns, name) == value
+        if s.choices:
+            with pytest.raises(SystemExit):
+                sub.parse_args(["--edges", "e", "--embeddings", "x", s.flag, "bogus"])
+    with pytest.raises(SystemExit):
+        sub.parse_args(["--edges", "e", "--embeddings", "x", "--window", "11"])  # the schema's bounds

@@ -109,3 +109,22 @@ def test_storage_operations_on_local_paths_and_file_uris(tmp_path):
     writing.remove(str(folder))
     writing.remove(str(folder))  # already gone: nothing to do
     assert not folder.exists()
+
+
+@pytest.mark.parametrize("uri", [False, True])
+def test_write_json_replaces_a_file_whole_or_not_at_all(tmp_path, uri):
+    import json
+
+    target = tmp_path / "results" / "cora.json"
+    path = f"file://{target}" if uri else str(target)
+    writing.write_json(path, {"micro_f1": 0.75})  # the folder is created
+    writing.write_json(path, {"micro_f1": 0.8})
+    assert json.loads(target.read_text()) == {"micro_f1": 0.8}
+    assert os.listdir(target.parent) == ["cora.json"]
+
+    broken: dict = {"micro_f1": 0.9}
+    broken["self"] = broken  # fails while the temporary file is open
+    with pytest.raises(ValueError, match="Circular reference"):
+        writing.write_json(path, broken)
+    assert json.loads(target.read_text()) == {"micro_f1": 0.8}  # the old results stay, no part is left
+    assert os.listdir(target.parent) == ["cora.json"]

@@ -26,7 +26,6 @@ builds a sparse M there (it is meant for graphs that fit there; above
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import os
 import sys
@@ -117,22 +116,12 @@ def build_parser() -> argparse.ArgumentParser:
                    "the embed job reads --input")
     r.add_argument("--embeddings", required=True, metavar="PARQUET",
                    help="embeddings: columns id, embedding [, context]")
-    m = r.add_argument_group(
-        "proximity matrix M",
+    from sepne_spark import settings as schema
+
+    schema.add_arguments(
+        r, MATRIX_SETTINGS, "proximity matrix M",
         "Each defaults to the value in the embeddings' _manifest.json (written by the embed job), "
-        "else to the embed job's built-in default.")
-    way = m.add_mutually_exclusive_group()
-    way.add_argument("--directed", dest="directed", action="store_const", const=True, default=None,
-                     help="treat edges as directed")
-    way.add_argument("--undirected", dest="directed", action="store_const", const=False,
-                     help="treat edges as undirected (built-in default)")
-    m.add_argument("--metric", choices=("A+A2", "I+A"), default=None, help="M = A + A^2 (built-in default) or I + A")
-    m.add_argument("--window", type=int, default=None, metavar="T",
-                   help="metric A+A2 with a window of T: M = A + ... + A^T (built-in default: 2)")
-    m.add_argument("--scaling", choices=("none", "log"), default=None, help="element-wise scaling of M")
-    m.add_argument("--duplicates", choices=("sum", "max"), default=None, help="merge repeated edges")
-    m.add_argument("--self-loops", dest="self_loops", choices=("drop", "keep"), default=None,
-                   help="edges from a node to itself")
+        "else to the embed job's built-in default shown.")
     r.add_argument("--method", choices=("auto", "exact", "sampled"), default="auto",
                    help="auto: exact up to --dense-max-nodes nodes, sampled above; exact: over every "
                    "entry of M; sampled: all non-zero entries and a sample of the zero ones "
@@ -156,8 +145,6 @@ def build_parser() -> argparse.ArgumentParser:
                     help="YAML profile of the embedding settings, as for the embed job (a name: "
                     f"{', '.join(profile_names()) or 'none found'}; or a path; default: the default profile); the flags below override it. --seed "
                     "also seeds the held-out edges and the sampled non-edges")
-    from sepne_spark import settings as schema
-
     schema.add_arguments(lp)
     show_profile_defaults(lp)
     lp.add_argument("--json", metavar="OUT.json", help="also write the results as JSON")
@@ -245,10 +232,11 @@ def _stack(rows: list, field: str) -> np.ndarray:
 
 
 def _write_json(path: str | None, payload: dict[str, Any]) -> None:
+    """Write the results to ``--json`` (a local path or a URI), whole or not at all."""
     if path:
-        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-        with open(path, "w", encoding="utf-8") as fh:
-            json.dump(payload, fh, indent=2, sort_keys=False, default=str)
+        from sepne_spark.writing import write_json
+
+        write_json(path if "://" in path or path.startswith("file:") else os.path.abspath(path), payload)
         print(f"results written to {path}")
 
 
