@@ -39,6 +39,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import DataType, IntegerType, StructField, StructType
 
 from sepne_spark import one_task
+from sepne_spark.errors import SettingError
 from sepne_spark.graph import Graph, incident_ends, rows_of
 from sepne_spark.landmarks import select_landmarks
 from sepne_spark.partition import lp_partition, random_partition, requested_partition
@@ -130,7 +131,7 @@ def fit(graph: Graph, params: Mapping[str, Any], timings: dict[str, float] | Non
     if k > n_nodes:
         for df in cached:
             df.unpersist()
-        raise ValueError(f"landmarks={k} is more than the {n_nodes} nodes of the graph")
+        raise SettingError(f"landmarks={k} is more than the {n_nodes} nodes of the graph")
     small = fits_one_task(graph, params, int(n_nodes))
     A: DataFrame | None = None
     blocks: LandmarkBlocks | None = None

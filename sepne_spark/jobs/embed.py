@@ -354,8 +354,6 @@ def _run(spark, ns: argparse.Namespace, settings: schema.EmbedSettings, target: 
     if ns.profile == schema.AUTO_PROFILE and model is None:
         settings, chosen = _auto_settings(ns, graph, n_nodes, n_edges)
         profile_used = f"auto: {chosen}"
-    if model is None and n_nodes < settings.landmarks:
-        raise UserError(f"landmarks={settings.landmarks} is more than the {n_nodes} nodes of the graph")
     # Before fitting: requested ids that are not nodes are reported (an error when none is).
     # With a loaded model the embedding does that itself.
     wanted = requested
