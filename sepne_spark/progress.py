@@ -3,9 +3,9 @@
 :func:`stage` wraps one stage of the pipeline. While it runs, every Spark job started
 from it carries the job description ``SepNE <stage>: <detail>`` and the job tag
 ``sepne-<stage>`` (the stage name as it is, e.g. ``sepne-solve_write``), so the Spark
-UI's job list says which SepNE stage a job belongs to and how much work it holds (the
-solve stage's description gives the number of sets, and its task progress bar counts
-them down). Both are set through the session (``spark.conf`` and
+UI's job list says which SepNE stage a job belongs to and what it works on (the solve
+stage's description gives how the nodes were split into sets and their size; its task
+count follows the shuffle partitions, not the sets). Both are set through the session (``spark.conf`` and
 ``SparkSession.addTag``), which works for classic sessions and for Spark Connect alike;
 the UI shows the tag after Spark's own session prefix, and
 ``spark.interruptTag("sepne-solve_write")`` cancels that stage's jobs. A stage logs one

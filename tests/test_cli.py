@@ -85,7 +85,7 @@ def test_help_lists_every_profile_and_the_default_profiles_values(tmp_path):
     profile_line = next(ln for ln in proc.stdout.splitlines() if ln.lstrip().startswith("--profile"))
     for name in sorted(p.stem for p in (ROOT / "conf").glob("*.yaml")):
         assert name in profile_line, name
-    # The value a run without --profile uses, not only the built-in one.
+    # The default profile's value (what --help shows and SepNE() uses), not only the built-in one.
     set_size = next(ln for ln in proc.stdout.splitlines() if ln.lstrip().startswith("--set-size"))
     expected = schema.resolve({}, schema.load_profile(None)).set_size
     assert f"default: {expected}" in set_size, set_size

@@ -152,6 +152,7 @@ def test_saved_model_io_reads_only_the_neighbourhood(spark, tmp_path, capsys):
     used = manifest["settings"]
     assert (used["landmarks"], used["dim"], used["directed"], used["metric"]) == (10, 4, False, "I+A")
     assert (used["refine_steps"], used["propagation"]) == (0, 1)
+    assert manifest["profile"] == f"none: the parameters of the saved model {model_path}"
     counts = manifest["counts"]
     assert "input_nodes" not in counts and 0 < counts["rows_of_A_read"] < len(g.ids)
     assert counts["output_rows"] == len(asked) - 1 and manifest["sets"]["setup"] == "IO"

@@ -350,7 +350,8 @@ def _run(spark, ns: argparse.Namespace, settings: schema.EmbedSettings, target: 
         log.info("read %s: validated; only the requested nodes' neighbourhood is used (%.1f s)", source, timings["read"])
     else:
         log.info("read %s: %d nodes, %d directed edge rows (%.1f s)", source, n_nodes, n_edges, timings["read"])
-    profile_used = ns.profile
+    # A saved model's parameters replace the profile's (see _with_model_params).
+    profile_used = ns.profile if model is None else f"none: the parameters of the saved model {ns.model}"
     if ns.profile == schema.AUTO_PROFILE and model is None:
         settings, chosen = _auto_settings(ns, graph, n_nodes, n_edges)
         profile_used = f"auto: {chosen}"
