@@ -309,7 +309,8 @@ def embed(
         requested ids (:func:`embeds_locally`) ``rows_read`` and ``rows_from``.
     timings : dict, optional
         Receives the seconds of the stages that run here rather than at the first
-        action: ``solve_propagation`` when the propagation takes row blocks.
+        action: ``partition`` for label-propagation sets, ``solve_propagation`` when the
+        propagation takes row blocks.
     nodes : int, optional
         The number of nodes of ``graph``, when the caller has counted them. A graph that
         ``fitted`` does not hold (a loaded model's) is then embedded in one task when
@@ -383,8 +384,11 @@ def embed(
     else:
         non_lm = graph.vertices.select("id").join(lm.select("id"), "id", "left_anti")
         if params["partition"] == "LP":
-            assign = lp_partition(spark, graph.vertices, graph.edges, non_lm, params["setSize"],
-                                  params["lpMaxIter"], params["seed"])
+            # Label propagation is a loop over the whole graph: it runs here, as a stage.
+            with stage(spark, "partition", f"label propagation, at most {params['lpMaxIter']} rounds, "
+                       f"communities packed into sets of about {params['setSize']} nodes", timings):
+                assign = lp_partition(spark, graph.vertices, graph.edges, non_lm, params["setSize"],
+                                      params["lpMaxIter"], params["seed"])
         else:
             assign = random_partition(non_lm, params["setSize"], params["seed"])
     assign = keep(assign)

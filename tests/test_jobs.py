@@ -175,11 +175,13 @@ def test_saved_model_io_reads_only_the_neighbourhood(spark, tmp_path, capsys):
         np.testing.assert_allclose(got[node], vec, rtol=0, atol=1e-9 * scale)
 
 
-def test_manifest_and_summary_a_person_can_trust(spark, tmp_path, capfd):
+@pytest.mark.parametrize("path", [[], ["--partition", "LP", "--one-task-nodes", "0"]], ids=["one-task", "LP-distributed"])
+def test_manifest_and_summary_a_person_can_trust(spark, tmp_path, capfd, caplog, path):
     """The manifest names the profile, the Spark application, the input files (count,
     size, modification time), start, end and duration, and whether GraphFrames ran; the
     printed time line has fit's parts in brackets and a total; the metric names the
-    scaling. No Spark warning about re-cached data or ignored paths."""
+    scaling. No Spark warning about re-cached data or ignored paths. Reading and the
+    label propagation of LP sets are stages of their own, with their lines and times."""
     from tests.helpers import random_graph
 
     g = random_graph(80, 400, seed=11)
@@ -189,7 +191,8 @@ def test_manifest_and_summary_a_person_can_trust(spark, tmp_path, capfd):
     out = tmp_path / "emb"
     capfd.readouterr()
     argv = ["--input", str(edges), "--output", str(out), "--profile", "document", "--landmarks", "12",
-            "--dim", "4", "--iters", "2", "--set-size", "30", "--scaling", "log"]
+            "--dim", "4", "--iters", "2", "--set-size", "30", "--scaling", "log", *path]
+    caplog.set_level(logging.INFO, logger="sepne_spark")
     assert embed.main(spark, argv) == 0
     printed, err = capfd.readouterr()  # the JVM's log too: it writes to the same stderr
     manifest = json.loads((out / "_manifest.json").read_text())
@@ -212,6 +215,12 @@ def test_manifest_and_summary_a_person_can_trust(spark, tmp_path, capfd):
     total = float(re.search(r"total ([\d.]+)s", time_line).group(1))
     assert sum(float(v) for _, v in top) <= total + 0.2  # the stages add up to at most the total
     assert "log scaling" in printed
+    done = [r.getMessage() for r in caplog.records if " done in " in r.getMessage()]
+    assert any(m.startswith("SepNE read done in ") and "(nodes 80, edge_rows " in m for m in done), done
+    if path:
+        assert any(m.startswith("SepNE partition done in ") for m in done), done
+        assert "partition " in time_line and "partition" in manifest["timings_s"]
+        assert manifest["graphframes_used"] is True  # the test session has the GraphFrames JARs
 
     noisy = [ln for ln in err.splitlines() if "already cached" in ln or "ignored" in ln]
     assert not noisy, noisy

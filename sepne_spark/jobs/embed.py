@@ -169,15 +169,21 @@ def _checked(argv: Sequence[str] | None) -> tuple[argparse.Namespace, schema.Emb
     return ns, settings, target
 
 
-def _auto_settings(ns: argparse.Namespace, graph, n_nodes: int, n_edges: int) -> tuple[schema.EmbedSettings, str]:
+def _auto_settings(
+    spark, ns: argparse.Namespace, graph, n_nodes: int, n_edges: int, timings: dict[str, float]
+) -> tuple[schema.EmbedSettings, str]:
     """The settings of ``--profile auto`` for a graph of this size (flags still win),
-    and the profile chosen."""
+    and the profile chosen; the count of two-step walks, where needed, is the stage
+    ``auto_profile``."""
     walks = None
     if schema.auto_needs_walks(n_nodes, n_edges):
         from pyspark.sql import functions as F
 
-        # Sum of squared out-degrees: the two-step walks, the size of A^2 at most.
-        walks = int(graph.edges.groupBy("src").count().agg(F.sum(F.col("count") * F.col("count"))).first()[0] or 0)
+        from sepne_spark.progress import stage
+
+        with stage(spark, "auto_profile", "two-step walks, the sum of squared out-degrees", timings):
+            # Sum of squared out-degrees: the two-step walks, the size of A^2 at most.
+            walks = int(graph.edges.groupBy("src").count().agg(F.sum(F.col("count") * F.col("count"))).first()[0] or 0)
     name, changed = schema.auto_profile(n_nodes, n_edges, walks)
     if ns.nodes and ns.propagation is None:
         changed["propagation"] = 1  # requested ids only: no whole-graph filter
@@ -233,16 +239,19 @@ def _utc(seconds: float) -> str:
 
 #: The parts of fit, and the stages after it, in the order they run.
 FIT_PARTS = ("landmarks", "summaries_svd")
-#: ``solve_write`` is the partition, the rows of M, the solve and any propagation in one
-#: pass; with a propagation by row blocks, the solve and the propagation run before it,
-#: as ``solve_propagation``, and ``solve_write`` writes their result.
-AFTER_FIT = ("solve_propagation", "solve_write")
+#: ``auto_profile`` counts the two-step walks that ``--profile auto`` needs on a graph
+#: above the document size. ``solve_write`` is the partition, the rows of M, the solve
+#: and any propagation in one pass; the label propagation of ``LP`` sets runs before it,
+#: as ``partition``; with a propagation by row blocks, the solve and the propagation run
+#: before it, as ``solve_propagation``, and ``solve_write`` writes their result.
+BEFORE_FIT = ("auto_profile",)
+AFTER_FIT = ("partition", "solve_propagation", "solve_write")
 
 
 def _time_line(timings: dict[str, float], loaded: bool) -> str:
     """``read 2.0s, fit 30.1s (landmarks 10.0s, summaries_svd 19.9s), partition ..., total 45.0s``:
     the top-level stages add up to about the total; fit's parts are in brackets."""
-    parts = [f"read {timings.get('read', 0.0):.1f}s"]
+    parts = [f"read {timings.get('read', 0.0):.1f}s"] + [f"{k} {timings[k]:.1f}s" for k in BEFORE_FIT if k in timings]
     if loaded:
         parts.append("fit: loaded model")
     else:
@@ -317,43 +326,44 @@ def _run(spark, ns: argparse.Namespace, settings: schema.EmbedSettings, target: 
             model.setPropagation(1)
             model.setRefineSteps(0)
         settings = _with_model_params(settings, model.settings())
-    if ns.input:
-        header = {"auto": None, "yes": True, "no": False, None: None}[ns.header]
-        graph = load_graph(
-            spark, ns.input, settings.input_format, directed=settings.directed,
-            duplicates=settings.duplicates, self_loops=settings.self_loops, bad_lines=settings.bad_lines,
-            sep=ns.sep, header=header, src_col=_col(ns.src_col), dst_col=_col(ns.dst_col),
-            weight_col=_col(ns.weight_col),
-        )
-        source = ", ".join(ns.input)
-    else:
-        from sepne_spark.generators import sbm_graph
+    what_read = ", ".join(ns.input) if ns.input else f"a generated SBM graph of {ns.gen_nodes} nodes"
+    with stage(spark, "read", what_read) as st:
+        if ns.input:
+            header = {"auto": None, "yes": True, "no": False, None: None}[ns.header]
+            graph = load_graph(
+                spark, ns.input, settings.input_format, directed=settings.directed,
+                duplicates=settings.duplicates, self_loops=settings.self_loops, bad_lines=settings.bad_lines,
+                sep=ns.sep, header=header, src_col=_col(ns.src_col), dst_col=_col(ns.dst_col),
+                weight_col=_col(ns.weight_col),
+            )
+            source = what_read
+        else:
+            from sepne_spark.generators import sbm_graph
 
-        edges, labels = sbm_graph(spark, ns.gen_nodes, ns.gen_communities, ns.gen_avg_degree, ns.gen_mixing,
-                                  settings.seed, directed=settings.directed)
-        graph = prepare_graph(edges.select("src", "dst", F.lit(1.0).alias("weight")), settings.directed)
-        source = (f"generated SBM graph: {ns.gen_nodes} nodes, {ns.gen_communities} communities, "
-                  f"average degree {ns.gen_avg_degree}, mixing {ns.gen_mixing}")
-    requested = _requested(spark, ns.nodes) if ns.nodes else None
-    # With a saved model and requested nodes, M = I + A reads only their neighbourhood:
-    # the graph is never merged or counted as a whole (SepNEModel.embeds_locally).
-    local = model is not None and requested is not None and model.embeds_locally(graph, requested)
-    n_nodes = n_edges = None
-    if not local:
-        for frame in (graph.edges, graph.vertices):
-            frame.persist()
-            cleanup.append(frame.unpersist)
-        n_edges = graph.edges.count()
-        n_nodes = graph.vertices.count()
-    timings["read"] = time.time() - t0
+            edges, labels = sbm_graph(spark, ns.gen_nodes, ns.gen_communities, ns.gen_avg_degree, ns.gen_mixing,
+                                      settings.seed, directed=settings.directed)
+            graph = prepare_graph(edges.select("src", "dst", F.lit(1.0).alias("weight")), settings.directed)
+            source = (f"generated SBM graph: {ns.gen_nodes} nodes, {ns.gen_communities} communities, "
+                      f"average degree {ns.gen_avg_degree}, mixing {ns.gen_mixing}")
+        requested = _requested(spark, ns.nodes) if ns.nodes else None
+        # With a saved model and requested nodes, M = I + A reads only their neighbourhood:
+        # the graph is never merged or counted as a whole (SepNEModel.embeds_locally).
+        local = model is not None and requested is not None and model.embeds_locally(graph, requested)
+        n_nodes = n_edges = None
+        if not local:
+            for frame in (graph.edges, graph.vertices):
+                frame.persist()
+                cleanup.append(frame.unpersist)
+            n_edges = graph.edges.count()
+            n_nodes = graph.vertices.count()
+            st.count(nodes=n_nodes, edge_rows=n_edges)
+    timings["read"] = time.time() - t0  # from the start: the model's loading too
     if local:
         log.info("read %s: validated; only the requested nodes' neighbourhood is used (%.1f s)", source, timings["read"])
-    else:
-        log.info("read %s: %d nodes, %d directed edge rows (%.1f s)", source, n_nodes, n_edges, timings["read"])
     # A saved model's parameters replace the profile's (see _with_model_params).
     profile_used = ns.profile if model is None else f"none: the parameters of the saved model {ns.model}"
     if ns.profile == schema.AUTO_PROFILE and model is None:
-        settings, chosen = _auto_settings(ns, graph, n_nodes, n_edges)
+        settings, chosen = _auto_settings(spark, ns, graph, n_nodes, n_edges, timings)
         profile_used = f"auto: {chosen}"
     # Before fitting: requested ids that are not nodes are reported (an error when none is).
     # With a loaded model the embedding does that itself.
