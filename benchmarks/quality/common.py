@@ -33,6 +33,7 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from sepne_spark import settings  # noqa: E402
 from sepne_spark.evaluation import (  # noqa: E402
     OneVsRestLogisticRegression,
     _binarize,
@@ -124,30 +125,36 @@ def edge_arrays(g: Graph, directed: bool, dups: str = "sum") -> tuple[np.ndarray
 # ---------------------------------------------------------------------------
 
 
+def _default(name: str) -> Any:
+    """The library's default of the setting ``name`` (sepne_spark.settings, the one schema)."""
+    return settings._BY_NAME[name].default
+
+
 @dataclass(frozen=True)
 class Config:
     """One configuration of the study. Fields the library has map onto the estimator's
-    Params (:func:`library_params`); the others are research variants
-    (:mod:`variants`)."""
+    Params (:func:`library_params`) and take its defaults from the settings schema; the
+    others are research variants (:mod:`variants`). The short field names are those of
+    the configurations' tags in VALIDATION_LOG.md."""
 
-    directed: bool = False
+    directed: bool = _default("directed")
     transform: str = "rw"  # rw (scaling none), logN (scaling log); research: sym, logN:b, logNa:alpha
     metric: str = "A+A2"  # A+A2, I+A, winT (A+A2 with window T)
-    d: int = 128
-    k: int = 200
-    strategy: str = "DD"
-    partition: str = "RP"  # RP, LP; research: ALL (one set)
-    set_size: int = 500
-    lam: float = 0.4
-    eta: float = 0.1
-    iters: int = 100
+    d: int = _default("dim")
+    k: int = _default("landmarks")
+    strategy: str = _default("landmark_strategy")
+    partition: str = _default("partition")  # RP, LP; research: ALL (one set)
+    set_size: int = _default("set_size")
+    lam: float = _default("lam")
+    eta: float = _default("eta")
+    iters: int = _default("iters")
     output: str = "W"  # W, C, W+C (sum), avg (mean of the L2-normalised W and C), concat (2d)
-    seed: int = 0
+    seed: int = _default("seed")
     method: str = "sepne"  # sepne; research: svd (rank-d truncated SVD of M), nystrom (same landmarks)
-    self_loops: str = "drop"  # "keep": self-loops stay in the adjacency (once)
+    self_loops: str = _default("self_loops")  # "keep": self-loops stay in the adjacency (once)
     spow: float = 0.0  # research: output coordinate j scaled by s_j ** spow (s: singular values of M00)
-    dups: str = "sum"  # "max": duplicate edges kept once (the job's duplicates: max)
-    factor: str = "M00"  # "rows": landmark subspaces from all landmark rows / columns
+    dups: str = _default("duplicates")  # "max": duplicate edges kept once (the job's duplicates: max)
+    factor: str = _default("landmark_factors")  # "rows": landmark subspaces from all landmark rows / columns
 
     def tag(self) -> str:
         return ",".join(f"{k}={v}" for k, v in asdict(self).items())

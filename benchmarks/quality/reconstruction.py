@@ -31,8 +31,7 @@ import common  # noqa: E402  (limits BLAS to one thread before NumPy loads)
 
 from sepne_spark.baselines import svd_embedding  # noqa: E402
 from sepne_spark.evaluation import reconstruction_r2  # noqa: E402
-
-STRATEGIES = ("DD", "DP", "UF", "GDS")
+from sepne_spark.landmarks import STRATEGIES  # noqa: E402
 
 
 def main() -> None:
