@@ -62,7 +62,7 @@ BLOCK_BYTES = 512_000_000
 ONE_TASK_NODES = 100_000
 
 
-def default_blocks(nodes: int, minimum: int = 2, dim: int = 128, dtype: str = "float64") -> int:
+def default_blocks(nodes: int, minimum: int = 2, dim: int = 128, dtype: str = "float32") -> int:
     """Row blocks for a graph of ``nodes`` nodes: 1 up to :data:`ONE_TASK_NODES` nodes
     (one task runs the whole filter in SciPy, after a single shuffle), else
     ``max(minimum, ceil(nodes * dim * itemsize / BLOCK_BYTES))``: one block per 512 MB

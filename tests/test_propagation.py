@@ -83,14 +83,14 @@ def test_l2_normalize_keeps_zero_rows():
 
 
 def test_default_blocks():
-    assert default_blocks(10) == 1
-    assert default_blocks(100_001) == 2
-    assert default_blocks(400_000) == 2
+    assert default_blocks(10, dtype="float64") == 1
+    assert default_blocks(100_001, dtype="float64") == 2
+    assert default_blocks(400_000, dtype="float64") == 2
     # One block per 512 MB of the n x d matrix: 500,000 nodes at d = 128 in float64,
     # 10^6 in float32.
-    assert default_blocks(1_000_000) == 2
-    assert default_blocks(1_700_000) == 4
-    assert default_blocks(10_000_001) == 21
+    assert default_blocks(1_000_000, dtype="float64") == 2
+    assert default_blocks(1_700_000, dtype="float64") == 4
+    assert default_blocks(10_000_001, dtype="float64") == 21
     assert default_blocks(1_715_256, dtype="float32") == 2
     assert default_blocks(4_000_000, dtype="float32") == 4
     assert default_blocks(1_000_000, dim=512, dtype="float32") == 4

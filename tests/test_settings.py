@@ -233,3 +233,28 @@ def test_evaluate_reconstruct_takes_its_matrix_flags_from_the_schema():
                 sub.parse_args(["--edges", "e", "--embeddings", "x", s.flag, "bogus"])
     with pytest.raises(SystemExit):
         sub.parse_args(["--edges", "e", "--embeddings", "x", "--window", "11"])  # the schema's bounds
+
+
+@pytest.mark.parametrize(
+    "function, parameter, setting",
+    [
+        ("graph.load_graph", "duplicates", "duplicates"), ("graph.load_graph", "self_loops", "self_loops"),
+        ("graph.load_graph", "fmt", "input_format"), ("graph.load_graph", "bad_lines", "bad_lines"),
+        ("graph.prepare_graph", "duplicates", "duplicates"), ("graph.prepare_graph", "self_loops", "self_loops"),
+        ("reading.read_edges", "fmt", "input_format"), ("reading.read_edges", "bad_lines", "bad_lines"),
+        ("landmarks.select_landmarks", "strategy", "landmark_strategy"),
+        ("partition.lp_partition", "max_iter", "lp_max_iter"), ("partition.label_propagation", "max_iter", "lp_max_iter"),
+        ("propagation.propagate_embeddings", "mu", "propagation_mu"),
+        ("propagation.propagate_embeddings", "theta", "propagation_theta"),
+        ("propagation.default_blocks", "dtype", "propagation_dtype"),
+        ("spectral.propagate", "mu", "propagation_mu"), ("spectral.propagate", "theta", "propagation_theta"),
+        ("sparse.sparse_proximity", "window", "window"), ("sparse.sparse_proximity", "scaling", "scaling"),
+        ("set_stage.embed_sets", "dtype", "dtype"),
+    ],
+)
+def test_the_library_functions_keyword_defaults_are_the_schemas(function, parameter, setting):
+    import importlib
+
+    module, name = function.rsplit(".", 1)
+    f = getattr(importlib.import_module(f"sepne_spark.{module}"), name)
+    assert inspect.signature(f).parameters[parameter].default == settings._BY_NAME[setting].default
