@@ -87,3 +87,19 @@ def spark():
     )
     yield session
     session.stop()
+
+
+@pytest.fixture(scope="session")
+def wheel(tmp_path_factory: pytest.TempPathFactory):
+    """The package built as a wheel (``pip wheel --no-deps``), once per test process."""
+    import subprocess
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    dist = tmp_path_factory.mktemp("dist")
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(dist), str(root)],
+        check=True, capture_output=True, text=True, cwd=tmp_path_factory.mktemp("build"), timeout=300,
+    )
+    (found,) = dist.glob("sepne_spark-*.whl")
+    return found

@@ -137,17 +137,6 @@ class Cluster:
 
 
 @pytest.fixture(scope="module")
-def wheel(tmp_path_factory) -> Path:
-    dist = tmp_path_factory.mktemp("dist")
-    subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(dist), str(ROOT)],
-        check=True, capture_output=True, text=True, cwd=tmp_path_factory.mktemp("build"), timeout=300,
-    )
-    (found,) = dist.glob("sepne_spark-*.whl")
-    return found
-
-
-@pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
     if not (SPARK_CLASS.exists() and SPARK_SUBMIT.exists()):
         pytest.fail(f"spark-class / spark-submit are installed with pyspark, not found in {BIN}")

@@ -1,11 +1,15 @@
-"""README's Python API example runs as written, in a fresh interpreter.
+"""README's Python API example runs as written, in a fresh virtualenv, not activated.
 
 The snippet is read from README.md (the first ``python`` block of the "Python API"
-section), so the two cannot drift apart. It runs with the test interpreter called by
-its full path, with its folder not on ``PATH`` and no ``PYSPARK_PYTHON`` set, as a
-user runs ``.venv/bin/python script.py`` without activating the virtualenv: the
-Python workers that ``transform`` starts must still find numpy, pandas and sepne_spark.
-The input is a small generated graph written as ``edges.tsv`` where the snippet reads it.
+section), so the two cannot drift apart. It runs in a virtualenv made for the test
+(``python -m venv``) with the package's built wheel installed in it, called by the full
+path of its interpreter, with no virtualenv folder on ``PATH`` and no ``PYSPARK_PYTHON``
+set, as a user runs ``env/bin/python script.py`` without activating it: the Python
+workers that ``transform`` starts must still find numpy, pandas and sepne_spark. The
+new virtualenv takes the dependencies (PySpark, NumPy, ...) from the test
+interpreter's site-packages through a ``.pth`` line, which saves downloading them
+again, and sepne_spark from the wheel alone. The input is a small generated graph
+written as ``edges.tsv`` where the snippet reads it.
 """
 from __future__ import annotations
 
@@ -35,7 +39,25 @@ def test_snippet_uses_the_session_helper():
     assert "get_spark" in code and "builder" not in code
 
 
-def test_readme_api_example_runs_without_an_activated_venv(tmp_path):
+def fresh_venv(folder: Path, wheel: Path) -> Path:
+    """A new virtualenv in ``folder`` with ``wheel`` installed; its interpreter's path.
+
+    The dependencies come from this interpreter's site-packages, named in a ``.pth``
+    file as a plain path (so that its own ``.pth`` files, among them an editable
+    install of this checkout, are not read)."""
+    import sysconfig
+
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(folder)], check=True, timeout=120)
+    python = folder / "bin" / "python"
+    site = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                               check=True, capture_output=True, text=True).stdout.strip())
+    (site / "zz_dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n", encoding="utf-8")
+    subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "--no-compile", "-q", "--target", str(site),
+                    str(wheel)], check=True, capture_output=True, text=True, timeout=300)
+    return python
+
+
+def test_readme_api_example_runs_without_an_activated_venv(tmp_path, wheel):
     rng = np.random.default_rng(5)
     n = 300
     community = np.arange(n) % 4
@@ -49,17 +71,20 @@ def test_readme_api_example_runs_without_an_activated_venv(tmp_path):
     (tmp_path / "edges.tsv").write_text("".join(f"{u}\t{v}\n" for u, v in sorted(rows)), encoding="utf-8")
     (tmp_path / "example.py").write_text(api_snippet(), encoding="utf-8")
 
-    venv_bin = str(Path(sys.executable).parent)
+    python = fresh_venv(tmp_path / "env", wheel)
+    venv_bins = {str(Path(sys.executable).parent), str(python.parent)}
     env = {k: v for k, v in os.environ.items()
            if k not in ("PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON", "VIRTUAL_ENV", "PYSPARK_GATEWAY_PORT",
-                        "PYSPARK_GATEWAY_SECRET", "SPARK_HOME")}
-    env["PATH"] = os.pathsep.join(p for p in env.get("PATH", "").split(os.pathsep) if p and p != venv_bin)
-    env["PYTHONPATH"] = str(ROOT)  # this checkout's sepne_spark (the installed one may be another's)
+                        "PYSPARK_GATEWAY_SECRET", "SPARK_HOME", "PYTHONPATH")}
+    env["PATH"] = os.pathsep.join(p for p in env.get("PATH", "").split(os.pathsep) if p and p not in venv_bins)
     env["SEPNE_SPARK_MASTER"] = "local[2]"
+    where = subprocess.run([str(python), "-c", "import sepne_spark; print(sepne_spark.__file__)"], cwd=tmp_path,
+                           env=env, check=True, capture_output=True, text=True).stdout.strip()
+    assert where.startswith(str(tmp_path / "env")), where  # the wheel's, not this checkout's
     # The test suite's settings for short-lived JVMs (tests/spark_conf.py), passed the way
     # PySpark reads launch options: the example itself stays as the README shows it.
     env["PYSPARK_SUBMIT_ARGS"] = shlex.join(spark_flags("--conf") + ["pyspark-shell"])
-    proc = subprocess.run([sys.executable, "example.py"], cwd=tmp_path, env=env,
+    proc = subprocess.run([str(python), "example.py"], cwd=tmp_path, env=env,
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-5000:]
     assert "ModuleNotFoundError" not in proc.stderr

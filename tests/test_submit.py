@@ -23,18 +23,6 @@ ROOT = Path(__file__).resolve().parent.parent
 SPARK_SUBMIT = Path(sys.executable).with_name("spark-submit")
 
 
-@pytest.fixture(scope="module")
-def wheel(tmp_path_factory) -> Path:
-    dist = tmp_path_factory.mktemp("dist")
-    build = tmp_path_factory.mktemp("build")
-    subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(dist), str(ROOT)],
-        check=True, capture_output=True, text=True, cwd=build, timeout=300,
-    )
-    (found,) = dist.glob("sepne_spark-*.whl")
-    return found
-
-
 def _submit(workdir: Path, wheel: Path, *args: str) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "SPARK_HOME", "PYSPARK_GATEWAY_PORT")}
     env["PYSPARK_PYTHON"] = sys.executable
