@@ -76,11 +76,12 @@ def prone_matrix(A: sp.spmatrix, alpha: float = 0.75) -> sp.csr_matrix:
     return sp.csr_matrix(C1 - N)
 
 
-def prone_base(A: sp.spmatrix, d: int = 128, n_iter: int = 5, seed: int = 0) -> np.ndarray:
-    """ProNE's first stage: randomized tSVD of :func:`prone_matrix`, ``U sqrt(S)``, rows L2-normalised."""
+def prone_base(A: sp.spmatrix, d: int = 128, n_iter: int = 5, seed: int = 0, normalize: bool = True) -> np.ndarray:
+    """ProNE's first stage: randomized tSVD of :func:`prone_matrix`, ``U sqrt(S)``, rows
+    L2-normalised (``normalize=False``: as they come out of the SVD)."""
     F = prone_matrix(A)
     U, s, _ = randomized_svd(F, d, n_iter=n_iter, seed=seed)
-    return l2_normalize(U * np.sqrt(s))
+    return l2_normalize(U * np.sqrt(s)) if normalize else U * np.sqrt(s)
 
 
 def dense_svd_embedding(Y: np.ndarray, d: int) -> np.ndarray:
