@@ -9,17 +9,20 @@ the input edges alone, without canonicalising the whole graph (the IO path).
 """
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from sepne_spark.errors import check_choice
+from sepne_spark.errors import RequestedIdsError, check_choice
 from sepne_spark.reading import read_edges
 
+log = logging.getLogger(__name__)
+
 __all__ = ["DUPLICATE_POLICIES", "SELF_LOOP_POLICIES", "Graph", "incident_ends", "load_graph", "prepare_graph",
-           "rows_of"]
+           "requested_ids", "rows_of"]
 
 DUPLICATE_POLICIES = ("sum", "max")
 SELF_LOOP_POLICIES = ("drop", "keep")
@@ -274,3 +277,58 @@ def load_graph(
     raw, skipped = read_edges(spark, path, fmt, bad_lines=bad_lines, counts=counts, **read_options)
     return prepare_graph(raw, directed, duplicates=duplicates, self_loops=self_loops, bad_lines=skipped,
                          input_rows=counts.get("rows"))
+
+
+_MAX_EXAMPLES = 5  # missing ids quoted in a warning or an error
+
+
+def requested_ids(ids: DataFrame, vertices: DataFrame, id_type: Any) -> DataFrame:
+    """The requested ids that are nodes of the graph: a DataFrame with column ``id``.
+
+    Parameters
+    ----------
+    ids : DataFrame
+        Column ``id`` of any type; values are converted to ``id_type``, and one that
+        does not convert (``"abc"`` for integer ids) is not in the graph.
+    vertices : DataFrame
+        Column ``id``: the nodes of the graph (:attr:`Graph.vertices`).
+    id_type : DataType
+        Type of the node ids.
+
+    Returns
+    -------
+    DataFrame
+        The distinct requested ids found in ``vertices``, lazy. Those not found are left
+        out with a warning giving their number and up to five of them, as written in
+        ``ids``. The check is one query, whose one row (two counts and those examples)
+        is all that reaches the driver.
+
+    Raises
+    ------
+    RequestedIdsError
+        When ``ids`` is empty or none of its ids is in ``vertices``.
+    """
+    if "id" not in ids.columns:
+        raise ValueError(f"the requested ids need a column 'id'; got columns {ids.columns}")
+    asked = ids.select(F.col("id").alias("asked"), F.col("id").try_cast(id_type).alias("id")).distinct()
+    found = vertices.select("id", F.lit(True).alias("found"))
+    flagged = asked.join(found, "id", "left")
+    missing = F.when(F.col("found").isNull(), F.col("asked").cast("string"))
+    counts = flagged.agg(
+        F.count(F.lit(1)).alias("asked"), F.count("found").alias("found"),
+        F.slice(F.sort_array(F.collect_set(missing)), 1, _MAX_EXAMPLES).alias("examples"),
+    ).first()
+    n_asked, n_found = int(counts["asked"]), int(counts["found"])
+    if n_asked == 0:
+        raise RequestedIdsError("no ids requested: the DataFrame of requested ids is empty")
+    if n_found < n_asked:
+        examples = list(counts["examples"]) or [None]  # a null id is the only one not quoted
+        if n_asked == 1:
+            raise RequestedIdsError(f"the requested id {examples[0]!r} is not a node of the graph")
+        if n_found == 0:
+            raise RequestedIdsError(f"none of the {n_asked} requested ids is a node of the graph, e.g. {examples}")
+        log.warning(
+            "%d of the %d requested ids are not nodes of the graph and get no embedding, e.g. %s",
+            n_asked - n_found, n_asked, examples,
+        )
+    return flagged.where(F.col("found")).select("id").distinct()

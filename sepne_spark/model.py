@@ -34,13 +34,13 @@ from pyspark.sql import functions as F
 
 from sepne_spark import __version__, pipeline
 from sepne_spark.errors import RequestedIdsError  # noqa: F401 - re-exported here
+from sepne_spark.graph import requested_ids  # noqa: F401 - part of the API, used by the embed job
 from sepne_spark.proximity import check_window
 from sepne_spark.settings import MODEL_SETTINGS, Setting, param_converter, setting
 from sepne_spark.solver import LandmarkFactors
 
 log = logging.getLogger(__name__)
 
-_MAX_EXAMPLES = 5  # missing ids quoted in a warning or an error
 
 
 def _param_doc(s: Setting) -> str:
@@ -304,7 +304,7 @@ class SepNEModel(Model, _SepNEParams, MLWritable, MLReadable):
         fitted on in this session takes the distributed path there.
 
         Requested ids that are not nodes of ``graph`` are left out, with a warning that
-        gives their number and a few of them (see :func:`requested_ids`); requested
+        gives their number and a few of them (see :func:`~sepne_spark.graph.requested_ids`); requested
         landmarks get their landmark rows.
 
         Raises
@@ -471,58 +471,6 @@ class SepNEModelReader(MLReader):
         model = self._build(spark, path, row, _parse_datatype_json_string(meta["id_type"]))
         model._set(**meta["params"])
         return model
-
-
-def requested_ids(ids: DataFrame, vertices: DataFrame, id_type: Any) -> DataFrame:
-    """The requested ids that are nodes of the graph: a DataFrame with column ``id``.
-
-    Parameters
-    ----------
-    ids : DataFrame
-        Column ``id`` of any type; values are converted to ``id_type``, and one that
-        does not convert (``"abc"`` for integer ids) is not in the graph.
-    vertices : DataFrame
-        Column ``id``: the nodes of the graph (:attr:`Graph.vertices`).
-    id_type : DataType
-        Type of the node ids.
-
-    Returns
-    -------
-    DataFrame
-        The distinct requested ids found in ``vertices``, lazy. Those not found are left
-        out with a warning giving their number and up to five of them, as written in
-        ``ids``. The check is one query, whose one row (two counts and those examples)
-        is all that reaches the driver.
-
-    Raises
-    ------
-    RequestedIdsError
-        When ``ids`` is empty or none of its ids is in ``vertices``.
-    """
-    if "id" not in ids.columns:
-        raise ValueError(f"the requested ids need a column 'id'; got columns {ids.columns}")
-    asked = ids.select(F.col("id").alias("asked"), F.col("id").try_cast(id_type).alias("id")).distinct()
-    found = vertices.select("id", F.lit(True).alias("found"))
-    flagged = asked.join(found, "id", "left")
-    missing = F.when(F.col("found").isNull(), F.col("asked").cast("string"))
-    counts = flagged.agg(
-        F.count(F.lit(1)).alias("asked"), F.count("found").alias("found"),
-        F.slice(F.sort_array(F.collect_set(missing)), 1, _MAX_EXAMPLES).alias("examples"),
-    ).first()
-    n_asked, n_found = int(counts["asked"]), int(counts["found"])
-    if n_asked == 0:
-        raise RequestedIdsError("no ids requested: the DataFrame of requested ids is empty")
-    if n_found < n_asked:
-        examples = list(counts["examples"]) or [None]  # a null id is the only one not quoted
-        if n_asked == 1:
-            raise RequestedIdsError(f"the requested id {examples[0]!r} is not a node of the graph")
-        if n_found == 0:
-            raise RequestedIdsError(f"none of the {n_asked} requested ids is a node of the graph, e.g. {examples}")
-        log.warning(
-            "%d of the %d requested ids are not nodes of the graph and get no embedding, e.g. %s",
-            n_asked - n_found, n_asked, examples,
-        )
-    return flagged.where(F.col("found")).select("id").distinct()
 
 
 BROADCAST_IDS_MAX = pipeline.BROADCAST_IDS_MAX

@@ -40,7 +40,7 @@ from pyspark.sql.types import DataType, IntegerType, StructField, StructType
 
 from sepne_spark import one_task
 from sepne_spark.errors import SettingError
-from sepne_spark.graph import Graph, incident_ends, rows_of
+from sepne_spark.graph import Graph, incident_ends, requested_ids, rows_of
 from sepne_spark.landmarks import select_landmarks
 from sepne_spark.partition import lp_partition, random_partition, requested_partition
 from sepne_spark.progress import stage
@@ -301,7 +301,7 @@ def embed(
         The graph to embed; may hold nodes and edges added after fitting.
     ids : DataFrame, optional
         Requested ids (``IO``); checked against the graph first (one small job), see
-        :func:`sepne_spark.model.requested_ids`.
+        :func:`sepne_spark.graph.requested_ids`.
     fitted : FittedGraph, optional
         The fit's cached tables, when ``graph`` is the graph the model was fitted on.
     plan : dict, optional
@@ -331,8 +331,6 @@ def embed(
     DataFrame
         ``id, embedding, context, is_landmark, set_id``, lazy.
     """
-    from sepne_spark.model import requested_ids  # the check and its error live with the API
-
     if ids is not None and _whole_graph_only(params):
         raise ValueError(
             "spectral propagation reads every node's vector within 2 * propagation - 1 hops and refinement "
