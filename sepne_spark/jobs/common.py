@@ -1,13 +1,13 @@
 """What every job entry point shares: argument errors, logging, session start-up and exit codes.
 
 A job module (``sepne_spark.jobs.embed``, ``evaluate``, ``generate``) defines
-``main(spark, args) -> int``, a ``prepare(argv)`` that parses and checks the command
-line and returns the Spark settings of the session to build, and a console entry::
+``main(spark, args) -> int``, a ``session_conf(argv)`` that parses and checks the
+command line and returns the Spark settings of the session to build, and a console entry::
 
     def cli(argv=None) -> int:
-        return run_job(main, "sepne-<name>", argv, session_conf=prepare)
+        return run_job(main, "sepne-<name>", argv, session_conf=session_conf)
 
-``run_job`` calls ``prepare`` before any JVM starts, so a mistyped flag, a bad value or
+``run_job`` calls ``session_conf`` before any JVM starts, so a mistyped flag, a bad value or
 a missing local input is reported at once, in one line, with exit status 2. Notebooks
 and tests call ``main(spark, [...])`` directly.
 """
