@@ -23,7 +23,7 @@ The writers (:func:`write_edges`, :func:`write_labels`, :func:`write_table`) wri
 (Spark's CSV writer, tab-separated, no header) or Parquet into a hidden temporary sibling
 of the target and rename it into place only once the write has succeeded, so an
 interrupted run never leaves a half-written table at the final path; they use the
-storage layer of the embed job (:mod:`sepne_spark.writing`: the same path rules and the
+storage layer of the embed job (:mod:`sepne_spark.storage`: the same path rules and the
 same recovery after a killed run).
 """
 from __future__ import annotations
@@ -36,7 +36,7 @@ import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from sepne_spark import writing
+from sepne_spark import storage
 
 __all__ = [
     "sbm_graph",
@@ -676,7 +676,7 @@ def rmat_graph(
 
 def output_exists(spark: SparkSession, path: str) -> bool:
     """Whether something exists at ``path`` (resolved as :func:`write_table` does)."""
-    return writing.exists(writing.resolve_output(spark, path))
+    return storage.exists(storage.resolve_output(spark, path))
 
 
 def write_table(
@@ -692,7 +692,7 @@ def write_table(
     The data are written to a hidden sibling ``.<name>.tmp-<id>`` of ``path`` and moved
     into place once Spark has finished, so readers never see a partial table at
     ``path``; a run killed midway leaves only the hidden sibling behind, which the next
-    write to ``path`` removes (:func:`sepne_spark.writing.atomic_write`).
+    write to ``path`` removes (:func:`sepne_spark.storage.atomic_write`).
 
     Parameters
     ----------
@@ -723,7 +723,7 @@ def write_table(
     """
     if fmt not in ("tsv", "parquet"):
         raise ValueError(f"format must be 'tsv' or 'parquet', got {fmt!r}")
-    target = writing.resolve_output(df.sparkSession, path)
+    target = storage.resolve_output(df.sparkSession, path)
     out = df.coalesce(1) if single_file else df
 
     def spark_write(where: str) -> None:
@@ -740,16 +740,16 @@ def write_table(
         parts = tmp + ".parts"  # a hidden sibling too: recovery removes it with tmp
         try:
             spark_write(parts)
-            files = writing.data_files(parts)
+            files = storage.data_files(parts)
             if len(files) > 1:
                 raise RuntimeError(f"expected one data file in {parts}, found {len(files)}")
             if not files:  # an empty DataFrame may produce no part file at all
                 raise RuntimeError(f"Spark wrote no data file to {parts}")
-            writing.move(files[0], tmp)
+            storage.move(files[0], tmp)
         finally:
-            writing.remove(parts)
+            storage.remove(parts)
 
-    writing.atomic_write(write, target, overwrite=overwrite)
+    storage.atomic_write(write, target, overwrite=overwrite)
     return target
 
 

@@ -393,14 +393,14 @@ class SepNEWriter(DefaultParamsWriter):
     ``path/landmarks`` (Parquet ``id, l``: the landmark ids in order). Everything is
     written with the DataFrame API, so it also works on Spark Connect and shared
     clusters, into a temporary sibling of ``path`` that is moved into place when
-    complete (:func:`~sepne_spark.writing.atomic_write`): an existing ``path`` is
+    complete (:func:`~sepne_spark.storage.atomic_write`): an existing ``path`` is
     replaced only with :meth:`overwrite` and only once the new one is whole.
     """
 
     def save(self, path: str) -> None:
         """Write to ``path``; raise ``FileExistsError`` if it exists and
         :meth:`overwrite` was not called."""
-        from sepne_spark.writing import atomic_write
+        from sepne_spark.storage import atomic_write
 
         atomic_write(self.saveImpl, path, overwrite=self.shouldOverwrite)
 

@@ -16,7 +16,7 @@ refinement,            subspace iteration, then the spectral        :mod:`.propa
 propagation            filter over the graph (each optional)
 one task               proximity, summaries, solve and propagation  :mod:`.one_task`, :mod:`.sparse`
                        in SciPy, for a graph that fits one task
-write                  Parquet, atomically, with a manifest         :mod:`.writing`
+write                  Parquet, atomically, with a manifest         :mod:`.storage`
 =====================  ===========================================  ======================
 
 :func:`fit` runs eagerly: its k x k results are needed on the driver. :func:`embed`

@@ -145,7 +145,7 @@ def _checked(argv: Sequence[str] | None) -> tuple[argparse.Namespace, schema.Emb
     ns = build_parser().parse_args(None if argv is None else list(argv))
     settings = schema.resolve(ns, schema.load_profile(ns.profile))
 
-    from sepne_spark.writing import check_output_path
+    from sepne_spark.storage import check_output_path
 
     if settings.partition == "IO" and not ns.nodes:
         raise UserError("partition IO embeds only requested nodes: give them with --nodes")
@@ -306,7 +306,7 @@ def _run(spark, ns: argparse.Namespace, settings: schema.EmbedSettings, target: 
     from sepne_spark.model import SepNE, SepNEModel, requested_ids
     from sepne_spark.progress import stage
     from sepne_spark.proximity import metric_text
-    from sepne_spark.writing import atomic_write, write_manifest
+    from sepne_spark.storage import atomic_write, write_manifest
 
     timings: dict[str, float] = {}
     t0 = time.time()

@@ -234,7 +234,7 @@ def _stack(rows: list, field: str) -> np.ndarray:
 def _write_json(path: str | None, payload: dict[str, Any]) -> None:
     """Write the results to ``--json`` (a local path or a URI), whole or not at all."""
     if path:
-        from sepne_spark.writing import write_json
+        from sepne_spark.storage import write_json
 
         write_json(path if "://" in path or path.startswith("file:") else os.path.abspath(path), payload)
         print(f"results written to {path}")
@@ -331,7 +331,7 @@ def matrix_settings(ns: argparse.Namespace) -> tuple[dict[str, Any], str]:
     Returns the settings and where they came from, in words.
     """
     from sepne_spark import settings as schema
-    from sepne_spark.writing import read_manifest
+    from sepne_spark.storage import read_manifest
 
     manifest = read_manifest(ns.embeddings) or {}
     wanted = MATRIX_SETTINGS + READ_SETTINGS

@@ -5,8 +5,8 @@ import os
 
 import pytest
 
-from sepne_spark import writing
-from sepne_spark.writing import atomic_write, exists
+from sepne_spark import storage
+from sepne_spark.storage import atomic_write, exists
 
 
 def test_atomic_write_replaces_only_when_complete(spark, tmp_path):
@@ -81,20 +81,20 @@ class _Conf:
     ("s3a://bucket/emb", "hdfs://nn:8020", "s3a://bucket/emb"),
 ])
 def test_output_path_rules(path, default_fs, expected):
-    assert writing.resolve_output(_Conf(default_fs), path) == expected
+    assert storage.resolve_output(_Conf(default_fs), path) == expected
 
 
 def test_relative_path_with_a_remote_default_is_refused():
     with pytest.raises(ValueError, match="absolute path or a full URI"):
-        writing.resolve_output(_Conf("hdfs://nn:8020"), "out/emb")
+        storage.resolve_output(_Conf("hdfs://nn:8020"), "out/emb")
 
 
 def test_locations_compare_across_spellings(tmp_path):
     # file: URIs and bare paths name the same local place; s3a and s3n are s3.
-    assert writing._location(str(tmp_path / "a")) == writing._location((tmp_path / "a").as_uri())
-    assert writing._location("s3a://b/x/../y") == ("s3://b", "/y") == writing._location("s3n://b/y")
-    assert writing._location("hdfs://nn:8020/a/b") == ("hdfs://nn:8020", "/a/b")
-    assert writing._within("/a/b/c", "/a/b") and not writing._within("/a/bc", "/a/b")
+    assert storage._location(str(tmp_path / "a")) == storage._location((tmp_path / "a").as_uri())
+    assert storage._location("s3a://b/x/../y") == ("s3://b", "/y") == storage._location("s3n://b/y")
+    assert storage._location("hdfs://nn:8020/a/b") == ("hdfs://nn:8020", "/a/b")
+    assert storage._within("/a/b/c", "/a/b") and not storage._within("/a/bc", "/a/b")
 
 
 def test_storage_operations_on_local_paths_and_file_uris(tmp_path):
@@ -102,12 +102,12 @@ def test_storage_operations_on_local_paths_and_file_uris(tmp_path):
     folder.mkdir()
     for name in ("part-0", "_SUCCESS", ".hidden", "part-1"):
         (folder / name).write_text(name)
-    assert writing.data_files(str(folder)) == [str(folder / "part-0"), str(folder / "part-1")]
-    assert writing.data_files(folder.as_uri()) == [folder.as_uri() + "/part-0", folder.as_uri() + "/part-1"]
-    writing.move(str(folder / "part-0"), str(tmp_path / "moved"))
-    assert writing.exists((tmp_path / "moved").as_uri()) and not writing.exists(str(folder / "part-0"))
-    writing.remove(str(folder))
-    writing.remove(str(folder))  # already gone: nothing to do
+    assert storage.data_files(str(folder)) == [str(folder / "part-0"), str(folder / "part-1")]
+    assert storage.data_files(folder.as_uri()) == [folder.as_uri() + "/part-0", folder.as_uri() + "/part-1"]
+    storage.move(str(folder / "part-0"), str(tmp_path / "moved"))
+    assert storage.exists((tmp_path / "moved").as_uri()) and not storage.exists(str(folder / "part-0"))
+    storage.remove(str(folder))
+    storage.remove(str(folder))  # already gone: nothing to do
     assert not folder.exists()
 
 
@@ -117,14 +117,14 @@ def test_write_json_replaces_a_file_whole_or_not_at_all(tmp_path, uri):
 
     target = tmp_path / "results" / "cora.json"
     path = f"file://{target}" if uri else str(target)
-    writing.write_json(path, {"micro_f1": 0.75})  # the folder is created
-    writing.write_json(path, {"micro_f1": 0.8})
+    storage.write_json(path, {"micro_f1": 0.75})  # the folder is created
+    storage.write_json(path, {"micro_f1": 0.8})
     assert json.loads(target.read_text()) == {"micro_f1": 0.8}
     assert os.listdir(target.parent) == ["cora.json"]
 
     broken: dict = {"micro_f1": 0.9}
     broken["self"] = broken  # fails while the temporary file is open
     with pytest.raises(ValueError, match="Circular reference"):
-        writing.write_json(path, broken)
+        storage.write_json(path, broken)
     assert json.loads(target.read_text()) == {"micro_f1": 0.8}  # the old results stay, no part is left
     assert os.listdir(target.parent) == ["cora.json"]

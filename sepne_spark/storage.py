@@ -1,7 +1,10 @@
-"""Writing results so that a reader never sees a half-written output.
+"""The storage layer: output paths and their rules, atomic writes with recovery, manifests.
 
-Everything is written to a temporary sibling path first and moved into place only when
-complete; an existing output is replaced only after the new one is whole.
+Every writer of the package goes through it (the embed job's output, saved models, the
+generator's files, the evaluation's JSON). Everything is written to a temporary sibling
+path first and moved into place only when complete; an existing output is replaced only
+after the new one is whole. Paths are local paths or URIs (``file:``, ``hdfs:``,
+``s3a:``), resolved against the session's default file system.
 """
 from __future__ import annotations
 
