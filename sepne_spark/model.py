@@ -218,6 +218,13 @@ class SepNEModel(Model, _SepNEParams, MLWritable, MLReadable):
 
     That is all it needs to embed any node later from that node's own edges and
     two-hop sums, including nodes and edges added after fitting.
+
+    A model that :meth:`SepNE.fit` returned also holds, until :meth:`release`, the
+    tables the fit cached for its input (the graph, its rows of A and the landmark
+    blocks): ``transform`` of that same object (the DataFrame or
+    :class:`~sepne_spark.graph.Graph` passed to ``fit``, compared by identity) embeds
+    from them instead of rebuilding them; any other input, an equal copy included, is
+    read anew. A saved and loaded model holds none.
     """
 
     def __init__(
