@@ -30,7 +30,9 @@ test-airflow:
 bench: setup
 	$(PY) benchmarks/solver_bench.py $(ARGS)
 
+# build/ first: setuptools adds to it and never removes a module that is gone.
 wheel: setup
+	rm -rf build
 	$(PY) -m pip wheel --no-deps -w dist .
 
 clean:

@@ -293,8 +293,9 @@ class SepNEModel(Model, _SepNEParams, MLWritable, MLReadable):
         ``graph`` is an edge-list DataFrame or a :class:`~sepne_spark.graph.Graph`; it
         may hold nodes and edges added after fitting. Landmarks, Phi, Psi, S_A and S_B
         are taken from the model as fitted. The result is lazy: the solve runs at the
-        first action on it, once (see :func:`sepne_spark.pipeline.embed`), except under a
-        propagation by row blocks (graphs of over 100,000 nodes), whose products run here.
+        first action on it, once (see :func:`sepne_spark.pipeline.embed`), except the label
+        propagation of ``LP`` sets and, under a propagation by row blocks (graphs of over
+        100,000 nodes), the solve and its products, which run here.
 
         ``nodes``, the number of nodes of ``graph`` when the caller has counted them (the
         embed job does), lets a model that was not fitted on ``graph`` in this session

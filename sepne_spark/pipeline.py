@@ -23,7 +23,9 @@ write                  Parquet, atomically, with a manifest         :mod:`.stora
 only builds the plan: the returned DataFrame is lazy (the requested-ids check of the
 ``IO`` setup and label propagation's rounds excepted) and the solve runs once, at the
 first action; later actions reuse its checkpointed output. All caching of the graph's
-intermediate tables is done here and released by :meth:`FittedGraph.release`.
+intermediate tables is done here: the fit's is released by :meth:`FittedGraph.release`,
+the embedding's tables are handed to the caller (``cached=``) and released by
+:meth:`~sepne_spark.model.SepNEModel.release`.
 """
 from __future__ import annotations
 
@@ -123,14 +125,23 @@ def fit(graph: Graph, params: Mapping[str, Any], timings: dict[str, float] | Non
     ``params`` holds the estimator's parameters by Param name (``landmarks``,
     ``landmarkStrategy``, ``metric``, ``window``, ``scaling``, ``dim``, ``seed``).
     """
-    spark = graph.edges.sparkSession
     # The graph's tables are cached here unless the caller (the embed job) already has.
     cached = [frame.persist() for frame in (graph.edges, graph.vertices) if not frame.is_cached]
+    try:
+        return _fit(graph, params, timings, cached)
+    except BaseException:  # a failed fit leaves nothing cached
+        for df in cached:
+            df.unpersist()
+        raise
+
+
+def _fit(graph: Graph, params: Mapping[str, Any], timings: dict[str, float] | None,
+         cached: list[DataFrame]) -> tuple[Fit, FittedGraph]:
+    """The body of :func:`fit`; every table it persists is appended to ``cached``."""
+    spark = graph.edges.sparkSession
     n_nodes = graph.vertices.count()  # fills the cache that the landmark choice reads
     k = params["landmarks"]
     if k > n_nodes:
-        for df in cached:
-            df.unpersist()
         raise SettingError(f"landmarks={k} is more than the {n_nodes} nodes of the graph")
     small = fits_one_task(graph, params, int(n_nodes))
     A: DataFrame | None = None
@@ -153,11 +164,13 @@ def fit(graph: Graph, params: Mapping[str, Any], timings: dict[str, float] | Non
             M00, S_A, S_B, *walked = one_task.summaries(graph.edges, graph.vertices, lm, len(ids), params, walks)
         else:
             prox = _proximity(A, graph, params)
-            rows, cols = prox.rows(lm).persist(), prox.cols(lm).persist()
-            cached += [rows, cols]
-            blocks = landmark_blocks(rows, cols, lm)
-            M00, S_A, S_B = landmark_summaries(blocks, lm, len(ids))
-            prox.release()  # the cached rows and columns hold the scaled entries now
+            try:
+                rows, cols = prox.rows(lm).persist(), prox.cols(lm).persist()
+                cached += [rows, cols]
+                blocks = landmark_blocks(rows, cols, lm)
+                M00, S_A, S_B = landmark_summaries(blocks, lm, len(ids))
+            finally:
+                prox.release()  # the cached rows and columns hold the scaled entries now
             walked = list(walk_summaries(A, graph, lm, len(ids)) or ()) if walks else []
         if walks and not walked:
             log.warning("landmarkFactors=walks: the Gram matrices of the two-step walks from %d landmarks would "

@@ -189,8 +189,10 @@ def stage(spark: Any, name: str, detail: str = "", timings: dict[str, float] | N
     beat = _Heartbeat(f"SepNE {name}", current.started, every) if every > 0 else None
     if beat is not None:
         beat.start()
+    failed = True
     try:
         yield current
+        failed = False
     finally:
         if beat is not None:
             beat.done.set()
@@ -201,7 +203,10 @@ def stage(spark: Any, name: str, detail: str = "", timings: dict[str, float] | N
         if timings is not None:
             timings[name] = current.elapsed
         shown = ", ".join(f"{k} {v:,}" if isinstance(v, int) else f"{k} {v}" for k, v in current.counts.items())
-        log.info("SepNE %s done in %.1f s%s", name, current.elapsed, f" ({shown})" if shown else "")
+        if failed:
+            log.info("SepNE %s failed after %.1f s", name, current.elapsed)
+        else:
+            log.info("SepNE %s done in %.1f s%s", name, current.elapsed, f" ({shown})" if shown else "")
 
 
 class StepProgress:

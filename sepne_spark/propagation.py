@@ -82,7 +82,7 @@ def propagate_embeddings(
     theta: float = 0.5,
     blocks: int = 2,
     seed: int = 0,
-    dtype: str = "float64",
+    dtype: str = "float32",
     column: str = "embedding",
     refine_steps: int = 0,
 ) -> DataFrame:
@@ -110,7 +110,8 @@ def propagate_embeddings(
     seed : int
         Seed of the hash that assigns nodes to blocks.
     dtype : str
-        Type the n x d matrices are stored and shipped in between steps.
+        Type the n x d matrices are stored and shipped in between steps (the
+        ``propagation_dtype`` setting: float32 by default, or float64).
     column : str
         Name of the vector column, in and out.
     refine_steps : int

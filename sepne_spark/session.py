@@ -116,9 +116,10 @@ def get_spark(
 ) -> SparkSession:
     """Return the active SparkSession, or build a local one.
 
-    A session it builds with a local master (also one that ``spark-submit --master
-    local[N]`` launched) runs its Python workers with this interpreter (unless
-    ``$PYSPARK_PYTHON`` says otherwise; on a cluster the submission says which), uses one shuffle partition
+    A session it builds with a local master runs its Python workers with this
+    interpreter (unless ``$PYSPARK_PYTHON`` says otherwise; so does one that
+    ``spark-submit --master local[N]`` launched, which keeps the rest of its settings;
+    with a cluster master the submission says which Python the executors run), uses one shuffle partition
     per core with adaptive execution coalescing them (in persisted tables' plans too),
     hides the console progress bar (the library logs its stages instead), starts its
     Python workers through :mod:`sepne_spark.daemon`, and has the GraphFrames JARs of

@@ -879,6 +879,7 @@ def add_arguments(
     keys) limits the flags to those settings, in the schema's order.
     """
     group = parser.add_argument_group(title, description)
+    names = None if names is None else tuple(names)
     unknown = set(names or ()) - set(SETTING_NAMES)
     if unknown:
         raise ValueError(f"not settings: {', '.join(sorted(unknown))}")

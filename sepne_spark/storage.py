@@ -262,23 +262,19 @@ def write_manifest(directory: str, manifest: dict) -> None:
 
 
 def write_json(path: str, payload: dict) -> None:
-    """Write ``payload`` as the JSON file ``path`` (a local path or a URI): to a temporary
-    sibling first, moved into place when complete, so that a reader sees the old file or
-    the new one, never a part."""
+    """Write ``payload`` as the JSON file ``path`` (a local path or a URI) with
+    :func:`atomic_write`: a reader sees the old file or the new one, never a part, and a
+    killed earlier write's temporary file is removed."""
     import json
 
-    filesystem, inner = _filesystem(path)
-    parent = posixpath.dirname(inner)
-    if parent:
-        filesystem.create_dir(parent, recursive=True)
-    tmp = f"{parent + '/' if parent else ''}.{posixpath.basename(inner)}.{uuid.uuid4().hex}.tmp"
-    try:
-        with filesystem.open_output_stream(tmp) as out:
-            out.write(json.dumps(payload, indent=2, default=str).encode())
-        filesystem.move(tmp, inner)
-    finally:
-        if exists_in(filesystem, tmp):
-            filesystem.delete_file(tmp)
+    data = json.dumps(payload, indent=2, default=str).encode()  # before anything is written
+
+    def write(tmp: str) -> None:
+        filesystem, inner = _filesystem(tmp)
+        with filesystem.open_output_stream(inner) as out:
+            out.write(data)
+
+    atomic_write(write, path, overwrite=True)
 
 
 def exists_in(filesystem, inner: str) -> bool:

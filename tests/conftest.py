@@ -95,10 +95,26 @@ def wheel(tmp_path_factory: pytest.TempPathFactory):
     import subprocess
     from pathlib import Path
 
+    import shutil
+
     root = Path(__file__).resolve().parent.parent
+    # From a copy of the checkout's own files (tracked, or new and not ignored): a build/
+    # folder left in the checkout by an earlier build would put modules that no longer
+    # exist into the wheel, and two test processes building in one tree would race.
+    source = tmp_path_factory.mktemp("source")
+    listed = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=root,
+                            capture_output=True, text=True)
+    if listed.returncode == 0:
+        for name in filter(None, listed.stdout.split("\0")):
+            if (root / name).is_file():
+                (source / name).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(root / name, source / name)
+    else:  # not a git checkout (an unpacked sdist)
+        shutil.copytree(root, source, dirs_exist_ok=True,
+                        ignore=shutil.ignore_patterns("build", "dist", "*.egg-info", ".venv*", "__pycache__"))
     dist = tmp_path_factory.mktemp("dist")
     subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(dist), str(root)],
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(dist), str(source)],
         check=True, capture_output=True, text=True, cwd=tmp_path_factory.mktemp("build"), timeout=300,
     )
     (found,) = dist.glob("sepne_spark-*.whl")

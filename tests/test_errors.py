@@ -20,7 +20,7 @@ def test_hierarchy():
         assert issubclass(cls, errors.UserError) and issubclass(cls, ValueError)
 
 
-def test_old_import_locations_still_work():
+def test_the_errors_are_also_importable_where_they_are_raised():
     from sepne_spark.jobs.common import UserError
     from sepne_spark.model import RequestedIdsError
     from sepne_spark.reading import InputError

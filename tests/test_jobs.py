@@ -147,8 +147,11 @@ def test_saved_model_io_reads_only_the_neighbourhood(spark, tmp_path, capsys):
     # model's way (undirected), and the summary and the manifest say what was used.
     assert embed.main(spark, flags + ["--output", str(out), "--model", str(model_path), "--directed",
                                       "--nodes", f"@{tmp_path / 'nodes.txt'}", "--landmarks", "20", "--dim", "8"]) == 0
-    assert "k=10 (DD), d=4, metric I+A, partition IO" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "k=10 (DD), d=4, metric I+A, partition IO" in printed
+    assert "time: load_model " in printed and ", read " in printed  # the model's loading is not the input's
     manifest = json.loads((out / "_manifest.json").read_text())
+    assert {"load_model", "read"} <= set(manifest["timings_s"])
     used = manifest["settings"]
     assert (used["landmarks"], used["dim"], used["directed"], used["metric"]) == (10, 4, False, "I+A")
     assert (used["refine_steps"], used["propagation"]) == (0, 1)
@@ -193,7 +196,9 @@ def test_manifest_and_summary_a_person_can_trust(spark, tmp_path, capfd, caplog,
     argv = ["--input", str(edges), "--output", str(out), "--profile", "document", "--landmarks", "12",
             "--dim", "4", "--iters", "2", "--set-size", "30", "--scaling", "log", *path]
     caplog.set_level(logging.INFO, logger="sepne_spark")
+    spark.catalog.clearCache()
     assert embed.main(spark, argv) == 0
+    assert nothing_cached(spark)
     printed, err = capfd.readouterr()  # the JVM's log too: it writes to the same stderr
     manifest = json.loads((out / "_manifest.json").read_text())
 

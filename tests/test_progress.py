@@ -36,6 +36,21 @@ def test_stage_lines_show_without_any_logging_setup():
     assert "SepNE solve_write done in" in proc.stderr and "(rows 7)" in proc.stderr
 
 
+def test_a_failing_stage_says_so_and_its_error_stands(caplog):
+    import logging
+
+    import pytest
+
+    caplog.set_level(logging.INFO, logger="sepne_spark")
+    timings: dict = {}
+    with pytest.raises(ValueError, match="bad line"):
+        with stage(None, "read", "edges.tsv", timings):
+            raise ValueError("bad line")
+    lines = [r.getMessage() for r in caplog.records]
+    assert lines[0] == "SepNE read: edges.tsv ..." and lines[-1].startswith("SepNE read failed after ")
+    assert not any(" done in " in ln for ln in lines) and "read" in timings
+
+
 def test_an_applications_logging_setup_takes_over():
     # basicConfig at WARNING: the application wants warnings only, in its own format.
     proc = _python(STAGE_LINES.format(setup="import logging; logging.basicConfig(level=logging.WARNING)"))

@@ -27,6 +27,7 @@ def _case(n: int = 40, d: int = 3, seed: int = 0):
 def _spark_propagated(spark, W, E, **kwargs) -> np.ndarray:
     """propagate_embeddings of E over W on Spark, string ids (not row numbers), rows in
     W's order."""
+    kwargs.setdefault("dtype", "float64")  # the oracle's precision
     n = W.shape[0]
     ids = [f"n{i}" for i in range(n)]
     coo = W.tocoo()

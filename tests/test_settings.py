@@ -247,6 +247,7 @@ def test_evaluate_reconstruct_takes_its_matrix_flags_from_the_schema():
         ("propagation.propagate_embeddings", "mu", "propagation_mu"),
         ("propagation.propagate_embeddings", "theta", "propagation_theta"),
         ("propagation.default_blocks", "dtype", "propagation_dtype"),
+        ("propagation.propagate_embeddings", "dtype", "propagation_dtype"),
         ("spectral.propagate", "mu", "propagation_mu"), ("spectral.propagate", "theta", "propagation_theta"),
         ("sparse.sparse_proximity", "window", "window"), ("sparse.sparse_proximity", "scaling", "scaling"),
         ("set_stage.embed_sets", "dtype", "dtype"),

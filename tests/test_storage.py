@@ -123,8 +123,13 @@ def test_write_json_replaces_a_file_whole_or_not_at_all(tmp_path, uri):
     assert os.listdir(target.parent) == ["cora.json"]
 
     broken: dict = {"micro_f1": 0.9}
-    broken["self"] = broken  # fails while the temporary file is open
+    broken["self"] = broken  # cannot be written
     with pytest.raises(ValueError, match="Circular reference"):
         storage.write_json(path, broken)
     assert json.loads(target.read_text()) == {"micro_f1": 0.8}  # the old results stay, no part is left
+    assert os.listdir(target.parent) == ["cora.json"]
+    # A write killed before its move left a temporary file: the next write removes it.
+    (target.parent / ".cora.json.tmp-0123abcd").write_text("{")
+    storage.write_json(path, {"micro_f1": 0.85})
+    assert json.loads(target.read_text()) == {"micro_f1": 0.85}
     assert os.listdir(target.parent) == ["cora.json"]

@@ -67,3 +67,15 @@ def test_spark_submit_with_wheel_outside_checkout(wheel, tmp_path):
     errors = [line for line in bad.stdout.splitlines() if line.startswith("sepne-embed: error:")]
     assert len(errors) == 1 and "no-such-profile" in errors[0] and "document" in errors[0]
     assert not (workdir / "x").exists()
+
+
+def test_wheel_holds_exactly_the_packages_modules_and_profiles(wheel):
+    import zipfile
+
+    with zipfile.ZipFile(wheel) as whl:
+        names = set(whl.namelist())
+    modules = {n for n in names if n.startswith("sepne_spark/") and n.endswith(".py")}
+    source = {str(p.relative_to(ROOT)) for p in (ROOT / "sepne_spark").rglob("*.py")}
+    assert modules == source
+    profiles = {n.rsplit("/", 1)[1] for n in names if n.startswith("sepne_spark/profiles/")}
+    assert profiles == {p.name for p in (ROOT / "conf").glob("*.yaml")}

@@ -231,12 +231,13 @@ def _stack(rows: list, field: str) -> np.ndarray:
     return np.asarray(vals, dtype=np.float64).reshape(len(vals), dims.pop() if dims else 0)
 
 
-def _write_json(path: str | None, payload: dict[str, Any]) -> None:
-    """Write the results to ``--json`` (a local path or a URI), whole or not at all."""
+def _write_json(spark: SparkSession, path: str | None, payload: dict[str, Any]) -> None:
+    """Write the results to ``--json``, whole or not at all: a URI, or a path resolved
+    as the embed job resolves ``--output`` (against the session's default file system)."""
     if path:
-        from sepne_spark.storage import write_json
+        from sepne_spark.storage import resolve_output, write_json
 
-        write_json(path if "://" in path or path.startswith("file:") else os.path.abspath(path), payload)
+        write_json(resolve_output(spark, path), payload)
         print(f"results written to {path}")
 
 
@@ -252,8 +253,9 @@ def run_classify(spark: SparkSession, ns: argparse.Namespace) -> dict[str, Any]:
     Labelled nodes without an embedding (or with a null vector) are excluded from the
     evaluation and counted in ``n_missing_embedding``.
     """
-    from sepne_spark.evaluation import check_labels, node_classification
+    from sepne_spark.evaluation import check_labels, node_classification, require_classifier
 
+    require_classifier()  # before any Spark work (main() called directly skips the job's check)
     labels = read_labels(ns.labels)
     need_ctx = ns.vectors != "embedding"
     emb = read_embeddings(spark, ns.embeddings, need_ctx)
@@ -435,14 +437,20 @@ def run_linkpred(spark: SparkSession, ns: argparse.Namespace) -> dict[str, Any]:
         raise UserError("partition IO embeds only requested nodes; link prediction needs every node")
     edges, _ = read_edges(spark, ns.edges, settings.input_format, bad_lines=settings.bad_lines)
 
+    models = []
+
     def fit_embed(train: DataFrame) -> DataFrame:
         from sepne_spark.model import SepNE
 
-        model = SepNE(**schema.model_params(settings)).fit(train)
-        return model.transform(train)
+        models.append(SepNE(**schema.model_params(settings)).fit(train))
+        return models[-1].transform(train)
 
-    res = link_prediction(spark, edges, fit_embed, fraction=ns.fraction, seed=settings.seed,
-                          directed=settings.directed)
+    try:
+        res = link_prediction(spark, edges, fit_embed, fraction=ns.fraction, seed=settings.seed,
+                              directed=settings.directed)
+    finally:  # the scores are collected: nothing the fit or the embedding cached is kept
+        for model in models:
+            model.release()
     res.update({"task": "linkpred", "edges": ns.edges, "profile": ns.profile,
                 "settings": {k: v for k, v in settings.as_dict().items() if k != "spark"}})
     print(f"link prediction: {res['n_test_edges']} held-out edges vs {res['n_negative']} non-edges, "
@@ -495,7 +503,7 @@ def main(spark: SparkSession | None, args: Sequence[str] | None = None) -> int:
         spark = get_spark("sepne-evaluate")
     runners = {"classify": run_classify, "reconstruct": run_reconstruct, "linkpred": run_linkpred}
     res = runners[ns.task](spark, ns)
-    _write_json(getattr(ns, "json", None), res)
+    _write_json(spark, getattr(ns, "json", None), res)
     return 0
 
 
