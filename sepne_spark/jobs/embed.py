@@ -240,7 +240,7 @@ def _utc(seconds: float) -> str:
 #: The parts of fit, and the stages after it, in the order they run.
 FIT_PARTS = ("landmarks", "summaries_svd")
 #: ``auto_profile`` counts the two-step walks that ``--profile auto`` needs on a graph
-#: above the document size. ``solve_write`` is the partition, the rows of M, the solve
+#: beyond the document size or too dense for its walks. ``solve_write`` is the partition, the rows of M, the solve
 #: and any propagation in one pass; the label propagation of ``LP`` sets runs before it,
 #: as ``partition``; with a propagation by row blocks, the solve and the propagation run
 #: before it, as ``solve_propagation``, and ``solve_write`` writes their result.
@@ -284,9 +284,10 @@ def cli(argv: Sequence[str] | None = None) -> int:
 def main(spark, args: Sequence[str] | None = None) -> int:
     """Entry point: ``main(spark, ["--input", ...])``; returns the exit status.
 
-    Every table the run caches (the graph's, the fit's, the embedding's) is unpersisted
-    before it returns, also on failure: a long-lived session (a notebook, a scheduler's
-    worker) is left as it was found.
+    Every table the run persists (the graph's, the fit's, the embedding's) is
+    unpersisted before it returns, also on failure, so that a long-lived session (a
+    notebook, a scheduler's worker) keeps no cached table of it; checkpoints are left to
+    Spark's cleaner.
     """
     ns, settings, target = _checked(args)
     cleanup: list = []
