@@ -162,7 +162,9 @@ def random_walk_embeddings(
         every partition's vectors to the driver: at 10^6 vertices, d = 128 and two
         partitions that was 1,031 MiB, over Spark's default ``spark.driver.maxResultSize``
         of 1 GiB, and the call failed after its training; raise that setting when the
-        session is built (it cannot be changed on a running session).
+        session is built (it cannot be changed on a running session). The driver then
+        holds those vectors and the model built from them: at that size a 6 GB heap ran
+        out, a 12 GB one peaked at 13.5 GB of resident memory (BENCHMARKS.md).
     hash2vec_norm_channel : bool
         Hash2Vec L2-normalises every vector; with this (GraphFrames' default) the
         magnitude lost is kept as one extra channel, ``log(norm + 1) / sqrt(dim)``, so
