@@ -86,7 +86,10 @@ def remove(path: str) -> None:
 
 def exists(path: str) -> bool:
     """Whether ``path`` exists (file or directory)."""
-    return exists_in(*_filesystem(path))
+    from pyarrow import fs
+
+    filesystem, inner = _filesystem(path)
+    return filesystem.get_file_info(inner).type != fs.FileType.NotFound
 
 
 def _location(path: str) -> tuple[str, str]:
@@ -275,13 +278,6 @@ def write_json(path: str, payload: dict) -> None:
             out.write(data)
 
     atomic_write(write, path, overwrite=True)
-
-
-def exists_in(filesystem, inner: str) -> bool:
-    """Whether ``inner`` exists on ``filesystem`` (a pyarrow file system)."""
-    from pyarrow import fs
-
-    return filesystem.get_file_info(inner).type != fs.FileType.NotFound
 
 
 def read_manifest(directory: str) -> dict | None:
