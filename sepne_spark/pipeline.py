@@ -12,8 +12,9 @@ proximity              entries of M, landmark rows/columns          :mod:`.proxi
 summaries, SVD         M00, S_A, S_B; Phi, Psi, P                   :mod:`.proximity`, :mod:`.solver`
 partition              sets of nodes (RP, LP, IO)                   :mod:`.partition`
 per-set solve          one ``applyInPandas`` over the sets          :mod:`.set_stage`, :mod:`.solver`
-refinement,            subspace iteration, then the spectral        :mod:`.propagation`, :mod:`.blocks`, :mod:`.spectral`
-propagation            filter over the graph (each optional)
+averaging,             neighbourhood averaging, subspace            :mod:`.propagation`, :mod:`.blocks`, :mod:`.spectral`
+refinement,            iteration, then the spectral filter over
+propagation            the graph (each optional)
 one task               proximity, summaries, solve and propagation  :mod:`.one_task`, :mod:`.sparse`
                        in SciPy, for a graph that fits one task
 write                  Parquet, atomically, with a manifest         :mod:`.storage`
@@ -266,7 +267,7 @@ def _proximity(A: DataFrame, graph: Graph, params: Mapping[str, Any]) -> Proximi
 def embeds_locally(params: Mapping[str, Any], graph: Any, ids: DataFrame | None = None) -> bool:
     """Whether :func:`embed` of requested ids reads only their neighbourhood.
 
-    True for M = I + A without scaling, propagation or refinement, a :class:`Graph` that keeps its
+    True for M = I + A without scaling, averaging, propagation or refinement, a :class:`Graph` that keeps its
     input edges (``raw``), and at most :data:`BROADCAST_IDS_MAX` requested ids (counted
     when ``ids`` is given).
     """
@@ -285,9 +286,23 @@ def _refine_steps(params: Mapping[str, Any]) -> int:
     return int(params["refineSteps"])
 
 
+def _average_steps(params: Mapping[str, Any]) -> int:
+    return int(params["averageSteps"])
+
+
 def _whole_graph_only(params: Mapping[str, Any]) -> bool:
-    """Whether the spectral stage runs (propagation or refinement): it reads the whole graph."""
-    return _propagation_order(params) > 1 or _refine_steps(params) > 0
+    """Whether the spectral stage runs (averaging, refinement or propagation): it reads the
+    whole graph."""
+    return _propagation_order(params) > 1 or _refine_steps(params) > 0 or _average_steps(params) > 0
+
+
+def _spectral_plan(params: Mapping[str, Any], plan: dict[str, Any]) -> None:
+    """Record in ``plan`` the spectral steps that run."""
+    for key, value, on in (("average_steps", _average_steps(params), _average_steps(params) > 0),
+                           ("refine_steps", _refine_steps(params), _refine_steps(params) > 0),
+                           ("propagation", _propagation_order(params), _propagation_order(params) > 1)):
+        if on:
+            plan[key] = value
 
 
 def embed(
@@ -346,9 +361,10 @@ def embed(
     """
     if ids is not None and _whole_graph_only(params):
         raise ValueError(
-            "spectral propagation reads every node's vector within 2 * propagation - 1 hops and refinement "
-            "(refineSteps) every node's, so they embed whole graphs only: embed every node, or set "
-            "propagation=1 and refineSteps=0 for requested ids"
+            "spectral propagation reads every node's vector within 2 * propagation - 1 hops, averaging "
+            "(averageSteps) within averageSteps hops and refinement (refineSteps) every node's, so they embed "
+            "whole graphs only: embed every node, or set propagation=1, averageSteps=0 and refineSteps=0 for "
+            "requested ids"
         )
     plan = {} if plan is None else plan
     held = [] if cached is None else cached
@@ -409,10 +425,7 @@ def embed(
         out = one_task.embed_graph(graph.edges, graph.vertices, lm, assign, constants, params, model.id_type)
         if ids is not None:  # the sets hold the requested nodes; of the landmarks, the requested ones
             out = out.join(wanted.select("id"), "id", "left_semi")
-        if _propagation_order(params) > 1:
-            plan["propagation"] = _propagation_order(params)
-        if _refine_steps(params):
-            plan["refine_steps"] = _refine_steps(params)
+        _spectral_plan(params, plan)
         return keep(out)
     if tables:
         A = fitted.A
@@ -445,8 +458,8 @@ def embed(
     records = set_records(assign, M_rows, M_cols, blocks)
     out = embed_sets(records, model.factors, model.S_A, model.S_B, params["lam"], params["eta"], params["iters"],
                      model.id_type, model.landmark_ids, params["dtype"]).unionByName(lm_out)
-    order, steps = _propagation_order(params), _refine_steps(params)
-    if order > 1 or steps:
+    order, steps, averaging = _propagation_order(params), _refine_steps(params), _average_steps(params)
+    if order > 1 or steps or averaging:
         base = keep(out)
         blocks_n = int(params["propagationBlocks"]) or default_blocks(
             (fitted.nodes if same else nodes) or 0, dim=int(params["dim"]), dtype=params["propagationDtype"])
@@ -454,7 +467,8 @@ def embed(
         # every product is computed as it is built (sepne_spark.blocks): the solve and
         # the products run here, as a stage of their own, and the first action reads
         # their result.
-        products = " and ".join(([f"{steps} refinement rounds"] if steps else [])
+        products = " and ".join(([f"{averaging} averaging steps"] if averaging else [])
+                                + ([f"{steps} refinement rounds"] if steps else [])
                                 + ([f"{sparse_products(order)} filter products"] if order > 1 else []))
         by_blocks = stage(spark, "solve_propagation", f"the per-set solve, then {products} of {blocks_n} row blocks",
                           timings) if blocks_n > 1 else nullcontext()
@@ -463,12 +477,10 @@ def embed(
                 graph.vertices, graph.edges, base.select("id", "embedding"), order=order,
                 mu=float(params["propagationMu"]), theta=float(params["propagationTheta"]),
                 blocks=blocks_n, seed=params["seed"], dtype=params["propagationDtype"], refine_steps=steps,
+                average_steps=averaging,
             )
         out = base.drop("embedding").join(smooth, "id").select(*output_schema(model.id_type).fieldNames())
-        if order > 1:
-            plan["propagation"] = order
-        if steps:
-            plan["refine_steps"] = steps
+        _spectral_plan(params, plan)
     return keep(out)
 
 

@@ -5,7 +5,9 @@ sparse graph most nodes have no landmark within two hops, so the solve alone lea
 them with zero (or near-zero) vectors. This stage smooths every vector over the graph
 with the band-pass filter of ProNE (Zhang et al., IJCAI 2019), which reaches
 ``2 order - 1`` hops, and re-orthogonalises the result: every node with an edge then has
-a vector made from its neighbourhood's. Before the filter, ``refine_steps`` rounds of
+a vector made from its neighbourhood's. First, ``average_steps`` steps of neighbourhood
+averaging (:func:`sepne_spark.spectral.average`, one product each) can lean every vector
+towards its neighbours'. Before the filter, ``refine_steps`` rounds of
 subspace iteration (:func:`sepne_spark.spectral.refine`) can draw the vectors towards
 the graph's dominant eigenvectors where the landmarks found too little: each round is
 one product whose tasks also sum the d x d Gram matrix of their result
@@ -25,7 +27,7 @@ when this function is called (each is checkpointed as it is built, see
 :mod:`sepne_spark.blocks`) and the returned DataFrame reads their result; with
 ``blocks == 1`` the whole filter runs in one task at the first action.
 
-Cost: ``refine_steps + 2 order - 1`` products, each moving about ``2 x blocks x n x d`` values on a
+Cost: ``average_steps + refine_steps + 2 order - 1`` products, each moving about ``2 x blocks x n x d`` values on a
 graph without locality (the shipped column blocks, then the partial sums) plus the four
 n x d matrices of the recurrence; ``blocks`` trades memory per task (a task holds one
 block's rows of one n x d matrix) against that volume.
@@ -85,9 +87,11 @@ def propagate_embeddings(
     dtype: str = "float32",
     column: str = "embedding",
     refine_steps: int = 0,
+    average_steps: int = 0,
 ) -> DataFrame:
     """ProNE's spectral propagation and re-orthogonalisation of ``embeddings``, after
-    ``refine_steps`` rounds of subspace iteration when asked.
+    ``average_steps`` steps of neighbourhood averaging and ``refine_steps`` rounds of
+    subspace iteration when asked.
 
     The vectors are L2-normalised first (all-zero ones stay zero), so that the filter
     weighs every node's base vector alike, whatever its norm.
@@ -117,6 +121,9 @@ def propagate_embeddings(
     refine_steps : int
         Rounds of :func:`~sepne_spark.spectral.refine` before the filter (one sparse
         product and one d x d Gram matrix each); 0: none.
+    average_steps : int
+        Steps of :func:`~sepne_spark.spectral.average` first (one sparse product each);
+        0: none. Alone (``order = 1``, no refinement) its result is returned as it is.
 
     Returns
     -------
@@ -126,14 +133,15 @@ def propagate_embeddings(
         vectors (of the refined basis with ``refine_steps``): what
         :func:`sepne_spark.spectral.smooth` returns; lazy.
     """
-    refine_steps = int(refine_steps)
-    if order <= 1 and refine_steps == 0:
+    refine_steps, average_steps = int(refine_steps), int(average_steps)
+    if order <= 1 and refine_steps == 0 and average_steps == 0:
         return embeddings.select("id", column)
     if blocks == 1:
-        return _in_one_task(vertices, edges, embeddings, order, mu, theta, column, refine_steps)
+        return _in_one_task(vertices, edges, embeddings, order, mu, theta, column, refine_steps, average_steps)
     bg = BlockGraph.build(vertices, edges.select("src", "dst", F.col("weight").alias("value")),
                           blocks=blocks, seed=seed, dtype=dtype)
-    done = StepProgress("SepNE propagation: product", refine_steps + (2 * order - 1 if order > 1 else 0),
+    done = StepProgress("SepNE propagation: product",
+                        average_steps + refine_steps + (2 * order - 1 if order > 1 else 0),
                         first_note="with its input vectors")
     c = [float(x) for x in chebyshev_coefficients(order, theta)]
     shift = 1.0 - float(mu)
@@ -142,6 +150,22 @@ def propagate_embeddings(
 
     def t_of(Y: np.ndarray, Z: np.ndarray, s: np.ndarray) -> np.ndarray:
         return (Z + Y) / (1.0 + s)  # T Z = D^-1 (I + A) Z, with Y = A Z
+
+    if average_steps:
+        # out = e + T e + ... + T^S e: each product ships the last power, "z", and adds
+        # it to the running sum, "acc", in the same task.
+        def averaged(Y: np.ndarray, o: Mapping[str, np.ndarray], ship: str) -> dict[str, np.ndarray]:
+            z = t_of(Y, o[ship], o["s"])
+            return {"z": z, "acc": o.get("acc", o[ship]) + z, "s": o["s"]}
+
+        state = bg.product(state, "x0", lambda Y, o: averaged(Y, o, "x0"))
+        done(f"averaging step 1 of {average_steps}")
+        for r in range(2, average_steps + 1):
+            state = bg.product(state, "z", lambda Y, o: averaged(Y, o, "z"))
+            done(f"averaging step {r} of {average_steps}")
+        if order <= 1 and refine_steps == 0:
+            return bg.from_chunks(state, "acc", column)
+        state = bg.map_blocks(state, lambda o: {"x0": l2_normalize(o["acc"]), "s": o["s"]})
 
     if refine_steps:
         # Q <- orthonormal basis of T Q. Each round's orthonormalising factor R (d x d,
@@ -198,7 +222,7 @@ def propagate_embeddings(
 
 def _in_one_task(
     vertices: DataFrame, edges: DataFrame, embeddings: DataFrame, order: int, mu: float, theta: float, column: str,
-    refine_steps: int = 0,
+    refine_steps: int = 0, average_steps: int = 0,
 ) -> DataFrame:
     """The whole filter in one ``applyInPandas`` task: :func:`~sepne_spark.spectral.propagate`
     and :func:`~sepne_spark.spectral.reorthogonalize` themselves, on the graph gathered
@@ -231,7 +255,7 @@ def _in_one_task(
         n = len(index)
         A = sp.csr_matrix((ed["w"].to_numpy(np.float64), (index.get_indexer(ed["a"]), index.get_indexer(ed["b"]))),
                           shape=(n, n))
-        Z = smooth(A, E, order, mu, theta, refine_steps)
+        Z = smooth(A, E, order, mu, theta, refine_steps, average_steps)
         return pd.DataFrame({"id": index.to_numpy(), column: list(Z)})
 
     return parts.groupBy(F.lit(0).alias("one")).applyInPandas(run, schema=schema)

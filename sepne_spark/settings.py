@@ -232,6 +232,10 @@ SETTINGS: tuple[Setting, ...] = (
              "per-set solve (ProNE's filter; it reaches 2 * T - 1 hops and costs 2 * T - 1 sparse "
              "products over the whole graph); 1 turns it off. It embeds whole graphs only",
              minimum=1, maximum=30, metavar="T"),
+    _setting("average_steps", int, 0, "steps of neighbourhood averaging after the per-set solve: a vector "
+             "e (L2-normalised) becomes e + T e + ... + T^S e with T = D^-1 (I + A), one sparse product over "
+             "the graph per step, before any refinement or propagation; 0 turns it off. Whole graphs only",
+             minimum=0, maximum=20, metavar="S"),
     _setting("refine_steps", int, 0, "rounds of subspace iteration that refine the solve's vectors before "
              "the propagation (Q becomes the orthonormal basis of D^-1 (I + A) Q: one sparse product over the "
              "whole graph each); they draw the vectors towards the community structure that few landmarks "
@@ -767,7 +771,7 @@ def auto_profile(nodes: int, edge_rows: int, two_step_walks: int | None = None) 
         * Up to :data:`AUTO_SMALL_NODES` nodes, when M's estimated size ``n * min(n,
           dbar^T)`` (dbar the mean out-degree) stays within :data:`AUTO_MAX_ENTRIES` for a
           walk window T of at least 3: ``document-quality`` (A + ... + A^5, log scaling,
-          250 GDS landmarks, no propagation), T the largest of 5 .. 3 that fits;
+          250 GDS landmarks, two averaging steps, no propagation), T the largest of 5 .. 3 that fits;
           landmarks at most half the nodes and dim at most the landmarks, for tiny graphs.
         * Otherwise (larger graphs, and small ones too dense for walks of 3 steps, where
           document-quality scores far lower on validation): ``social`` (1,000 landmarks,

@@ -46,6 +46,16 @@ ProNE's ``U S^1/2`` up to the sign of each column (exactly the same span and col
 scaling; identical after any rotation-invariant use such as row normalisation followed
 by a linear classifier).
 
+Neighbourhood averaging
+-----------------------
+A low-pass step that keeps every vector's own direction: :func:`average` returns
+``e + T e + T^2 e + ... + T^S e`` for the L2-normalised rows ``e`` of ``E`` (``S`` sparse
+products; no re-orthogonalisation). A node's vector then leans towards its neighbours'
+(a linear classifier sees labels that agree across an edge), without the filter's
+band-pass and without the refinement's pull towards the graph's dominant eigenvectors,
+which on small graphs with many components is the pull towards component indicators.
+It comes before the refinement and the filter when they run too.
+
 Refinement by subspace iteration
 --------------------------------
 The filter spreads what its input holds; it cannot find what the input lacks. On a large
@@ -77,6 +87,7 @@ __all__ = [
     "reorthogonalize",
     "orthonormalizer",
     "refine",
+    "average",
     "smooth",
 ]
 
@@ -303,12 +314,58 @@ def refine(A: sp.spmatrix | sp.sparray, E: np.ndarray, steps: int) -> np.ndarray
     return Q
 
 
+def average(A: sp.spmatrix | sp.sparray, E: np.ndarray, steps: int) -> np.ndarray:
+    """Neighbourhood averaging (see the module docstring)::
+
+        e = l2_normalize(E);  out = e
+        for each step:
+            e = T @ e                                   # 1 sparse product
+            out = out + e
+
+    that is ``(I + T + ... + T^steps) l2_normalize(E)`` with ``T = D^-1 (I + A)``.
+
+    Parameters
+    ----------
+    A : scipy.sparse matrix
+        Weighted adjacency (n x n, non-negative; both directions for an undirected graph).
+    E : numpy.ndarray
+        The vectors (n x d); rows may be zero (they stay zero only if every node within
+        ``steps`` hops has a zero row).
+    steps : int
+        Sparse products, ``>= 0``; ``0`` returns ``l2_normalize(E)``.
+
+    Returns
+    -------
+    numpy.ndarray
+        n x d, float64.
+    """
+    steps = int(steps)
+    if steps < 0:
+        raise ValueError(f"steps must be >= 0, got {steps}")
+    e = l2_normalize(E)
+    out = e.copy()
+    if steps == 0:
+        return out
+    if e.shape[0] != A.shape[0]:
+        raise ValueError(f"E must be (n, d) with n = {A.shape[0]}, got {e.shape}")
+    T, _ = transition_with_self_loops(A)
+    for _ in range(steps):
+        e = T @ e
+        out += e
+    return out
+
+
 def smooth(A: sp.spmatrix | sp.sparray, E: np.ndarray, order: int, mu: float, theta: float,
-           refine_steps: int = 0) -> np.ndarray:
+           refine_steps: int = 0, average_steps: int = 0) -> np.ndarray:
     """The whole spectral stage on one machine (what
-    :func:`sepne_spark.propagation.propagate_embeddings` computes in Spark): ``refine_steps``
-    rounds of :func:`refine` when asked, then L2-normalise the rows, :func:`propagate` them
-    over ``A`` and :func:`reorthogonalize` the result. With ``order = 1`` the filter is
-    left out: the refined basis, its rows normalised, is re-orthogonalised."""
-    X = refine(A, E, refine_steps) if refine_steps else E
+    :func:`sepne_spark.propagation.propagate_embeddings` computes in Spark):
+    ``average_steps`` steps of :func:`average` when asked, then ``refine_steps`` rounds of
+    :func:`refine` when asked, then L2-normalise the rows, :func:`propagate` them over
+    ``A`` and :func:`reorthogonalize` the result. With ``order = 1`` the filter is left
+    out: the refined basis, its rows normalised, is re-orthogonalised; with
+    ``order = 1`` and no refinement, the averaged vectors are returned as they are."""
+    X = average(A, E, average_steps) if average_steps else E
+    if average_steps and order <= 1 and not refine_steps:
+        return X
+    X = refine(A, X, refine_steps) if refine_steps else X
     return reorthogonalize(propagate(A, l2_normalize(X), order=order, mu=mu, theta=theta))

@@ -45,6 +45,8 @@ EMBED_MODULE = ["-m", "sepne_spark.jobs.embed"]
         (EMBED_FILE, ["--nodes", "1,2", "--propagation", "3"], ["--propagation 3", "embeds whole graphs only"]),
         (EMBED_FILE, ["--nodes", "1,2", "--profile", "social"],
          ["--propagation 3", "--refine-steps 8", "give --propagation 1 and --refine-steps 0"]),
+        (EMBED_FILE, ["--nodes", "1,2", "--profile", "document-quality"],
+         ["--average-steps 3 averages every vector over its 3-hop neighbourhood", "give --average-steps 0"]),
         ([str(ROOT / "jobs" / "evaluate.py")], ["classify", "--embeddings", "emb", "--labels", "l.tsv"],
          ["sepne-evaluate: error:", "--embeddings emb does not exist"]),
         ([str(ROOT / "jobs" / "evaluate.py")], ["clasify"], ["sepne-evaluate: error:", "invalid choice: 'clasify'"]),

@@ -138,7 +138,7 @@ def test_saved_model_io_reads_only_the_neighbourhood(spark, tmp_path, capsys):
     # Saved with the refinement and the filter, which embed whole graphs only: requested
     # ids are embedded without them.
     assert embed.main(spark, flags + ["--output", str(tmp_path / "all"), "--save-model", str(model_path),
-                                      "--refine-steps", "2", "--propagation", "3"]) == 0
+                                      "--refine-steps", "2", "--propagation", "3", "--average-steps", "2"]) == 0
     asked = g.ids[::7] + ["not-a-node"]
     (tmp_path / "nodes.txt").write_text("\n".join(asked) + "\n", encoding="utf-8")
     out = tmp_path / "some"
@@ -154,7 +154,7 @@ def test_saved_model_io_reads_only_the_neighbourhood(spark, tmp_path, capsys):
     assert {"load_model", "read"} <= set(manifest["timings_s"])
     used = manifest["settings"]
     assert (used["landmarks"], used["dim"], used["directed"], used["metric"]) == (10, 4, False, "I+A")
-    assert (used["refine_steps"], used["propagation"]) == (0, 1)
+    assert (used["refine_steps"], used["propagation"], used["average_steps"]) == (0, 1, 0)
     assert manifest["profile"] == f"none: the parameters of the saved model {model_path}"
     counts = manifest["counts"]
     assert "input_nodes" not in counts and 0 < counts["rows_of_A_read"] < len(g.ids)
@@ -163,10 +163,13 @@ def test_saved_model_io_reads_only_the_neighbourhood(spark, tmp_path, capsys):
 
     model = SepNEModel.load(str(model_path))
     merged = load_graph(spark, str(edges), directed=False)
-    assert (model.getRefineSteps(), model.getPropagation()) == (2, 3)
+    assert (model.getRefineSteps(), model.getPropagation(), model.getAverageSteps()) == (2, 3, 2)
     with pytest.raises(ValueError, match="whole graphs only"):
         model.embed(spark.createDataFrame([(g.ids[0],)], "id string"), merged)
     model.setRefineSteps(0).setPropagation(1)
+    with pytest.raises(ValueError, match="whole graphs only"):  # the averaging alone too
+        model.embed(spark.createDataFrame([(g.ids[0],)], "id string"), merged)
+    model.setAverageSteps(0)
     bare = Graph(edges=merged.edges, vertices=merged.vertices, directed=False)
     ids = spark.createDataFrame([(i,) for i in asked], "id string")
     ref = {r["id"]: r["embedding"] for r in model.embed(ids, bare).collect()}
@@ -231,6 +234,28 @@ def test_manifest_and_summary_a_person_can_trust(spark, tmp_path, capfd, caplog,
     assert not noisy, noisy
 
 
+@pytest.mark.e2e
+def test_auto_with_requested_ids_leaves_out_the_whole_graph_steps(spark, tmp_path):
+    """Without --profile, requested ids on a small graph: auto takes document-quality,
+    whose averaging embeds whole graphs only, and turns it off (as it turns off the
+    filter and the refinement of the large-graph tiers); a flag asking for it is refused."""
+    from sepne_spark.errors import UserError
+    from tests.helpers import random_graph
+
+    g = random_graph(n=60, m=200, seed=8)
+    edges = tmp_path / "edges.tsv"
+    edges.write_text("".join(f"{s}\t{d}\t{w}\n" for s, d, w in g.rows), encoding="utf-8")
+    out = tmp_path / "some"
+    assert embed.main(spark, ["--input", str(edges), "--output", str(out), "--nodes", ",".join(g.ids[:5])]) == 0
+    manifest = json.loads((out / "_manifest.json").read_text())
+    assert manifest["profile"].startswith("auto")
+    used = manifest["settings"]
+    assert (used["average_steps"], used["propagation"], used["refine_steps"], used["window"]) == (0, 1, 0, 5)
+    with pytest.raises(UserError, match="--average-steps 2 averages every vector.*give --average-steps 0"):
+        embed.main(spark, ["--input", str(edges), "--output", str(tmp_path / "other"), "--nodes", g.ids[0],
+                           "--average-steps", "2"])
+
+
 def test_zero_embedding_advice_follows_the_settings():
     base = {"landmarkStrategy": "DD", "landmarks": 200, "metric": "A+A2", "window": 2}
     advice = embed.zero_advice(base, 2708)
@@ -245,3 +270,5 @@ def test_zero_embedding_advice_follows_the_settings():
     with_filter = embed.zero_reason({**base, "propagation": 3}, "I+A")
     assert "spectral filter" in with_filter and "component that holds no landmark" in with_filter
     assert "of their set" not in with_filter and "(I+A)" in with_filter
+    averaged = embed.zero_reason({**base, "averageSteps": 3}, "A+A2")
+    assert "the averaging (3 hops)" in averaged and "component that holds no landmark" in averaged

@@ -2,11 +2,12 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import scipy.sparse as sp
 
 from sepne_spark.model import SepNE
 from sepne_spark.propagation import l2_normalize
-from sepne_spark.spectral import propagate, refine, reorthogonalize
+from sepne_spark.spectral import average, propagate, refine, reorthogonalize
 from tests.helpers import nothing_cached, random_graph
 
 
@@ -44,6 +45,35 @@ def test_transform_is_lazy_and_runs_once(spark):
         assert nothing_cached(spark)
     finally:
         sc.setLocalProperty("spark.jobGroup.id", None)
+
+
+def test_averaged_transform_is_the_average_of_the_unaveraged_one(spark):
+    """averageSteps alone: in the one-task solve, after the distributed solve in one task,
+    and by row blocks, the output is sepne_spark.spectral.average of the solve's vectors
+    (to 1e-9; by row blocks in float64), and requested ids are refused."""
+    g = random_graph(n=60, m=220, seed=6)
+    edges = _edges(spark, g)
+    kw = dict(dim=4, landmarks=10, iters=4, setSize=25, metric="A+A2", scaling="log", lam=2.0, eta=1.0)
+    base = SepNE(**kw).fit(edges)
+    E = {r["id"]: np.array(r["embedding"]) for r in base.transform(edges).collect()}
+    ids = sorted(E)
+    at = {v: i for i, v in enumerate(ids)}
+    W = sp.lil_matrix((len(ids), len(ids)))
+    for r in g.rows:
+        if r[0] != r[1]:
+            W[at[r[0]], at[r[1]]] += r[2]
+            W[at[r[1]], at[r[0]]] += r[2]
+    want = average(W.tocsr(), np.array([E[v] for v in ids]), 2)
+    for one_task, blocks in ((100_000, 0), (0, 0), (0, 2)):
+        model = SepNE(**kw, averageSteps=2, oneTaskNodes=one_task, propagationBlocks=blocks,
+                      propagationDtype="float64").fit(edges)
+        out = {r["id"]: np.array(r["embedding"]) for r in model.transform(edges).collect()}
+        assert model.plan["average_steps"] == 2 and "propagation" not in model.plan
+        assert model.plan.get("one_task", False) == bool(one_task)
+        np.testing.assert_allclose(np.array([out[v] for v in ids]), want, rtol=1e-9, atol=1e-10)
+        with pytest.raises(ValueError, match="averageSteps=0"):
+            model.transform(spark.createDataFrame([(ids[0],)], "id string"))
+        model.release()
 
 
 def test_propagated_transform_is_the_filter_of_the_unpropagated_one(spark):

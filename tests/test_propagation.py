@@ -8,7 +8,7 @@ import pytest
 import scipy.sparse as sp
 
 from sepne_spark.propagation import default_blocks, l2_normalize, propagate_embeddings
-from sepne_spark.spectral import propagate, refine, reorthogonalize
+from sepne_spark.spectral import average, propagate, refine, reorthogonalize
 
 
 def _case(n: int = 40, d: int = 3, seed: int = 0):
@@ -70,6 +70,29 @@ def test_refinement_matches_numpy_oracle(spark, order, blocks, steps, caplog):
     np.testing.assert_allclose(G, want, rtol=1e-9, atol=1e-10)
     unrefined = reorthogonalize(propagate(W, l2_normalize(E), order=order, mu=0.2, theta=0.5))
     assert not np.allclose(np.abs(G), np.abs(unrefined), atol=1e-3)  # the rounds did something
+
+
+@pytest.mark.parametrize("order,blocks,steps,refine_steps", [(1, 3, 2, 0), (1, 1, 3, 0), (3, 2, 2, 2)])
+def test_averaging_matches_numpy_oracle(spark, order, blocks, steps, refine_steps, caplog):
+    """Neighbourhood averaging by row blocks and in one task against
+    sepne_spark.spectral.average (alone, and before the refinement and the filter), to
+    1e-9; by row blocks each step logs its progress line."""
+    W, E = _case(40, 3, seed=2)
+    with caplog.at_level(logging.INFO, logger="sepne_spark.progress"):
+        G = _spark_propagated(spark, W, E, order=order, mu=0.2, theta=0.5, blocks=blocks,
+                              refine_steps=refine_steps, average_steps=steps)
+    X = average(W, E, steps)
+    if order == 1 and not refine_steps:
+        want = X
+    else:
+        Q = refine(W, X, refine_steps) if refine_steps else X
+        want = reorthogonalize(propagate(W, l2_normalize(Q), order=order, mu=0.2, theta=0.5))
+    np.testing.assert_allclose(G, want, rtol=1e-9, atol=1e-10)
+    lines = [r.getMessage() for r in caplog.records if "SepNE propagation: product" in r.getMessage()]
+    if blocks > 1:
+        assert f"averaging step {steps} of {steps}" in lines[steps - 1]
+        assert len(lines) == steps + refine_steps + (2 * order - 1 if order > 1 else 0)
+    assert np.count_nonzero(np.abs(G).sum(axis=1) == 0) == 0  # the zero base rows got their neighbours'
 
 
 def test_order_one_is_identity(spark):

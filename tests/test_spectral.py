@@ -8,6 +8,7 @@ from scipy.linalg import expm
 from scipy.special import iv
 
 from sepne_spark.spectral import (
+    average,
     chebyshev_coefficients,
     gram_matrix,
     gram_transform,
@@ -224,3 +225,37 @@ def test_smooth_refines_then_filters():
     np.testing.assert_allclose(smooth(A, E, 3, 0.2, 0.5, refine_steps=3), want, atol=1e-12)
     np.testing.assert_allclose(smooth(A, E, 1, 0.2, 0.5, refine_steps=3),
                                reorthogonalize(Q / np.linalg.norm(Q, axis=1, keepdims=True)), atol=1e-12)
+
+
+def test_average_is_the_sum_of_powers_of_the_dense_transition():
+    """Neighbourhood averaging against its dense definition: (I + T + ... + T^S) e with
+    T = D^-1 (I + A) dense and e the L2-normalised rows; zero rows stay zero only where
+    every node within S hops has one (here: the isolated node)."""
+    A = _graph()
+    n = A.shape[0]
+    E = np.random.default_rng(9).standard_normal((n, 5))
+    E[3] = 0.0  # a node without a base vector, with neighbours that have one
+    dense = A.toarray()
+    T = (np.eye(n) + dense) / (1.0 + dense.sum(axis=1, keepdims=True))
+    e = E / np.maximum(np.linalg.norm(E, axis=1, keepdims=True), 1e-300)
+    for steps in (0, 1, 2, 5):
+        want = sum(np.linalg.matrix_power(T, s) @ e for s in range(steps + 1))
+        np.testing.assert_allclose(average(A, E, steps), want, atol=1e-12)
+    assert np.abs(average(A, E, 2)[3]).sum() > 0  # filled from its neighbours
+    assert dense[3].sum() > 0
+    with pytest.raises(ValueError, match="steps"):
+        average(A, E, -1)
+
+
+def test_smooth_averages_first():
+    """Averaging alone returns its result as it is; with refinement or the filter it is
+    their start."""
+    A = _graph()
+    E = np.random.default_rng(10).standard_normal((A.shape[0], 4))
+    X = average(A, E, 2)
+    np.testing.assert_allclose(smooth(A, E, 1, 0.2, 0.5, average_steps=2), X, atol=1e-15)
+    want = reorthogonalize(propagate(A, X / np.linalg.norm(X, axis=1, keepdims=True), 3, 0.2, 0.5))
+    np.testing.assert_allclose(smooth(A, E, 3, 0.2, 0.5, average_steps=2), want, atol=1e-12)
+    Q = refine(A, X, 2)
+    want = reorthogonalize(propagate(A, Q / np.linalg.norm(Q, axis=1, keepdims=True), 3, 0.2, 0.5))
+    np.testing.assert_allclose(smooth(A, E, 3, 0.2, 0.5, refine_steps=2, average_steps=2), want, atol=1e-12)

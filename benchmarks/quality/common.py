@@ -155,6 +155,7 @@ class Config:
     spow: float = 0.0  # research: output coordinate j scaled by s_j ** spow (s: singular values of M00)
     dups: str = _default("duplicates")  # "max": duplicate edges kept once (the job's duplicates: max)
     factor: str = _default("landmark_factors")  # "rows": landmark subspaces from all landmark rows / columns
+    average: int = _default("average_steps")  # steps of neighbourhood averaging of W after the solve
 
     def tag(self) -> str:
         return ",".join(f"{k}={v}" for k, v in asdict(self).items())
@@ -193,7 +194,8 @@ def library_params(cfg: Config) -> dict[str, Any] | None:
         return None
     metric, window = library_metric(cfg.metric)
     return dict(layout_params(cfg), metric=metric, window=window, scaling=LIBRARY_SCALING[cfg.transform],
-                dim=cfg.d, lam=cfg.lam, eta=cfg.eta, iters=cfg.iters, landmarkFactors=cfg.factor)
+                dim=cfg.d, lam=cfg.lam, eta=cfg.eta, iters=cfg.iters, landmarkFactors=cfg.factor,
+                averageSteps=cfg.average)
 
 
 # ---------------------------------------------------------------------------
@@ -289,7 +291,12 @@ def sepne(g: Graph, cfg: Config, M: sp.csr_matrix | None = None) -> tuple[np.nda
         return run.W, run.C
     import variants
 
-    return variants.sepne(g, cfg, M)
+    W, C = variants.sepne(g, cfg, M)
+    if cfg.average:  # as the library's averaging stage does (the context vectors are left as they are)
+        from sepne_spark.spectral import average
+
+        W = average(adjacency(g, cfg.directed, cfg.dups), W, cfg.average)
+    return W, C
 
 
 def combine(W: np.ndarray, C: np.ndarray, output: str) -> np.ndarray:

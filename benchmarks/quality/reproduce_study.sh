@@ -57,4 +57,7 @@ $PY study.py "{$K,\"factor\":\"rows\"}" "{$R,\"factor\":\"rows\",\"k\":400}" "{$
     --outer 10 --note reproduce-sweep20-rows
 $PY study.py "{$K,\"transform\":\"logNa:0.75\"}" "{$K,\"transform\":\"logNa:0.5\"}" --outer 10 \
     --note reproduce-sweep20-alpha
+$PY study.py "{$K}" "{$K,\"average\":1}" "{$K,\"average\":2}" "{$K,\"average\":3}" \
+    "{$K,\"average\":2,\"eta\":500.0}" "{$K,\"average\":4}" "{$K,\"average\":3,\"eta\":700.0}" \
+    --outer 10 --note reproduce-sweep21-average
 $PY render_log.py

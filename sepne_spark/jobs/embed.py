@@ -149,12 +149,16 @@ def _checked(argv: Sequence[str] | None) -> tuple[argparse.Namespace, schema.Emb
 
     if settings.partition == "IO" and not ns.nodes:
         raise UserError("partition IO embeds only requested nodes: give them with --nodes")
-    if ns.nodes and not ns.model and (settings.propagation > 1 or settings.refine_steps > 0):
+    if ns.nodes and not ns.model and (settings.propagation > 1 or settings.refine_steps > 0
+                                      or settings.average_steps > 0):
         what = [f"--propagation {settings.propagation} smooths every vector over 2 x {settings.propagation} - 1 "
                 "hops of the whole graph"] if settings.propagation > 1 else []
+        what += [f"--average-steps {settings.average_steps} averages every vector over its "
+                 f"{settings.average_steps}-hop neighbourhood"] if settings.average_steps > 0 else []
         what += [f"--refine-steps {settings.refine_steps} refines every vector over the whole graph"] \
             if settings.refine_steps > 0 else []
         fix = " and ".join(flag for flag, on in (("--propagation 1", settings.propagation > 1),
+                                                   ("--average-steps 0", settings.average_steps > 0),
                                                    ("--refine-steps 0", settings.refine_steps > 0)) if on)
         raise UserError(f"{' and '.join(what)}, so it embeds whole graphs only: drop --nodes, or give {fix}")
     target = _output_target(ns)
@@ -189,6 +193,8 @@ def _auto_settings(
         changed["propagation"] = 1  # requested ids only: no whole-graph filter
     if ns.nodes and ns.refine_steps is None:
         changed["refine_steps"] = 0  # nor whole-graph refinement
+    if ns.nodes and ns.average_steps is None:
+        changed["average_steps"] = 0  # nor averaging over the neighbours
     profile = {**schema.load_profile(name), **changed}
     settings = schema.resolve(ns, profile)
     shown = ", ".join(f"{k} {v}" for k, v in changed.items())
@@ -198,12 +204,15 @@ def _auto_settings(
 
 
 def zero_reason(used: dict, what: str) -> str:
-    """Why nodes got the zero vector, given the settings used: without propagation no node
-    of their set reaches a landmark through M; with it (and any refinement, which spreads
-    the same way), no node within the filter's reach got a vector from the solve either."""
-    if used.get("propagation", 1) <= 1:
+    """Why nodes got the zero vector, given the settings used: without propagation or
+    averaging no node of their set reaches a landmark through M; with them (and any
+    refinement, which spreads the same way), no node within their reach got a vector from
+    the solve either."""
+    steps = used.get("averageSteps", 0)
+    if used.get("propagation", 1) <= 1 and steps <= 0:
         return f"neither they nor the other nodes of their set reach a landmark through M ({what})"
-    return (f"no node within reach of the spectral filter around them reaches a landmark through M ({what}), "
+    reach = "the spectral filter" if used.get("propagation", 1) > 1 else f"the averaging ({steps} hops)"
+    return (f"no node within reach of {reach} around them reaches a landmark through M ({what}), "
             "as in a connected component that holds no landmark")
 
 
@@ -324,14 +333,15 @@ def _run(spark, ns: argparse.Namespace, settings: schema.EmbedSettings, target: 
         with stage(spark, "load_model", ns.model, timings) as st:
             model = SepNEModel.load(ns.model)
             st.count(landmarks=len(model.landmark_ids))
-        if ns.nodes and (model.getPropagation() > 1 or model.getRefineSteps() > 0):
-            # The filter reads every node within 2T - 1 hops, the refinement every node:
-            # requested ids get the solve alone.
-            log.warning("--model: the model refines with %d rounds and propagates with %d terms; requested ids "
-                        "are embedded without them (they embed whole graphs only)", model.getRefineSteps(),
-                        model.getPropagation())
+        if ns.nodes and (model.getPropagation() > 1 or model.getRefineSteps() > 0 or model.getAverageSteps() > 0):
+            # The filter reads every node within 2T - 1 hops, the averaging within S hops,
+            # the refinement every node: requested ids get the solve alone.
+            log.warning("--model: the model averages with %d steps, refines with %d rounds and propagates with %d "
+                        "terms; requested ids are embedded without them (they embed whole graphs only)",
+                        model.getAverageSteps(), model.getRefineSteps(), model.getPropagation())
             model.setPropagation(1)
             model.setRefineSteps(0)
+            model.setAverageSteps(0)
         settings = _with_model_params(settings, model.settings())
     what_read = ", ".join(ns.input) if ns.input else f"a generated SBM graph of {ns.gen_nodes} nodes"
     with stage(spark, "read", what_read, timings) as st:
