@@ -771,7 +771,8 @@ def auto_profile(nodes: int, edge_rows: int, two_step_walks: int | None = None) 
         * Up to :data:`AUTO_SMALL_NODES` nodes, when M's estimated size ``n * min(n,
           dbar^T)`` (dbar the mean out-degree) stays within :data:`AUTO_MAX_ENTRIES` for a
           walk window T of at least 3: ``document-quality`` (A + ... + A^5, log scaling,
-          250 GDS landmarks, two averaging steps, no propagation), T the largest of 5 .. 3 that fits;
+          250 GDS landmarks, three averaging steps, no propagation), T the largest of
+          5 .. 3 that fits;
           landmarks at most half the nodes and dim at most the landmarks, for tiny graphs.
         * Otherwise (larger graphs, and small ones too dense for walks of 3 steps, where
           document-quality scores far lower on validation): ``social`` (1,000 landmarks,

@@ -60,4 +60,7 @@ $PY study.py "{$K,\"transform\":\"logNa:0.75\"}" "{$K,\"transform\":\"logNa:0.5\
 $PY study.py "{$K}" "{$K,\"average\":1}" "{$K,\"average\":2}" "{$K,\"average\":3}" \
     "{$K,\"average\":2,\"eta\":500.0}" "{$K,\"average\":4}" "{$K,\"average\":3,\"eta\":700.0}" \
     --outer 10 --note reproduce-sweep21-average
+A="$K,\"average\":3"
+$PY study.py "{$A,\"k\":300}" "{$A,\"k\":400}" "{$A,\"k\":400,\"factor\":\"rows\"}" "{$A,\"metric\":\"win7\"}" \
+    --outer 10 --note reproduce-sweep22-average-k
 $PY render_log.py
