@@ -299,19 +299,25 @@ def refine(A: sp.spmatrix | sp.sparray, E: np.ndarray, steps: int) -> np.ndarray
         ``Q`` (n x d) with orthonormal columns (zero columns for directions the start
         lacks), float64.
     """
-    steps = int(steps)
-    if steps < 0:
-        raise ValueError(f"steps must be >= 0, got {steps}")
-    Q = l2_normalize(E)
-    if steps == 0:
-        return Q
-    if Q.shape[0] != A.shape[0]:
-        raise ValueError(f"E must be (n, d) with n = {A.shape[0]}, got {Q.shape}")
-    T, _ = transition_with_self_loops(A)
+    Q, T, steps = _walk_start(A, E, steps)
     for _ in range(steps):
         Y = T @ Q
         Q = Y @ orthonormalizer(gram_matrix(Y))
     return Q
+
+
+def _walk_start(A: sp.spmatrix | sp.sparray, E: np.ndarray, steps: int) -> tuple[np.ndarray, sp.csr_matrix | None, int]:
+    """The checked start of :func:`refine` and :func:`average`: ``l2_normalize(E)``, the
+    operator ``T`` (None when ``steps`` is 0) and ``steps`` as an int."""
+    steps = int(steps)
+    if steps < 0:
+        raise ValueError(f"steps must be >= 0, got {steps}")
+    X = l2_normalize(E)
+    if steps == 0:
+        return X, None, 0
+    if X.shape[0] != A.shape[0]:
+        raise ValueError(f"E must be (n, d) with n = {A.shape[0]}, got {X.shape}")
+    return X, transition_with_self_loops(A)[0], steps
 
 
 def average(A: sp.spmatrix | sp.sparray, E: np.ndarray, steps: int) -> np.ndarray:
@@ -339,16 +345,8 @@ def average(A: sp.spmatrix | sp.sparray, E: np.ndarray, steps: int) -> np.ndarra
     numpy.ndarray
         n x d, float64.
     """
-    steps = int(steps)
-    if steps < 0:
-        raise ValueError(f"steps must be >= 0, got {steps}")
-    e = l2_normalize(E)
+    e, T, steps = _walk_start(A, E, steps)
     out = e.copy()
-    if steps == 0:
-        return out
-    if e.shape[0] != A.shape[0]:
-        raise ValueError(f"E must be (n, d) with n = {A.shape[0]}, got {e.shape}")
-    T, _ = transition_with_self_loops(A)
     for _ in range(steps):
         e = T @ e
         out += e
