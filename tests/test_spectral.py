@@ -4,7 +4,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from scipy.linalg import expm
 from scipy.special import iv
 
 from sepne_spark.spectral import (
