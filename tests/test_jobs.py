@@ -197,7 +197,7 @@ def test_manifest_and_summary_a_person_can_trust(spark, tmp_path, capfd, caplog,
     out = tmp_path / "emb"
     capfd.readouterr()
     argv = ["--input", str(edges), "--output", str(out), "--profile", "document", "--landmarks", "12",
-            "--dim", "4", "--iters", "2", "--set-size", "30", "--scaling", "log", *path]
+            "--dim", "4", "--iters", "2", "--set-size", "30", "--scaling", "log", "--average-steps", "2", *path]
     caplog.set_level(logging.INFO, logger="sepne_spark")
     spark.catalog.clearCache()
     assert embed.main(spark, argv) == 0
@@ -223,6 +223,8 @@ def test_manifest_and_summary_a_person_can_trust(spark, tmp_path, capfd, caplog,
     total = float(re.search(r"total ([\d.]+)s", time_line).group(1))
     assert sum(float(v) for _, v in top) <= total + 0.2  # the stages add up to at most the total
     assert "log scaling" in printed
+    assert "set size 30; then 2 averaging steps\n" in printed  # what ran after the solve
+    assert manifest["sets"]["average_steps"] == 2
     done = [r.getMessage() for r in caplog.records if " done in " in r.getMessage()]
     assert any(m.startswith("SepNE read done in ") and "(nodes 80, edge_rows " in m for m in done), done
     if path:
@@ -254,6 +256,13 @@ def test_auto_with_requested_ids_leaves_out_the_whole_graph_steps(spark, tmp_pat
     with pytest.raises(UserError, match="--average-steps 2 averages every vector.*give --average-steps 0"):
         embed.main(spark, ["--input", str(edges), "--output", str(tmp_path / "other"), "--nodes", g.ids[0],
                            "--average-steps", "2"])
+
+
+def test_summary_names_the_steps_after_the_solve():
+    assert embed.after_solve({"setup": "RP"}) == ""
+    assert embed.after_solve({"average_steps": 3}) == "; then 3 averaging steps"
+    assert embed.after_solve({"refine_steps": 8, "propagation": 3}) == \
+        "; then 8 refinement rounds, propagation of 3 terms"
 
 
 def test_zero_embedding_advice_follows_the_settings():
