@@ -53,8 +53,10 @@ A low-pass step that keeps every vector's own direction: :func:`average` returns
 products; no re-orthogonalisation). A node's vector then leans towards its neighbours'
 (a linear classifier sees labels that agree across an edge), without the filter's
 band-pass and without the refinement's pull towards the graph's dominant eigenvectors,
-which on small graphs with many components is the pull towards component indicators.
-It comes before the refinement and the filter when they run too.
+both of which lowered the document graphs' validation scores at 10% labels
+(benchmarks/LARGE_GRAPH_STUDY.md, findings 8 and 14) where the averaging raised them
+(BENCHMARKS.md, the validation study, item 10). It comes before the refinement and the
+filter when they run too.
 
 Refinement by subspace iteration
 --------------------------------
