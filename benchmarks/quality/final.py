@@ -56,7 +56,7 @@ PREVIOUS_AVG0 = replace(CHOSEN, average=0)
 #: The same with 200 landmarks (the choice before k was scored on ten validation splits).
 PREVIOUS_WIN5 = replace(PREVIOUS_AVG0, k=200)
 #: The defaults chosen before longer windows were tried (log scaling of A + A^2, LP sets).
-PREVIOUS_LOG = replace(CHOSEN, k=200, metric="A+A2", partition="LP")
+PREVIOUS_LOG = replace(PREVIOUS_AVG0, k=200, metric="A+A2", partition="LP")
 #: The defaults chosen before the log scaling was tried (symmetric normalisation).
 PREVIOUS = Config(strategy="GDS", partition="LP", eta=0.5, transform="sym")
 #: The previous defaults with the paper's row-normalised M.
