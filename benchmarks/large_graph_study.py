@@ -59,7 +59,7 @@ from sepne_spark.evaluation import (  # noqa: E402
 )
 from sepne_spark.generators import dcsbm_edges_numpy, sbm_edges_numpy  # noqa: E402
 from sepne_spark.solver import landmark_factors, row_space_factors, set_constants  # noqa: E402
-from sepne_spark.spectral import propagate, refine, reorthogonalize, sparse_products  # noqa: E402
+from sepne_spark.spectral import average, propagate, refine, reorthogonalize, sparse_products  # noqa: E402
 
 DATA_DIR = Path(os.environ.get("SEPNE_DATA_DIR", "/work/shared/datasets"))
 RESULTS = ROOT / "benchmarks" / "results" / "large_graph_study.jsonl"
@@ -120,6 +120,8 @@ GRAPHS = {
     "sbm6-100k": lambda: generated("sbm", 100_000, 50, 15, 0.6, 1),
     "dcsbm6-100k": lambda: generated("dcsbm", 100_000, 50, 15, 0.6, 1),
     "dcsbm-4k-d20": lambda: generated("dcsbm", 4_000, 40, 20, 0.7, 1),
+    # BlogCatalog's size and density with hubs (BENCHMARKS.md, "Dense graphs").
+    "dcsbm-10k-d65": lambda: generated("dcsbm", 10_312, 39, 65, 0.6, 1),
     "cora": lambda: load_dataset("cora"),
     "citeseer": lambda: load_dataset("citeseer"),
     "wiki": lambda: load_dataset("wiki"),
@@ -257,6 +259,7 @@ class Method:
     fill: bool = False  # zero base rows get a random unit row (seeded) before propagating
     gram: bool = False  # ProNE's final SVD done through the d x d Gram matrix (always for SepNE)
     refine: int = 0  # rounds of subspace iteration (sepne_spark.spectral.refine) before the propagation
+    average: int = 0  # steps of neighbourhood averaging (sepne_spark.spectral.average) before the refinement
 
 
 def _parse_value(field: str, text: str):
@@ -265,11 +268,15 @@ def _parse_value(field: str, text: str):
 
 
 def parse_method(name: str) -> Method:
-    """``BASE[:key=value,...][+rSTEPS][+pORDER[:mu=..,theta=..,raw,fill,gram]]``; BASE in prone(-base),
-    random, social, docq; ``+rSTEPS`` refines the base by that many rounds of subspace iteration."""
+    """``BASE[:key=value,...][+aSTEPS][+rSTEPS][+pORDER[:mu=..,theta=..,raw,fill,gram]]``; BASE in
+    prone(-base), random, social, docq; ``+aSTEPS`` averages the base over that many steps
+    of neighbourhood averaging, ``+rSTEPS`` refines it by that many rounds of subspace
+    iteration."""
     head, _, prop = name.partition("+p")
     head, _, steps = head.partition("+r")
     refine_steps = int(steps) if steps else 0
+    head, _, avg = head.partition("+a")
+    average_steps = int(avg) if avg else 0
     order, mu, theta, pre, fill, gram = 1, 0.2, 0.5, True, False, False
     if prop:
         o, _, opts = prop.partition(":")
@@ -301,7 +308,7 @@ def parse_method(name: str) -> Method:
     for kv in filter(None, opts.split(",")):
         key, val = kv.split("=")
         b = replace(b, **{key: _parse_value(key, val)})
-    return Method(name, "sepne", b, order, mu, theta, pre, fill, refine=refine_steps)
+    return Method(name, "sepne", b, order, mu, theta, pre, fill, refine=refine_steps, average=average_steps)
 
 
 def embed(G: Graph, m: Method) -> tuple[np.ndarray, float, float]:
@@ -316,6 +323,8 @@ def embed(G: Graph, m: Method) -> tuple[np.ndarray, float, float]:
     else:
         E = sepne_embed(G, m.sepne)
     t1 = time.perf_counter()
+    if m.average:
+        E = average(G.A, E, m.average)
     if m.refine:
         E = refine(G.A, E, m.refine)  # orthonormal columns; the filter normalises its rows
         if m.order == 1:
