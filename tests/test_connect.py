@@ -1,4 +1,5 @@
-"""The main path (RP, IO and LP sets) under Spark Connect gives the classic session's result,
+"""The main path (RP, IO and LP sets, and the spectral steps by row blocks) under Spark
+Connect gives the classic session's result,
 and GraphFrames runs through the server's GraphFrames Connect plugin.
 
 One Spark Connect server (tests/connect/server.py) serves the module: with the
@@ -62,16 +63,27 @@ def remote():
     return g, json.loads(lines[0][len("RESULT "):]), plugin
 
 
+#: The spectral steps by row blocks (the path of graphs over 100,000 nodes): checkpointed
+#: block products and d x d Gram matrices, all through DataFrames.
+SPECTRAL = dict(averageSteps=2, refineSteps=1, propagation=2, propagationBlocks=2, propagationDtype="float64",
+                oneTaskNodes=0)
+
+
 def test_rp_io_and_lp_under_spark_connect(spark, remote):
     g, result, _ = remote
     edges = spark.createDataFrame(g.rows, "src string, dst string, weight double")
-    for partition in ("RP", "IO", "LP"):
-        model = SepNE(dim=4, landmarks=8, metric="A+A2", setSize=20, iters=5, partition=partition).fit(edges)
+    for partition in ("RP", "IO", "LP", "RP-spectral"):
+        extra = SPECTRAL if partition == "RP-spectral" else {}
+        model = SepNE(dim=4, landmarks=8, metric="A+A2", setSize=20, iters=5, partition=partition[:2],
+                      **extra).fit(edges)
         if partition == "IO":
             out = model.transform(spark.createDataFrame([(r[0],) for r in g.rows[:15]], "id string"))
         else:
             out = model.transform(edges)
         local = {r["id"]: (np.asarray(r["embedding"]), r["set_id"]) for r in out.collect()}
+        if extra:  # the distributed solve, then the steps by row blocks, as a stage of their own
+            assert "solve_propagation" in model.timings and not model.plan.get("one_task")
+            assert (model.plan["average_steps"], model.plan["refine_steps"], model.plan["propagation"]) == (2, 1, 2)
         got = result[partition]
         assert got["landmarks"] == model.landmark_ids
         assert sorted(got["rows"]) == sorted(local)
