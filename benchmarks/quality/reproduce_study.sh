@@ -63,4 +63,6 @@ $PY study.py "{$K}" "{$K,\"average\":1}" "{$K,\"average\":2}" "{$K,\"average\":3
 A="$K,\"average\":3"
 $PY study.py "{$A,\"k\":300}" "{$A,\"k\":400}" "{$A,\"k\":400,\"factor\":\"rows\"}" "{$A,\"metric\":\"win7\"}" \
     --outer 10 --note reproduce-sweep22-average-k
+$PY study.py "{$A,\"partition\":\"LP\"}" "{$A,\"metric\":\"win4\"}" "{$A,\"metric\":\"win6\"}" "{$A,\"eta\":1500.0}" \
+    "{$A,\"output\":\"avg\"}" --outer 10 --note reproduce-sweep23-average-more
 $PY render_log.py
