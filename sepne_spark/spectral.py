@@ -362,10 +362,11 @@ def smooth(A: sp.spmatrix | sp.sparray, E: np.ndarray, order: int, mu: float, th
     ``average_steps`` steps of :func:`average` when asked, then ``refine_steps`` rounds of
     :func:`refine` when asked, then L2-normalise the rows, :func:`propagate` them over
     ``A`` and :func:`reorthogonalize` the result. With ``order = 1`` the filter is left
-    out: the refined basis, its rows normalised, is re-orthogonalised; with
-    ``order = 1`` and no refinement, the averaged vectors are returned as they are."""
-    X = average(A, E, average_steps) if average_steps else E
-    if average_steps and order <= 1 and not refine_steps:
+    out: the refined basis, its rows normalised, is re-orthogonalised; with ``order = 1``
+    and no refinement nothing is re-orthogonalised, and the vectors (averaged, when
+    asked) are returned as they are, as the Spark stage returns them."""
+    X = average(A, E, average_steps) if average_steps else np.asarray(E, dtype=np.float64)
+    if order <= 1 and not refine_steps:
         return X
     X = refine(A, X, refine_steps) if refine_steps else X
     return reorthogonalize(propagate(A, l2_normalize(X), order=order, mu=mu, theta=theta))

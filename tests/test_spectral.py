@@ -253,6 +253,7 @@ def test_smooth_averages_first():
     E = np.random.default_rng(10).standard_normal((A.shape[0], 4))
     X = average(A, E, 2)
     np.testing.assert_allclose(smooth(A, E, 1, 0.2, 0.5, average_steps=2), X, atol=1e-15)
+    np.testing.assert_array_equal(smooth(A, E, 1, 0.2, 0.5), E)  # no step asked: the vectors as they are
     want = reorthogonalize(propagate(A, X / np.linalg.norm(X, axis=1, keepdims=True), 3, 0.2, 0.5))
     np.testing.assert_allclose(smooth(A, E, 3, 0.2, 0.5, average_steps=2), want, atol=1e-12)
     Q = refine(A, X, 2)
