@@ -153,19 +153,23 @@ def propagate_embeddings(
 
     if average_steps:
         # out = e + T e + ... + T^S e: each product ships the last power, "z", and adds
-        # it to the running sum, "acc", in the same task.
-        def averaged(Y: np.ndarray, o: Mapping[str, np.ndarray], ship: str) -> dict[str, np.ndarray]:
-            z = t_of(Y, o[ship], o["s"])
-            return {"z": z, "acc": o.get("acc", o[ship]) + z, "s": o["s"]}
+        # it to the running sum, "acc", in the same task. The last one hands the sum on
+        # as the next stage's start (rows normalised), or as the result.
+        more = order > 1 or refine_steps > 0
 
-        state = bg.product(state, "x0", lambda Y, o: averaged(Y, o, "x0"))
-        done(f"averaging step 1 of {average_steps}")
-        for r in range(2, average_steps + 1):
-            state = bg.product(state, "z", lambda Y, o: averaged(Y, o, "z"))
+        def averaged(Y: np.ndarray, o: Mapping[str, np.ndarray], ship: str, last: bool) -> dict[str, np.ndarray]:
+            z = t_of(Y, o[ship], o["s"])
+            acc = o.get("acc", o[ship]) + z
+            if not last:
+                return {"z": z, "acc": acc, "s": o["s"]}
+            return {"x0": l2_normalize(acc), "s": o["s"]} if more else {"acc": acc}
+
+        for r in range(1, average_steps + 1):
+            ship = "x0" if r == 1 else "z"
+            state = bg.product(state, ship, lambda Y, o, ship=ship, last=r == average_steps: averaged(Y, o, ship, last))
             done(f"averaging step {r} of {average_steps}")
-        if order <= 1 and refine_steps == 0:
+        if not more:
             return bg.from_chunks(state, "acc", column)
-        state = bg.map_blocks(state, lambda o: {"x0": l2_normalize(o["acc"]), "s": o["s"]})
 
     if refine_steps:
         # Q <- orthonormal basis of T Q. Each round's orthonormalising factor R (d x d,
