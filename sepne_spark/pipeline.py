@@ -296,6 +296,16 @@ def _whole_graph_only(params: Mapping[str, Any]) -> bool:
     return _propagation_order(params) > 1 or _refine_steps(params) > 0 or _average_steps(params) > 0
 
 
+def spectral_steps(params: Mapping[str, Any]) -> list[str]:
+    """The steps that run over the whole graph after the per-set solve, in words and in
+    their order (empty when none does): for the stage's description and the job's
+    summary."""
+    order, steps, averaging = _propagation_order(params), _refine_steps(params), _average_steps(params)
+    return (([f"{averaging} averaging steps"] if averaging else [])
+            + ([f"{steps} refinement rounds"] if steps else [])
+            + ([f"propagation of {order} terms ({sparse_products(order)} products)"] if order > 1 else []))
+
+
 def _spectral_plan(params: Mapping[str, Any], plan: dict[str, Any]) -> None:
     """Record in ``plan`` the spectral steps that run."""
     for key, value, on in (("average_steps", _average_steps(params), _average_steps(params) > 0),
@@ -467,11 +477,8 @@ def embed(
         # every product is computed as it is built (sepne_spark.blocks): the solve and
         # the products run here, as a stage of their own, and the first action reads
         # their result.
-        products = " and ".join(([f"{averaging} averaging steps"] if averaging else [])
-                                + ([f"{steps} refinement rounds"] if steps else [])
-                                + ([f"{sparse_products(order)} filter products"] if order > 1 else []))
-        by_blocks = stage(spark, "solve_propagation", f"the per-set solve, then {products} of {blocks_n} row blocks",
-                          timings) if blocks_n > 1 else nullcontext()
+        by_blocks = stage(spark, "solve_propagation", f"the per-set solve, then {', '.join(spectral_steps(params))}, "
+                          f"by {blocks_n} row blocks", timings) if blocks_n > 1 else nullcontext()
         with by_blocks:
             smooth = propagate_embeddings(
                 graph.vertices, graph.edges, base.select("id", "embedding"), order=order,

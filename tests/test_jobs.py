@@ -258,11 +258,14 @@ def test_auto_with_requested_ids_leaves_out_the_whole_graph_steps(spark, tmp_pat
                            "--average-steps", "2"])
 
 
-def test_summary_names_the_steps_after_the_solve():
-    assert embed.after_solve({"setup": "RP"}) == ""
-    assert embed.after_solve({"average_steps": 3}) == "; then 3 averaging steps"
-    assert embed.after_solve({"refine_steps": 8, "propagation": 3}) == \
-        "; then 8 refinement rounds, propagation of 3 terms"
+def test_the_steps_after_the_solve_in_words():
+    from sepne_spark.pipeline import spectral_steps
+
+    none = {"averageSteps": 0, "refineSteps": 0, "propagation": 1}
+    assert spectral_steps(none) == []
+    assert spectral_steps({**none, "averageSteps": 3}) == ["3 averaging steps"]
+    assert spectral_steps({**none, "refineSteps": 8, "propagation": 3}) == \
+        ["8 refinement rounds", "propagation of 3 terms (5 products)"]
 
 
 def test_zero_embedding_advice_follows_the_settings():

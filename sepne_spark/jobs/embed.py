@@ -203,16 +203,6 @@ def _auto_settings(
     return settings, name
 
 
-def after_solve(plan: dict) -> str:
-    """The steps that ran over the graph after the per-set solve, for the summary line
-    (from the embedding's plan): ``""`` when none did."""
-    steps = [f"{plan['average_steps']} averaging steps" if plan.get("average_steps") else "",
-             f"{plan['refine_steps']} refinement rounds" if plan.get("refine_steps") else "",
-             f"propagation of {plan['propagation']} terms" if plan.get("propagation") else ""]
-    steps = [x for x in steps if x]
-    return f"; then {', '.join(steps)}" if steps else ""
-
-
 def zero_reason(used: dict, what: str) -> str:
     """Why nodes got the zero vector, given the settings used: without propagation or
     averaging no node of their set reaches a landmark through M; with them (and any
@@ -330,6 +320,7 @@ def _run(spark, ns: argparse.Namespace, settings: schema.EmbedSettings, target: 
     from sepne_spark.jobs.common import input_fingerprint
     from sepne_spark.graph import load_graph, prepare_graph
     from sepne_spark.model import SepNE, SepNEModel, requested_ids
+    from sepne_spark.pipeline import spectral_steps
     from sepne_spark.progress import stage
     from sepne_spark.proximity import metric_text
     from sepne_spark.storage import atomic_write, write_manifest
@@ -466,9 +457,10 @@ def _run(spark, ns: argparse.Namespace, settings: schema.EmbedSettings, target: 
     print(f"SepNE embedded {counts['output_rows']} nodes of {source}")
     size = (f"neighbourhood of the requested nodes: {counts['rows_of_A_read']} rows of A" if local
             else f"{n_nodes} nodes, {n_edges} directed edge rows")
+    after = spectral_steps(used)  # what ran over the graph after the solve
     print(f"  {size}; k={len(model.landmark_ids)} ({used['landmarkStrategy']}), "
           f"d={model.factors.Phi.shape[0]}, metric {what}, partition {plan['setup']}, set size {used['setSize']}"
-          f"{after_solve(plan)}")
+          + (f"; then {', '.join(after)}" if after else ""))
     print("  time: " + _time_line(timings, loaded=bool(ns.model)))
     print(f"  output: {target}")
     from sepne_spark.evaluation.classification import CLASSIFIER_EXTRA, classifier_available
