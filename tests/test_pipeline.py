@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
+from sepne_spark import dense
 from sepne_spark.model import SepNE
 from sepne_spark.propagation import l2_normalize
 from sepne_spark.spectral import average, propagate, refine, reorthogonalize
@@ -47,6 +48,13 @@ def test_transform_is_lazy_and_runs_once(spark):
         sc.setLocalProperty("spark.jobGroup.id", None)
 
 
+def _merged_weights(g, ids) -> sp.csr_matrix:
+    """The oracle's graph: the merged, symmetric, self-loop-free weights the library
+    holds for ``g`` (nodes in the order of ``ids``, which must be the graph's)."""
+    assert list(ids) == g.ids
+    return sp.csr_matrix(dense.weight_matrix(len(g.ids), g.src, g.dst, g.weight, directed=False))
+
+
 def test_averaged_transform_is_the_average_of_the_unaveraged_one(spark):
     """averageSteps alone: in the one-task solve, after the distributed solve in one task,
     and by row blocks, the output is sepne_spark.spectral.average of the solve's vectors
@@ -57,13 +65,7 @@ def test_averaged_transform_is_the_average_of_the_unaveraged_one(spark):
     base = SepNE(**kw).fit(edges)
     E = {r["id"]: np.array(r["embedding"]) for r in base.transform(edges).collect()}
     ids = sorted(E)
-    at = {v: i for i, v in enumerate(ids)}
-    W = sp.lil_matrix((len(ids), len(ids)))
-    for r in g.rows:
-        if r[0] != r[1]:
-            W[at[r[0]], at[r[1]]] += r[2]
-            W[at[r[1]], at[r[0]]] += r[2]
-    want = average(W.tocsr(), np.array([E[v] for v in ids]), 2)
+    want = average(_merged_weights(g, ids), np.array([E[v] for v in ids]), 2)
     for one_task, blocks in ((100_000, 0), (0, 0), (0, 2)):
         model = SepNE(**kw, averageSteps=2, oneTaskNodes=one_task, propagationBlocks=blocks,
                       propagationDtype="float64").fit(edges)
@@ -105,17 +107,11 @@ def test_propagated_transform_is_the_filter_of_the_unpropagated_one(spark):
         assert model.plan.get("one_task", False) == bool(one_task) and model.plan["propagation"] == 3
         assert model.plan.get("refine_steps", 0) == steps
         assert ("solve_propagation" in model.timings) == (blocks == 2)
-    # The oracle: the merged, symmetric, self-loop-free weights the graph holds.
     ids = sorted(E)
-    at = {v: i for i, v in enumerate(ids)}
-    W = sp.lil_matrix((len(ids), len(ids)))
-    for r in edges.sparkSession.createDataFrame(g.rows, "src string, dst string, weight double").collect():
-        if r["src"] != r["dst"]:
-            W[at[r["src"]], at[r["dst"]]] += r["weight"]
-            W[at[r["dst"]], at[r["src"]]] += r["weight"]
+    W = _merged_weights(g, ids)
     start = np.array([E[v] for v in ids])
     for (steps, _, blocks, dtype), out in runs.items():
-        want = reorthogonalize(propagate(W.tocsr(), l2_normalize(refine(W.tocsr(), start, steps)), 3, 0.2, 0.7))
+        want = reorthogonalize(propagate(W, l2_normalize(refine(W, start, steps)), 3, 0.2, 0.7))
         got = np.array([out[v] for v in ids])
         if dtype == "float64":
             np.testing.assert_allclose(got, want, rtol=1e-8, atol=1e-9)
