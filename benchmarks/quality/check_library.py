@@ -21,7 +21,6 @@ import numpy as np
 import common
 import final
 import variants
-from sepne_spark.spectral import average  # noqa: E402 - after common puts the repository on the path
 
 
 def main() -> None:
@@ -35,8 +34,7 @@ def main() -> None:
         t_lib = time.time() - t
         t = time.time()
         W, C = variants.sepne(g, final.CHOSEN)
-        if final.CHOSEN.average:  # the averaging after the solve, by the NumPy oracle
-            W = average(common.adjacency(g, final.CHOSEN.directed, final.CHOSEN.dups), W, final.CHOSEN.average)
+        W = common.averaged(g, final.CHOSEN, W)  # the averaging after the solve, by the NumPy oracle
         t_var = time.time() - t
         dW = np.abs(run.W - W).max() / np.abs(run.W).max()
         dC = np.abs(run.C - C).max() / np.abs(run.C).max()

@@ -292,11 +292,18 @@ def sepne(g: Graph, cfg: Config, M: sp.csr_matrix | None = None) -> tuple[np.nda
     import variants
 
     W, C = variants.sepne(g, cfg, M)
-    if cfg.average:  # as the library's averaging stage does (the context vectors are left as they are)
-        from sepne_spark.spectral import average
+    return averaged(g, cfg, W), C
 
-        W = average(adjacency(g, cfg.directed, cfg.dups), W, cfg.average)
-    return W, C
+
+def averaged(g: Graph, cfg: Config, W: np.ndarray) -> np.ndarray:
+    """``W`` after ``cfg.average`` steps of the library's averaging
+    (:func:`sepne_spark.spectral.average`; the context vectors are left as they are, as
+    the library leaves them), for the research paths; ``W`` itself without them."""
+    if not cfg.average:
+        return W
+    from sepne_spark.spectral import average
+
+    return average(adjacency(g, cfg.directed, cfg.dups), W, cfg.average)
 
 
 def combine(W: np.ndarray, C: np.ndarray, output: str) -> np.ndarray:

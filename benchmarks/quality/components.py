@@ -22,7 +22,6 @@ import numpy as np
 import common
 import final
 import variants
-from sepne_spark.spectral import average  # noqa: E402 - after common puts the repository on the path
 
 
 def main() -> None:
@@ -39,8 +38,7 @@ def main() -> None:
         for per_component in (False, True):
             t = time.time()
             W, _ = variants.sepne(g, cfg, M, per_component=per_component)
-            if cfg.average:  # the chosen defaults' averaging after the solve
-                W = average(common.adjacency(g, cfg.directed, cfg.dups), W, cfg.average)
+            W = common.averaged(g, cfg, W)  # the chosen defaults' averaging after the solve
             zero = int(((np.abs(W).sum(axis=1) == 0) & with_edge).sum())
             v10, v90 = common.validation_scores(g, W)
             extra = len(variants.component_landmarks(g, cfg, variants.library_layout(g, cfg).landmarks)) \
