@@ -260,6 +260,8 @@ class Method:
     gram: bool = False  # ProNE's final SVD done through the d x d Gram matrix (always for SepNE)
     refine: int = 0  # rounds of subspace iteration (sepne_spark.spectral.refine) before the propagation
     average: int = 0  # steps of neighbourhood averaging (sepne_spark.spectral.average) before the refinement
+    refine_operator: str = "transition"  # the refinement's operator (+mSTEPS: the log-ratio matrix)
+    final_average: int = 0  # steps of neighbourhood averaging after everything else (the filter's output)
 
 
 def _parse_value(field: str, text: str):
@@ -268,13 +270,20 @@ def _parse_value(field: str, text: str):
 
 
 def parse_method(name: str) -> Method:
-    """``BASE[:key=value,...][+aSTEPS][+rSTEPS][+pORDER[:mu=..,theta=..,raw,fill,gram]]``; BASE in
+    """``BASE[:key=value,...][+aSTEPS][+rSTEPS|+mSTEPS][+pORDER[:mu=..,theta=..,raw,fill,gram]][+qSTEPS]``; BASE in
     prone(-base), random, social, docq; ``+aSTEPS`` averages the base over that many steps
     of neighbourhood averaging, ``+rSTEPS`` refines it by that many rounds of subspace
-    iteration."""
-    head, _, prop = name.partition("+p")
+    iteration (``+mSTEPS``: with the one-hop log-ratio matrix as the operator); a trailing
+    ``+qSTEPS`` averages the final vectors (after the filter)."""
+    name_, _, last = name.partition("+q")
+    final_steps = int(last) if last else 0
+    head, _, prop = name_.partition("+p")
     head, _, steps = head.partition("+r")
-    refine_steps = int(steps) if steps else 0
+    head, _, msteps = head.partition("+m")
+    if steps and msteps:
+        raise ValueError(f"{name}: +r and +m are two operators of the same refinement; give one")
+    refine_steps = int(steps or msteps or 0)
+    refine_operator = "pmi" if msteps else "transition"
     head, _, avg = head.partition("+a")
     average_steps = int(avg) if avg else 0
     order, mu, theta, pre, fill, gram = 1, 0.2, 0.5, True, False, False
@@ -299,16 +308,18 @@ def parse_method(name: str) -> Method:
             else:
                 raise ValueError(kv)
     if head == "random":  # floor: Gaussian rows (seeded) as the base, only the propagation learns
-        return Method(name, "random", order=order, mu=mu, theta=theta, refine=refine_steps)
+        return Method(name, "random", order=order, mu=mu, theta=theta, refine=refine_steps,
+                      refine_operator=refine_operator, final_average=final_steps)
     if head in ("prone", "prone-base"):
         return Method(name, "prone", order=10 if head == "prone" and not prop else order, mu=mu, theta=theta,
-                      gram=gram)
+                      gram=gram, final_average=final_steps)
     preset, _, opts = head.partition(":")
     b = PRESETS[preset]
     for kv in filter(None, opts.split(",")):
         key, val = kv.split("=")
         b = replace(b, **{key: _parse_value(key, val)})
-    return Method(name, "sepne", b, order, mu, theta, pre, fill, refine=refine_steps, average=average_steps)
+    return Method(name, "sepne", b, order, mu, theta, pre, fill, refine=refine_steps, average=average_steps,
+                  refine_operator=refine_operator, final_average=final_steps)
 
 
 def embed(G: Graph, m: Method) -> tuple[np.ndarray, float, float]:
@@ -326,7 +337,7 @@ def embed(G: Graph, m: Method) -> tuple[np.ndarray, float, float]:
     if m.average:
         E = average(G.A, E, m.average)
     if m.refine:
-        E = refine(G.A, E, m.refine)  # orthonormal columns; the filter normalises its rows
+        E = refine(G.A, E, m.refine, m.refine_operator)  # orthonormal columns; the filter normalises its rows
         if m.order == 1:
             E = reorthogonalize(l2_normalize(E))
     if m.order > 1:
@@ -338,6 +349,8 @@ def embed(G: Graph, m: Method) -> tuple[np.ndarray, float, float]:
             E = dense_svd_embedding(Y, 128)
         else:  # the distributed route: Gram matrix, d x d eigendecomposition
             E = reorthogonalize(Y)
+    if m.final_average:
+        E = average(G.A, E, m.final_average)
     t2 = time.perf_counter()
     return E, t1 - t0, t2 - t1
 
@@ -421,7 +434,7 @@ def run(graph_names: list[str], method_names: list[str], test_splits: int = 5, v
                 "graph": gname, "graph_name": G.name, "method": mname, "n": G.n,
                 "edges": int(G.A.nnz // 2), "val": ev["val"], "test": ev["test"],
                 "zero_frac": zero_fraction(G, E), "base_s": tb, "prop_s": tp,
-                "products": sparse_products(m.order) + m.refine, "load1": load0,
+                "products": sparse_products(m.order) + m.refine + m.average + m.final_average, "load1": load0,
                 "test_splits": test_splits, "val_splits": val_splits,
                 "method_spec": {**asdict(m), "sepne": asdict(m.sepne) if m.sepne else None},
             }

@@ -242,36 +242,17 @@ class BlockGraph:
         keyed = nodes.select("id").distinct().select("id", block_of.alias("b"))
         w = Window.partitionBy("b").orderBy("id")
         index = _checkpoint(keyed.select("id", "b", (F.row_number().over(w) - 1).cast("int").alias("i")))
-        rows = index.select(F.col("id").alias("src"), F.col("b").alias("rb"), F.col("i").alias("ri"))
-        cols = index.select(F.col("id").alias("dst"), F.col("b").alias("cb"), F.col("i").alias("ci"))
-        keyed_entries = entries.join(rows, "src").join(cols, "dst").select(
-            "rb", "ri", "cb", "ci", F.col("value").cast("double").alias("value")
-        )
-        packed_schema = StructType(
-            [StructField("rb", IntegerType(), False), StructField("cb", IntegerType(), False),
-             StructField("c", IntegerType(), False), StructField("data", BinaryType(), False)]
-        )
-
-        def pack(pdf: pd.DataFrame) -> pd.DataFrame:
-            ri = pdf["ri"].to_numpy(np.int64)
-            ci = pdf["ci"].to_numpy(np.int64)
-            c = int(ri[0] // cr)
-            order = np.lexsort((ci, ri))  # a fixed order: the same sums on every run
-            r = (ri[order] - c * cr).astype("<i4")
-            header = np.array([len(r)], dtype="<i8").tobytes()
-            data = header + r.tobytes() + ci[order].astype("<i8").tobytes() + \
-                pdf["value"].to_numpy(np.float64)[order].astype("<f8").tobytes()
-            return pd.DataFrame({"rb": [int(pdf["rb"].iloc[0])], "cb": [int(pdf["cb"].iloc[0])], "c": [c],
-                                 "data": [data]})
-
-        chunk = (F.col("ri") / F.lit(cr)).cast("int")
-        stored = _checkpoint(
-            keyed_entries.groupBy("rb", "cb", chunk.alias("chunk")).applyInPandas(pack, schema=packed_schema)
-        )
-        demand = _checkpoint(
-            keyed_entries.select("rb", "cb", (F.col("ci") / F.lit(cr)).cast("int").alias("c")).distinct()
-        )
+        stored, demand = _stored(index, entries, cr)
         return cls(index=index, entries=stored, demand=demand, blocks=blocks, dtype=dtype, chunk_rows=cr)
+
+    def reweighted(self, entries: DataFrame) -> "BlockGraph":
+        """Another sparse operator on the same nodes, stored under this graph's index:
+        ``entries`` (``src, dst, value``, as in :meth:`build`). Dense matrices of this
+        graph (:meth:`to_chunks`, the states of :meth:`product`) are matrices of the new
+        one too, so products by the two operators can alternate on one state."""
+        stored, demand = _stored(self.index, entries, self.chunk_rows)
+        return BlockGraph(index=self.index, entries=stored, demand=demand, blocks=self.blocks,
+                          dtype=self.dtype, chunk_rows=self.chunk_rows)
 
     # -- dense matrices ------------------------------------------------------------------
     def to_chunks(self, df: DataFrame, column: str, name: str) -> DataFrame:
@@ -443,6 +424,42 @@ class BlockGraph:
             return _emitted(b, c, update(_block_matrices(pdf)), dtype, None)
 
         return _checkpoint(state.groupBy("b", "c").applyInPandas(run, schema=CHUNK_SCHEMA))
+
+
+
+def _stored(index: DataFrame, entries: DataFrame, cr: int) -> tuple[DataFrame, DataFrame]:
+    """``entries`` (``src, dst, value``) keyed by ``index`` (``id, b, i``) and packed by
+    (row block, column block, row chunk), and the column chunks each row block reads."""
+    rows = index.select(F.col("id").alias("src"), F.col("b").alias("rb"), F.col("i").alias("ri"))
+    cols = index.select(F.col("id").alias("dst"), F.col("b").alias("cb"), F.col("i").alias("ci"))
+    keyed_entries = entries.join(rows, "src").join(cols, "dst").select(
+        "rb", "ri", "cb", "ci", F.col("value").cast("double").alias("value")
+    )
+    packed_schema = StructType(
+        [StructField("rb", IntegerType(), False), StructField("cb", IntegerType(), False),
+         StructField("c", IntegerType(), False), StructField("data", BinaryType(), False)]
+    )
+
+    def pack(pdf: pd.DataFrame) -> pd.DataFrame:
+        ri = pdf["ri"].to_numpy(np.int64)
+        ci = pdf["ci"].to_numpy(np.int64)
+        c = int(ri[0] // cr)
+        order = np.lexsort((ci, ri))  # a fixed order: the same sums on every run
+        r = (ri[order] - c * cr).astype("<i4")
+        header = np.array([len(r)], dtype="<i8").tobytes()
+        data = header + r.tobytes() + ci[order].astype("<i8").tobytes() + \
+            pdf["value"].to_numpy(np.float64)[order].astype("<f8").tobytes()
+        return pd.DataFrame({"rb": [int(pdf["rb"].iloc[0])], "cb": [int(pdf["cb"].iloc[0])], "c": [c],
+                             "data": [data]})
+
+    chunk = (F.col("ri") / F.lit(cr)).cast("int")
+    stored = _checkpoint(
+        keyed_entries.groupBy("rb", "cb", chunk.alias("chunk")).applyInPandas(pack, schema=packed_schema)
+    )
+    demand = _checkpoint(
+        keyed_entries.select("rb", "cb", (F.col("ci") / F.lit(cr)).cast("int").alias("c")).distinct()
+    )
+    return stored, demand
 
 
 def gram(state: DataFrame, name: str) -> np.ndarray:

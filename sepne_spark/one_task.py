@@ -156,13 +156,14 @@ def embed_graph(
     ``assign`` is ``(id, set_id)`` of the non-landmark nodes to embed (all of them, or
     the requested ones: a node in no set gets no row); the landmarks get Phi and Psi
     of ``constants.factors`` (set -1). With ``averageSteps > 0``, ``propagation > 1`` or
-    ``refineSteps > 0`` the embeddings are then averaged, refined and propagated as
+    ``refineSteps > 0`` the embeddings are then averaged, refined (by ``refineOperator``)
+    and propagated as
     :func:`sepne_spark.propagation.propagate_embeddings` does (the context vectors are
     not). Lazy: the task runs at the first action.
     """
     settings = {key: params[key] for key in ("metric", "window", "scaling", "iters", "dtype", "propagation",
                                              "propagationMu", "propagationTheta", "refineSteps",
-                                             "averageSteps")}
+                                             "averageSteps", "refineOperator")}
 
     def run(pdf: pd.DataFrame) -> pd.DataFrame:
         local = _Local(pdf, settings)
@@ -183,7 +184,7 @@ def embed_graph(
 
             A = sp.csr_matrix((local.w, (local.src, local.dst)), shape=(n, n))
             W = smooth(A, W, order, float(settings["propagationMu"]), float(settings["propagationTheta"]), steps,
-                       averaging)
+                       averaging, str(settings["refineOperator"]))
         is_landmark = np.zeros(n, dtype=bool)
         is_landmark[local.landmarks] = True
         embedded = is_landmark | (local.sets >= 0)

@@ -290,6 +290,10 @@ def _average_steps(params: Mapping[str, Any]) -> int:
     return int(params["averageSteps"])
 
 
+def _refine_operator(params: Mapping[str, Any]) -> str:
+    return str(params["refineOperator"])
+
+
 def _whole_graph_only(params: Mapping[str, Any]) -> bool:
     """Whether the spectral stage runs (averaging, refinement or propagation): it reads the
     whole graph."""
@@ -302,7 +306,8 @@ def spectral_steps(params: Mapping[str, Any]) -> list[str]:
     summary."""
     order, steps, averaging = _propagation_order(params), _refine_steps(params), _average_steps(params)
     return (([f"{averaging} averaging steps"] if averaging else [])
-            + ([f"{steps} refinement rounds"] if steps else [])
+            + ([f"{steps} refinement rounds" + (" by the log-ratio matrix" if _refine_operator(params) == "pmi"
+                                                  else "")] if steps else [])
             + ([f"propagation of {order} terms ({sparse_products(order)} products)"] if order > 1 else []))
 
 
@@ -310,6 +315,7 @@ def _spectral_plan(params: Mapping[str, Any], plan: dict[str, Any]) -> None:
     """Record in ``plan`` the spectral steps that run."""
     for key, value, on in (("average_steps", _average_steps(params), _average_steps(params) > 0),
                            ("refine_steps", _refine_steps(params), _refine_steps(params) > 0),
+                           ("refine_operator", _refine_operator(params), _refine_steps(params) > 0),
                            ("propagation", _propagation_order(params), _propagation_order(params) > 1)):
         if on:
             plan[key] = value
@@ -484,7 +490,7 @@ def embed(
                 graph.vertices, graph.edges, base.select("id", "embedding"), order=order,
                 mu=float(params["propagationMu"]), theta=float(params["propagationTheta"]),
                 blocks=blocks_n, seed=params["seed"], dtype=params["propagationDtype"], refine_steps=steps,
-                average_steps=averaging,
+                average_steps=averaging, refine_operator=_refine_operator(params),
             )
         out = base.drop("embedding").join(smooth, "id").select(*output_schema(model.id_type).fieldNames())
         _spectral_plan(params, plan)

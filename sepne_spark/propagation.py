@@ -46,7 +46,9 @@ from pyspark.sql.types import StructField, StructType
 
 from sepne_spark.blocks import BlockGraph, gram
 from sepne_spark.progress import StepProgress
+from sepne_spark.proximity import log_ratio
 from sepne_spark.spectral import (
+    REFINE_OPERATORS,
     chebyshev_coefficients,
     gram_transform,
     l2_normalize,
@@ -88,6 +90,7 @@ def propagate_embeddings(
     column: str = "embedding",
     refine_steps: int = 0,
     average_steps: int = 0,
+    refine_operator: str = "transition",
 ) -> DataFrame:
     """ProNE's spectral propagation and re-orthogonalisation of ``embeddings``, after
     ``average_steps`` steps of neighbourhood averaging and ``refine_steps`` rounds of
@@ -124,6 +127,10 @@ def propagate_embeddings(
     average_steps : int
         Steps of :func:`~sepne_spark.spectral.average` first (one sparse product each);
         0: none. Alone (``order = 1``, no refinement) its result is returned as it is.
+    refine_operator : {"transition", "pmi"}
+        The refinement's operator: ``T = D^-1 (I + A)`` or the one-hop log-ratio matrix
+        (:func:`sepne_spark.proximity.log_ratio`, stored by block once more under the same
+        index).
 
     Returns
     -------
@@ -134,10 +141,13 @@ def propagate_embeddings(
         :func:`sepne_spark.spectral.smooth` returns; lazy.
     """
     refine_steps, average_steps = int(refine_steps), int(average_steps)
+    if refine_operator not in REFINE_OPERATORS:
+        raise ValueError(f"refine_operator must be one of {', '.join(REFINE_OPERATORS)}; got {refine_operator!r}")
     if order <= 1 and refine_steps == 0 and average_steps == 0:
         return embeddings.select("id", column)
     if blocks == 1:
-        return _in_one_task(vertices, edges, embeddings, order, mu, theta, column, refine_steps, average_steps)
+        return _in_one_task(vertices, edges, embeddings, order, mu, theta, column, refine_steps, average_steps,
+                            refine_operator)
     bg = BlockGraph.build(vertices, edges.select("src", "dst", F.col("weight").alias("value")),
                           blocks=blocks, seed=seed, dtype=dtype)
     done = StepProgress("SepNE propagation: product",
@@ -172,16 +182,23 @@ def propagate_embeddings(
             return bg.from_chunks(state, "acc", column)
 
     if refine_steps:
-        # Q <- orthonormal basis of T Q. Each round's orthonormalising factor R (d x d,
-        # from the Gram matrix of Y = T Q) is applied inside the next product, row by
-        # row: T (Y R) = (T Y) R, so a round is one product, whose tasks also form the Gram
-        # matrix of their chunks of Y.
-        state, G = bg.product_with_gram(state, "x0", lambda Y, o: {"y": t_of(Y, o["x0"], o["s"]), "s": o["s"]}, "y")
+        # Q <- orthonormal basis of T Q (or P Q). Each round's orthonormalising factor R
+        # (d x d, from the Gram matrix of Y = T Q) is applied inside the next product, row
+        # by row: T (Y R) = (T Y) R, so a round is one product, whose tasks also form the
+        # Gram matrix of their chunks of Y.
+        if refine_operator == "pmi":
+            op = bg.reweighted(log_ratio(edges))
+
+            def apply(Y: np.ndarray, Z: np.ndarray, s: np.ndarray) -> np.ndarray:
+                return Y  # P Z is the product itself
+        else:
+            op, apply = bg, t_of
+        state, G = op.product_with_gram(state, "x0", lambda Y, o: {"y": apply(Y, o["x0"], o["s"]), "s": o["s"]}, "y")
         done(f"refinement round 1 of {refine_steps}")
         for r in range(2, refine_steps + 1):
             R = orthonormalizer(G)
-            state, G = bg.product_with_gram(
-                state, "y", lambda Y, o, R=R: {"y": t_of(Y, o["y"], o["s"]) @ R, "s": o["s"]}, "y")
+            state, G = op.product_with_gram(
+                state, "y", lambda Y, o, R=R: {"y": apply(Y, o["y"], o["s"]) @ R, "s": o["s"]}, "y")
             done(f"refinement round {r} of {refine_steps}")
         R = orthonormalizer(G)
         state = bg.map_blocks(state, lambda o, R=R: {"x0": l2_normalize(o["y"] @ R), "s": o["s"]})
@@ -226,7 +243,7 @@ def propagate_embeddings(
 
 def _in_one_task(
     vertices: DataFrame, edges: DataFrame, embeddings: DataFrame, order: int, mu: float, theta: float, column: str,
-    refine_steps: int = 0, average_steps: int = 0,
+    refine_steps: int = 0, average_steps: int = 0, refine_operator: str = "transition",
 ) -> DataFrame:
     """The whole filter in one ``applyInPandas`` task: :func:`~sepne_spark.spectral.propagate`
     and :func:`~sepne_spark.spectral.reorthogonalize` themselves, on the graph gathered
@@ -259,7 +276,7 @@ def _in_one_task(
         n = len(index)
         A = sp.csr_matrix((ed["w"].to_numpy(np.float64), (index.get_indexer(ed["a"]), index.get_indexer(ed["b"]))),
                           shape=(n, n))
-        Z = smooth(A, E, order, mu, theta, refine_steps, average_steps)
+        Z = smooth(A, E, order, mu, theta, refine_steps, average_steps, refine_operator)
         return pd.DataFrame({"id": index.to_numpy(), column: list(Z)})
 
     return parts.groupBy(F.lit(0).alias("one")).applyInPandas(run, schema=schema)

@@ -88,6 +88,24 @@ def total_weight(strengths: DataFrame, col: str = "s_in") -> DataFrame:
     return parts.agg(ordered_sum("w").alias("vol"))
 
 
+def log_ratio(edges: DataFrame) -> DataFrame:
+    """The one-hop log-ratio (shifted PMI) matrix as entries ``(src, dst, value)``:
+    ``log(max(vol * w(u, v) / (s_out(u) * s_in(v)), 1))`` for every pair with an edge of
+    positive weight (repeated pairs added), entries that are 0 dropped: the Spark form of
+    :func:`sepne_spark.spectral.log_ratio_matrix`. Lazy (the total weight is joined in
+    as a one-row table).
+    """
+    merged = edges.where(F.col("weight") > 0).groupBy("src", "dst").agg(ordered_sum("weight").alias("weight"))
+    s_in = merged.groupBy("dst").agg(ordered_sum("weight").alias("s_in"))
+    ratio = F.col("vol") * F.col("a") / F.col("s_in")
+    return (
+        transition(merged).join(s_in, "dst")
+        .crossJoin(F.broadcast(total_weight(s_in)))
+        .select("src", "dst", F.log(F.greatest(ratio, F.lit(1.0))).alias("value"))
+        .where(F.col("value") > 0)
+    )
+
+
 @dataclass
 class Proximity:
     """Builds entries of M = I + A or M = A + A·A (+ ... + A^window) from the transition entries.

@@ -54,11 +54,14 @@ from sepne_spark.partition import SETUPS
 from sepne_spark.proximity import MAX_WINDOW, METRICS, SCALINGS
 from sepne_spark.graph import DUPLICATE_POLICIES, SELF_LOOP_POLICIES
 from sepne_spark.reading import BAD_LINE_POLICIES, FORMATS
+from sepne_spark.spectral import REFINE_OPERATORS
 
 log = logging.getLogger(__name__)
 
 __all__ = [
     "AUTO_LARGE",
+    "AUTO_LOG_RATIO_NODES",
+    "AUTO_LOG_RATIO_ROUNDS",
     "AUTO_MAX_ENTRIES",
     "AUTO_MAX_TWO_STEP_WALKS",
     "AUTO_MORE_LANDMARKS_NODES",
@@ -240,6 +243,10 @@ SETTINGS: tuple[Setting, ...] = (
              "the propagation (Q becomes the orthonormal basis of D^-1 (I + A) Q: one sparse product over the "
              "whole graph each); they draw the vectors towards the community structure that few landmarks "
              "miss; 0 turns it off. It embeds whole graphs only", minimum=0, maximum=100, metavar="S"),
+    _setting("refine_operator", str, "transition", "the refinement's operator: transition (T = D^-1 (I + A)) "
+             "or pmi, the one-hop log-ratio matrix log(max(vol * w(u,v) / (s_out(u) * s_in(v)), 1)) (the "
+             "rounds then move the vectors towards its truncated SVD, as ProNE's base; one more copy of the "
+             "graph's edges is stored by block)", choices=REFINE_OPERATORS),
     _setting("propagation_mu", float, 0.2, "spectral shift mu of the propagation filter",
              minimum=-1.0, maximum=2.0, metavar="MU"),
     _setting("propagation_theta", float, 0.5, "Bessel parameter theta of the propagation filter "
@@ -749,6 +756,11 @@ AUTO_MAX_ENTRIES = 6_000_000
 AUTO_MAX_TWO_STEP_WALKS = 30_000_000
 #: From this many nodes on, the M = I + A tier takes 2,000 landmarks instead of 1,000.
 AUTO_MORE_LANDMARKS_NODES = 50_000
+#: Up to this many nodes (the propagation's one-task bound) the two-hop tier refines by
+#: :data:`AUTO_LOG_RATIO_ROUNDS` rounds of the one-hop log-ratio matrix instead of the
+#: profile's rounds of the transition matrix.
+AUTO_LOG_RATIO_NODES = 100_000
+AUTO_LOG_RATIO_ROUNDS = 48
 AUTO_SMALL, AUTO_LARGE = "document-quality", "social"
 
 
@@ -779,7 +791,9 @@ def auto_profile(nodes: int, edge_rows: int, two_step_walks: int | None = None) 
           at most half the nodes, lambda 50, eta 1, 5 rounds, sets of 2,000, three-term
           propagation), with M = A + A^2, the log scaling and the landmark-row
           factorisation while the two-step walks stay within
-          :data:`AUTO_MAX_TWO_STEP_WALKS`; otherwise the profile's M = I + A with the
+          :data:`AUTO_MAX_TWO_STEP_WALKS` (and, up to :data:`AUTO_LOG_RATIO_NODES` nodes,
+          :data:`AUTO_LOG_RATIO_ROUNDS` refinement rounds by the one-hop log-ratio
+          matrix in place of the profile's 8 by the transition matrix); otherwise the profile's M = I + A with the
           landmark subspaces of the two-step walks (``landmark_factors: walks``, from
           the k landmark rows of A^2 only) and, from :data:`AUTO_MORE_LANDMARKS_NODES`
           nodes, 2,000 landmarks.
@@ -792,6 +806,8 @@ def auto_profile(nodes: int, edge_rows: int, two_step_walks: int | None = None) 
         over: dict[str, Any] = {}
         if two_step_walks <= AUTO_MAX_TWO_STEP_WALKS:
             over = {"metric": "A+A2", "scaling": "log", "landmark_factors": "rows"}
+            if nodes <= AUTO_LOG_RATIO_NODES:
+                over.update(refine_operator="pmi", refine_steps=AUTO_LOG_RATIO_ROUNDS)
         elif nodes >= AUTO_MORE_LANDMARKS_NODES:
             over = {"landmarks": 2000}
         base = load_profile(AUTO_LARGE)

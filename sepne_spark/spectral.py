@@ -71,6 +71,15 @@ power iteration of ProNE's randomised SVD, started from SepNE's vectors instead 
 random ones. Each round is one sparse product and one d x d Gram matrix (the
 orthonormal basis is ``Y V S^-1`` for ``Y^T Y = V S^2 V^T``: :func:`orthonormalizer`), so
 a distributed job runs it as it runs the filter.
+
+The rounds can use another operator (``operator="pmi"``): the one-hop log-ratio matrix
+``P`` of :func:`log_ratio_matrix`, ``P[u, v] = log(max(vol w(u, v) / (s_out(u) s_in(v)),
+1))`` (the shifted PMI of one-step walks, NetMF's matrix for a window of 1; it has the
+graph's edges as entries and nothing more). Its dominant eigenvectors are what a
+truncated SVD of that matrix (ProNE's base, with its own log ratio) finds: with it the
+rounds draw SepNE's vectors towards that factorisation rather than towards ``T``'s
+slowest-mixing directions, which on graphs with hubs and many degree-1 nodes are held
+by small pieces of the graph (benchmarks/LARGE_GRAPH_STUDY.md, finding 16).
 """
 from __future__ import annotations
 
@@ -277,13 +286,43 @@ def orthonormalizer(G: np.ndarray, rcond: float = 1e-6) -> np.ndarray:
     return R * scale
 
 
-def refine(A: sp.spmatrix | sp.sparray, E: np.ndarray, steps: int) -> np.ndarray:
-    """``steps`` rounds of subspace iteration with ``T = D^-1 (I + A)`` started from the
-    L2-normalised rows of ``E`` (see the module docstring)::
+#: Operators of :func:`refine`: ``T = D^-1 (I + A)`` or the one-hop log-ratio matrix.
+REFINE_OPERATORS = ("transition", "pmi")
+
+
+def log_ratio_matrix(A: sp.spmatrix | sp.sparray) -> sp.csr_matrix:
+    """The one-hop log-ratio (shifted PMI) matrix of the weighted adjacency ``A``::
+
+        P[u, v] = log(max(vol * A[u, v] / (s_out(u) * s_in(v)), 1))
+
+    with ``s_out``, ``s_in`` the row and column sums of ``A`` and ``vol`` their total:
+    the ``scaling="log"`` transform of the transition matrix ``D^-1 A`` with a window of
+    1. It is symmetric for an undirected graph and has no entry outside ``A``'s (entries
+    that the ``max`` makes 0 are dropped).
+    """
+    A = sp.csr_matrix(A, dtype=np.float64)
+    if A.shape[0] != A.shape[1]:
+        raise ValueError(f"A must be square, got {A.shape}")
+    if A.nnz and A.data.min() < 0:
+        raise ValueError("A must have non-negative weights")
+    A.sum_duplicates()
+    s_out = np.asarray(A.sum(axis=1)).ravel()
+    s_in = np.asarray(A.sum(axis=0)).ravel()
+    C = A.tocoo()
+    val = np.log(np.maximum(float(A.sum()) * C.data / (s_out[C.row] * s_in[C.col]), 1.0))
+    P = sp.csr_matrix((val, (C.row, C.col)), shape=A.shape)
+    P.eliminate_zeros()
+    return P
+
+
+def refine(A: sp.spmatrix | sp.sparray, E: np.ndarray, steps: int, operator: str = "transition") -> np.ndarray:
+    """``steps`` rounds of subspace iteration with ``T = D^-1 (I + A)`` (or with the
+    one-hop log-ratio matrix ``P``, ``operator="pmi"``) started from the L2-normalised
+    rows of ``E`` (see the module docstring)::
 
         Q = l2_normalize(E)
         for each step:
-            Y = T @ Q                                   # 1 sparse product
+            Y = T @ Q          (or P @ Q)               # 1 sparse product
             Q = Y @ orthonormalizer(Y^T Y)              # d x d Gram matrix
 
     Parameters
@@ -294,6 +333,8 @@ def refine(A: sp.spmatrix | sp.sparray, E: np.ndarray, steps: int) -> np.ndarray
         Start (n x d); rows may be zero.
     steps : int
         Rounds, ``>= 0``; ``0`` returns ``l2_normalize(E)``.
+    operator : {"transition", "pmi"}
+        ``T`` or :func:`log_ratio_matrix` of ``A``.
 
     Returns
     -------
@@ -301,7 +342,11 @@ def refine(A: sp.spmatrix | sp.sparray, E: np.ndarray, steps: int) -> np.ndarray
         ``Q`` (n x d) with orthonormal columns (zero columns for directions the start
         lacks), float64.
     """
+    if operator not in REFINE_OPERATORS:
+        raise ValueError(f"operator must be one of {', '.join(REFINE_OPERATORS)}; got {operator!r}")
     Q, T, steps = _walk_start(A, E, steps)
+    if steps and operator == "pmi":
+        T = log_ratio_matrix(A)
     for _ in range(steps):
         Y = T @ Q
         Q = Y @ orthonormalizer(gram_matrix(Y))
@@ -356,11 +401,11 @@ def average(A: sp.spmatrix | sp.sparray, E: np.ndarray, steps: int) -> np.ndarra
 
 
 def smooth(A: sp.spmatrix | sp.sparray, E: np.ndarray, order: int, mu: float, theta: float,
-           refine_steps: int = 0, average_steps: int = 0) -> np.ndarray:
+           refine_steps: int = 0, average_steps: int = 0, refine_operator: str = "transition") -> np.ndarray:
     """The whole spectral stage on one machine (what
     :func:`sepne_spark.propagation.propagate_embeddings` computes in Spark):
     ``average_steps`` steps of :func:`average` when asked, then ``refine_steps`` rounds of
-    :func:`refine` when asked, then L2-normalise the rows, :func:`propagate` them over
+    :func:`refine` (with ``refine_operator``) when asked, then L2-normalise the rows, :func:`propagate` them over
     ``A`` and :func:`reorthogonalize` the result. With ``order = 1`` the filter is left
     out: the refined basis, its rows normalised, is re-orthogonalised; with ``order = 1``
     and no refinement nothing is re-orthogonalised, and the vectors (averaged, when
@@ -368,5 +413,5 @@ def smooth(A: sp.spmatrix | sp.sparray, E: np.ndarray, order: int, mu: float, th
     X = average(A, E, average_steps) if average_steps else np.asarray(E, dtype=np.float64)
     if order <= 1 and not refine_steps:
         return X
-    X = refine(A, X, refine_steps) if refine_steps else X
+    X = refine(A, X, refine_steps, refine_operator) if refine_steps else X
     return reorthogonalize(propagate(A, l2_normalize(X), order=order, mu=mu, theta=theta))

@@ -261,11 +261,14 @@ def test_auto_with_requested_ids_leaves_out_the_whole_graph_steps(spark, tmp_pat
 def test_the_steps_after_the_solve_in_words():
     from sepne_spark.pipeline import spectral_steps
 
-    none = {"averageSteps": 0, "refineSteps": 0, "propagation": 1}
+    none = {"averageSteps": 0, "refineSteps": 0, "refineOperator": "transition", "propagation": 1}
     assert spectral_steps(none) == []
     assert spectral_steps({**none, "averageSteps": 3}) == ["3 averaging steps"]
     assert spectral_steps({**none, "refineSteps": 8, "propagation": 3}) == \
         ["8 refinement rounds", "propagation of 3 terms (5 products)"]
+    assert spectral_steps({**none, "refineSteps": 48, "refineOperator": "pmi", "propagation": 3}) == \
+        ["48 refinement rounds by the log-ratio matrix", "propagation of 3 terms (5 products)"]
+    assert spectral_steps({**none, "refineOperator": "pmi"}) == []  # no rounds: the operator is moot
 
 
 def test_zero_embedding_advice_follows_the_settings():

@@ -78,6 +78,28 @@ def test_averaged_transform_is_the_average_of_the_unaveraged_one(spark):
         model.release()
 
 
+def test_log_ratio_refinement_is_the_oracle_of_the_solve(spark):
+    """refineOperator="pmi": in the one-task solve and by row blocks after the distributed
+    solve, the output is the oracle's rounds by the log-ratio matrix, then the filter, of
+    the solve's vectors (to 1e-8; by row blocks in float64)."""
+    g = random_graph(n=60, m=220, seed=7)
+    edges = _edges(spark, g)
+    kw = dict(dim=4, landmarks=10, iters=4, setSize=25, metric="A+A2", scaling="log", lam=2.0, eta=1.0)
+    base = SepNE(**kw).fit(edges)
+    E = {r["id"]: np.array(r["embedding"]) for r in base.transform(edges).collect()}
+    ids = sorted(E)
+    W = _merged_weights(g, ids)
+    want = reorthogonalize(propagate(W, l2_normalize(refine(W, np.array([E[v] for v in ids]), 3, "pmi")),
+                                     3, 0.2, 0.5))
+    for one_task, blocks in ((100_000, 0), (0, 2)):
+        model = SepNE(**kw, propagation=3, refineSteps=3, refineOperator="pmi", oneTaskNodes=one_task,
+                      propagationBlocks=blocks, propagationDtype="float64").fit(edges)
+        out = {r["id"]: np.array(r["embedding"]) for r in model.transform(edges).collect()}
+        assert model.plan["refine_operator"] == "pmi" and model.plan["refine_steps"] == 3
+        np.testing.assert_allclose(np.array([out[v] for v in ids]), want, rtol=1e-8, atol=1e-9)
+        model.release()
+
+
 def test_propagated_transform_is_the_filter_of_the_unpropagated_one(spark):
     g = random_graph(n=60, m=220, seed=5)
     edges = _edges(spark, g)

@@ -48,14 +48,17 @@ def test_propagation_matches_numpy_oracle(spark, order, blocks):
     assert np.count_nonzero(np.abs(G).sum(axis=1) == 0) == 0  # every node reached
 
 
-@pytest.mark.parametrize("order,blocks,steps", [(3, 3, 2), (1, 2, 3), (3, 1, 2)])
-def test_refinement_matches_numpy_oracle(spark, order, blocks, steps, caplog):
-    """Subspace iteration before the filter, by row blocks and in one task: the NumPy
-    refinement (sepne_spark.spectral.refine), then the filter, to 1e-9. By row blocks
-    every product logs a progress line as it ends."""
+@pytest.mark.parametrize("order,blocks,steps,operator", [(3, 3, 2, "transition"), (1, 2, 3, "transition"),
+                                                          (3, 1, 2, "transition"), (3, 3, 2, "pmi"),
+                                                          (3, 1, 3, "pmi")])
+def test_refinement_matches_numpy_oracle(spark, order, blocks, steps, operator, caplog):
+    """Subspace iteration before the filter, by row blocks and in one task, with either
+    operator: the NumPy refinement (sepne_spark.spectral.refine), then the filter, to
+    1e-9. By row blocks every product logs a progress line as it ends."""
     W, E = _case(40, 3, seed=1)
     with caplog.at_level(logging.INFO, logger="sepne_spark.progress"):
-        G = _spark_propagated(spark, W, E, order=order, mu=0.2, theta=0.5, blocks=blocks, refine_steps=steps)
+        G = _spark_propagated(spark, W, E, order=order, mu=0.2, theta=0.5, blocks=blocks, refine_steps=steps,
+                              refine_operator=operator)
     lines = [r.getMessage() for r in caplog.records if "SepNE propagation: product" in r.getMessage()]
     if blocks > 1:
         total = steps + (2 * order - 1 if order > 1 else 0)
@@ -65,11 +68,29 @@ def test_refinement_matches_numpy_oracle(spark, order, blocks, steps, caplog):
         assert "(with its input vectors)" in lines[0] and all("input" not in ln for ln in lines[1:])
     else:
         assert lines == []
-    Q = refine(W, E, steps)
+    Q = refine(W, E, steps, operator)
     want = reorthogonalize(propagate(W, l2_normalize(Q), order=order, mu=0.2, theta=0.5))
     np.testing.assert_allclose(G, want, rtol=1e-9, atol=1e-10)
     unrefined = reorthogonalize(propagate(W, l2_normalize(E), order=order, mu=0.2, theta=0.5))
     assert not np.allclose(np.abs(G), np.abs(unrefined), atol=1e-3)  # the rounds did something
+
+
+def test_log_ratio_refinement_of_a_directed_graph_by_row_blocks(spark):
+    """The log-ratio operator of a directed graph (out-weights of the rows, in-weights of
+    the columns) by two row blocks, with a pair given twice: equal to the oracle."""
+    W, E = _case(40, 3, seed=3)
+    coo = sp.triu(W, format="coo")  # one direction of every edge
+    row, col = np.append(coo.row, coo.row[0]), np.append(coo.col, coo.col[0])  # the first pair twice
+    directed = sp.coo_matrix((np.append(coo.data, 0.7), (row, col)), shape=W.shape)  # tocoo() keeps both rows
+    G = _spark_propagated(spark, directed, E, order=1, blocks=2, refine_steps=2, refine_operator="pmi")
+    Q = refine(directed.tocsr(), E, 2, "pmi")
+    np.testing.assert_allclose(G, reorthogonalize(l2_normalize(Q)), rtol=1e-9, atol=1e-10)
+
+
+def test_refine_operator_is_checked(spark):
+    W, E = _case(10, 2)
+    with pytest.raises(ValueError, match="refine_operator"):
+        _spark_propagated(spark, W, E, order=3, blocks=2, refine_steps=1, refine_operator="laplacian")
 
 
 @pytest.mark.parametrize("order,blocks,steps,refine_steps", [(1, 3, 2, 0), (1, 1, 3, 0), (3, 2, 2, 2)])

@@ -191,8 +191,9 @@ def test_auto_profile_by_size():
     # Too dense for walks of 3 steps (mean degree 20): the large-graph rule, which scores
     # far higher there on validation.
     assert settings.auto_needs_walks(4000, 80000)
-    assert settings.auto_profile(4000, 80000, 1_600_000) == (
-        "social", {"metric": "A+A2", "scaling": "log", "landmark_factors": "rows"})
+    two_hop = {"metric": "A+A2", "scaling": "log", "landmark_factors": "rows"}
+    log_ratio_rounds = {**two_hop, "refine_operator": "pmi", "refine_steps": 48}
+    assert settings.auto_profile(4000, 80000, 1_600_000) == ("social", log_ratio_rounds)
     assert settings.auto_profile(5000, 250_000, 4 * 10**7) == ("social", {})
     # Up to 2,449 nodes M has at most 6 x 10^6 entries whatever the density.
     assert settings.auto_profile(2400, 200_000) == ("document-quality", {})
@@ -200,9 +201,12 @@ def test_auto_profile_by_size():
         settings.auto_profile(4000, 80000)
     # A tiny graph: at most half its nodes as landmarks, dim at most the landmarks.
     assert settings.auto_profile(50, 200) == ("document-quality", {"landmarks": 25, "dim": 25})
-    # Larger graphs: social with propagation; two-hop proximity while A^2 stays small.
-    assert settings.auto_profile(10_000, 150_000, 2_400_000) == (
-        "social", {"metric": "A+A2", "scaling": "log", "landmark_factors": "rows"})
+    # Larger graphs: social with propagation; two-hop proximity while A^2 stays small,
+    # refined by the log-ratio matrix up to 100,000 nodes (one task), by the profile's
+    # transition rounds above.
+    assert settings.auto_profile(10_000, 150_000, 2_400_000) == ("social", log_ratio_rounds)
+    assert settings.auto_profile(100_000, 1_500_000, 2.4 * 10**7) == ("social", log_ratio_rounds)
+    assert settings.auto_profile(100_001, 1_000_000, 2 * 10**7) == ("social", two_hop)
     # Otherwise social's M = I + A, its landmark subspaces from the two-step walks.
     assert settings.auto_profile(10_000, 150_000, 10**8) == ("social", {})
     assert settings.auto_profile(10**6, 2.6 * 10**7, 10**9) == ("social", {"landmarks": 2000})

@@ -11,6 +11,7 @@ from sepne_spark.spectral import (
     chebyshev_coefficients,
     gram_matrix,
     gram_transform,
+    log_ratio_matrix,
     orthonormalizer,
     propagate,
     refine,
@@ -193,6 +194,53 @@ def test_refine_is_subspace_iteration_of_the_transition(steps):
     np.testing.assert_allclose(refine(A, E, 0), X, atol=1e-15)
     with pytest.raises(ValueError, match="steps"):
         refine(A, E, -1)
+
+
+def _dense_log_ratio(W: np.ndarray) -> np.ndarray:
+    s_out, s_in = W.sum(axis=1), W.sum(axis=0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        R = W.sum() * W / np.outer(s_out, s_in)
+    return np.where(W > 0, np.log(np.maximum(np.nan_to_num(R), 1.0)), 0.0)
+
+
+def test_log_ratio_matrix_is_the_dense_definition():
+    """log(max(vol w(u,v) / (s_out(u) s_in(v)), 1)) on edges only: symmetric for an
+    undirected graph; on a directed one with a repeated pair, the pair's weights added."""
+    A = _graph()
+    P = log_ratio_matrix(A)
+    np.testing.assert_allclose(P.toarray(), _dense_log_ratio(A.toarray()), atol=1e-13)
+    np.testing.assert_allclose(P.toarray(), P.toarray().T, atol=1e-13)
+    assert P.nnz <= A.nnz and P.data.min() > 0  # no entry outside A's; zeros dropped
+    src, dst, w = np.array([0, 0, 1, 2, 2, 3]), np.array([1, 1, 2, 0, 3, 0]), np.array([1.0, 2.0, 1.0, 0.5, 4.0, 1.0])
+    D = sp.coo_matrix((w, (src, dst)), shape=(4, 4))
+    want = _dense_log_ratio(D.toarray())
+    np.testing.assert_allclose(log_ratio_matrix(D).toarray(), want, atol=1e-13)
+    assert want[0, 1] == pytest.approx(np.log(9.5 * 3.0 / (3.0 * 3.0)))  # 0 -> 1 twice: weight 3
+    with pytest.raises(ValueError, match="non-negative"):
+        log_ratio_matrix(sp.csr_matrix(-np.eye(3)))
+
+
+@pytest.mark.parametrize("steps", [1, 4])
+def test_refine_by_the_log_ratio_matrix_is_subspace_iteration_of_it(steps):
+    A = _graph()
+    n = A.shape[0]
+    E = np.random.default_rng(11).standard_normal((n, 5))
+    E[::9] = 0.0
+    Q = refine(A, E, steps, "pmi")
+    np.testing.assert_allclose(Q.T @ Q, np.eye(5), atol=1e-9)
+    X = E / np.maximum(np.linalg.norm(E, axis=1, keepdims=True), 1e-300)
+    Y = np.linalg.matrix_power(_dense_log_ratio(A.toarray()), steps) @ X
+    U, _, _ = np.linalg.svd(Y, full_matrices=False)
+    np.testing.assert_allclose(Q @ Q.T, U @ U.T, atol=1e-8)
+    assert not np.allclose(Q @ Q.T, refine(A, E, steps) @ refine(A, E, steps).T, atol=1e-3)  # not T's rounds
+    np.testing.assert_allclose(refine(A, E, 0, "pmi"), X, atol=1e-15)
+    with pytest.raises(ValueError, match="operator"):
+        refine(A, E, 2, "laplacian")
+    assert np.abs(Q[A.shape[0] - 2]).max() == 0  # the isolated node: no row in P
+    rows = Q / np.maximum(np.linalg.norm(Q, axis=1, keepdims=True), 1e-300)
+    want = reorthogonalize(propagate(A, rows, 3, 0.2, 0.5))
+    np.testing.assert_allclose(smooth(A, E, 3, 0.2, 0.5, refine_steps=steps, refine_operator="pmi"), want,
+                               atol=1e-12)
 
 
 def test_refine_draws_the_start_towards_the_dominant_eigenvectors():
