@@ -64,9 +64,10 @@ def remote():
 
 
 #: The spectral steps by row blocks (the path of graphs over 100,000 nodes): checkpointed
-#: block products and d x d Gram matrices, all through DataFrames.
-SPECTRAL = dict(averageSteps=2, refineSteps=1, propagation=2, propagationBlocks=2, propagationDtype="float64",
-                oneTaskNodes=0)
+#: block products and d x d Gram matrices, all through DataFrames; the refinement by the
+#: log-ratio matrix, whose entries are built and stored by block once more.
+SPECTRAL = dict(averageSteps=2, refineSteps=1, refineOperator="pmi", propagation=2, propagationBlocks=2,
+                propagationDtype="float64", oneTaskNodes=0)
 
 
 def test_rp_io_and_lp_under_spark_connect(spark, remote):

@@ -1,5 +1,6 @@
-"""Run the main SepNE path (RP, IO and LP sets, and RP with the averaging, refinement and
-propagation by row blocks) under Spark Connect; print the results as JSON.
+"""Run the main SepNE path (RP, IO and LP sets, and RP with the averaging, refinement (by the
+log-ratio matrix) and propagation by row blocks) under Spark Connect; print the results as
+JSON.
 
 Used by tests/test_connect.py in a separate process: ``python run_connect.py URL ROWS``
 connects to the Spark Connect server at URL (``sc://127.0.0.1:PORT``, started by the
@@ -29,8 +30,8 @@ from sepne_spark.session import graphframes_available  # noqa: E402
 rows = json.loads(sys.argv[2])
 edges = spark.createDataFrame(rows, "src string, dst string, weight double")
 result = {"graphframes": graphframes_available(spark)}
-SPECTRAL = dict(averageSteps=2, refineSteps=1, propagation=2, propagationBlocks=2, propagationDtype="float64",
-                oneTaskNodes=0)
+SPECTRAL = dict(averageSteps=2, refineSteps=1, refineOperator="pmi", propagation=2, propagationBlocks=2,
+                propagationDtype="float64", oneTaskNodes=0)
 for partition in ("RP", "IO", "LP", "RP-spectral"):
     extra = SPECTRAL if partition == "RP-spectral" else {}
     model = SepNE(dim=4, landmarks=8, metric="A+A2", setSize=20, iters=5, partition=partition[:2],
