@@ -760,7 +760,7 @@ AUTO_MORE_LANDMARKS_NODES = 50_000
 #: :data:`AUTO_LOG_RATIO_ROUNDS` rounds of the one-hop log-ratio matrix instead of the
 #: profile's rounds of the transition matrix.
 AUTO_LOG_RATIO_NODES = 100_000
-AUTO_LOG_RATIO_ROUNDS = 48
+AUTO_LOG_RATIO_ROUNDS = 64
 AUTO_SMALL, AUTO_LARGE = "document-quality", "social"
 
 
