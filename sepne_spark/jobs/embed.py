@@ -193,6 +193,8 @@ def _auto_settings(
         changed["propagation"] = 1  # requested ids only: no whole-graph filter
     if ns.nodes and ns.refine_steps is None:
         changed["refine_steps"] = 0  # nor whole-graph refinement
+        if ns.refine_operator is None:
+            changed.pop("refine_operator", None)  # no rounds to run it
     if ns.nodes and ns.average_steps is None:
         changed["average_steps"] = 0  # nor averaging over the neighbours
     profile = {**schema.load_profile(name), **changed}
