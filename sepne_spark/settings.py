@@ -54,7 +54,6 @@ from sepne_spark.partition import SETUPS
 from sepne_spark.proximity import MAX_WINDOW, METRICS, SCALINGS
 from sepne_spark.graph import DUPLICATE_POLICIES, SELF_LOOP_POLICIES
 from sepne_spark.reading import BAD_LINE_POLICIES, FORMATS
-from sepne_spark.spectral import REFINE_OPERATORS
 
 log = logging.getLogger(__name__)
 
@@ -96,6 +95,9 @@ __all__ = [
 #: :func:`sepne_spark.pipeline.walk_summaries`). Written here so that reading settings
 #: needs no SciPy.
 FACTORISATIONS = ("M00", "rows", "walks")
+#: Operators of the refinement (``sepne_spark.spectral.REFINE_OPERATORS``; this module
+#: does not import SciPy, so that a scheduler can check a job's flags without it).
+REFINE_OPERATORS = ("transition", "pmi")
 
 #: Floating-point types of the per-set solve and of the output.
 DTYPES = ("float64", "float32")

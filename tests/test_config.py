@@ -41,6 +41,13 @@ def settings_from(argv: list[str], profile: dict | None = None) -> EmbedSettings
 # --- the schema --------------------------------------------------------------------
 
 
+def test_the_schemas_refine_operators_are_the_spectral_modules():
+    from sepne_spark import spectral
+
+    assert schema.REFINE_OPERATORS == spectral.REFINE_OPERATORS
+    assert schema._BY_NAME["refine_operator"].choices == spectral.REFINE_OPERATORS
+
+
 def test_schema_fields_flags_and_defaults():
     names = [f.name for f in dataclasses.fields(EmbedSettings)]
     assert names == list(schema.SETTING_NAMES)
