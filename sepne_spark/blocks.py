@@ -426,7 +426,6 @@ class BlockGraph:
         return _checkpoint(state.groupBy("b", "c").applyInPandas(run, schema=CHUNK_SCHEMA))
 
 
-
 def _stored(index: DataFrame, entries: DataFrame, cr: int) -> tuple[DataFrame, DataFrame]:
     """``entries`` (``src, dst, value``) keyed by ``index`` (``id, b, i``) and packed by
     (row block, column block, row chunk), and the column chunks each row block reads."""

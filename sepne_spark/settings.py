@@ -795,10 +795,10 @@ def auto_profile(nodes: int, edge_rows: int, two_step_walks: int | None = None) 
           factorisation while the two-step walks stay within
           :data:`AUTO_MAX_TWO_STEP_WALKS` (and, up to :data:`AUTO_LOG_RATIO_NODES` nodes,
           :data:`AUTO_LOG_RATIO_ROUNDS` refinement rounds by the one-hop log-ratio
-          matrix in place of the profile's 8 by the transition matrix); otherwise the profile's M = I + A with the
-          landmark subspaces of the two-step walks (``landmark_factors: walks``, from
-          the k landmark rows of A^2 only) and, from :data:`AUTO_MORE_LANDMARKS_NODES`
-          nodes, 2,000 landmarks.
+          matrix in place of the profile's 8 by the transition matrix); otherwise the
+          profile's M = I + A with the landmark subspaces of the two-step walks
+          (``landmark_factors: walks``, from the k landmark rows of A^2 only) and, from
+          :data:`AUTO_MORE_LANDMARKS_NODES` nodes, 2,000 landmarks.
     """
     window = _auto_window(nodes, edge_rows)
     if window is None:

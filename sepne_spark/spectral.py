@@ -76,10 +76,11 @@ The rounds can use another operator (``operator="pmi"``): the one-hop log-ratio 
 ``P`` of :func:`log_ratio_matrix`, ``P[u, v] = log(max(vol w(u, v) / (s_out(u) s_in(v)),
 1))`` (the shifted PMI of one-step walks, NetMF's matrix for a window of 1; it has the
 graph's edges as entries and nothing more). Its dominant eigenvectors are what a
-truncated SVD of that matrix (ProNE's base, with its own log ratio) finds: with it the
-rounds draw SepNE's vectors towards that factorisation rather than towards ``T``'s
-slowest-mixing directions, which on graphs with hubs and many degree-1 nodes are held
-by small pieces of the graph (benchmarks/LARGE_GRAPH_STUDY.md, finding 16).
+truncated SVD of that matrix (ProNE's base, with its own log ratio) finds, so the rounds
+draw SepNE's vectors towards that factorisation. Filtered, it held the communities of
+graphs with hubs in fewer leading directions than the transition rounds did, and scored
+higher at few labels (benchmarks/LARGE_GRAPH_STUDY.md, finding 16); it takes more
+rounds to get there (64 against 8).
 """
 from __future__ import annotations
 
