@@ -55,19 +55,28 @@ def _merged_weights(g, ids) -> sp.csr_matrix:
     return sp.csr_matrix(dense.weight_matrix(len(g.ids), g.src, g.dst, g.weight, directed=False))
 
 
+#: The settings of the spectral steps' pipeline tests (the log-scaled two-hop M).
+_LOG_A2 = dict(dim=4, landmarks=10, iters=4, setSize=25, metric="A+A2", scaling="log", lam=2.0, eta=1.0)
+
+
+def _solve_only(spark, seed: int):
+    """A small graph's edges, its ids in order, its merged weight matrix in that order and
+    the per-set solve's vectors (no spectral step) in that order."""
+    g = random_graph(n=60, m=220, seed=seed)
+    edges = _edges(spark, g)
+    E = {r["id"]: np.array(r["embedding"]) for r in SepNE(**_LOG_A2).fit(edges).transform(edges).collect()}
+    ids = sorted(E)
+    return edges, ids, _merged_weights(g, ids), np.array([E[v] for v in ids])
+
+
 def test_averaged_transform_is_the_average_of_the_unaveraged_one(spark):
     """averageSteps alone: in the one-task solve, after the distributed solve in one task,
     and by row blocks, the output is sepne_spark.spectral.average of the solve's vectors
     (to 1e-9; by row blocks in float64), and requested ids are refused."""
-    g = random_graph(n=60, m=220, seed=6)
-    edges = _edges(spark, g)
-    kw = dict(dim=4, landmarks=10, iters=4, setSize=25, metric="A+A2", scaling="log", lam=2.0, eta=1.0)
-    base = SepNE(**kw).fit(edges)
-    E = {r["id"]: np.array(r["embedding"]) for r in base.transform(edges).collect()}
-    ids = sorted(E)
-    want = average(_merged_weights(g, ids), np.array([E[v] for v in ids]), 2)
+    edges, ids, W, start = _solve_only(spark, seed=6)
+    want = average(W, start, 2)
     for one_task, blocks in ((100_000, 0), (0, 0), (0, 2)):
-        model = SepNE(**kw, averageSteps=2, oneTaskNodes=one_task, propagationBlocks=blocks,
+        model = SepNE(**_LOG_A2, averageSteps=2, oneTaskNodes=one_task, propagationBlocks=blocks,
                       propagationDtype="float64").fit(edges)
         out = {r["id"]: np.array(r["embedding"]) for r in model.transform(edges).collect()}
         assert model.plan["average_steps"] == 2 and "propagation" not in model.plan
@@ -82,17 +91,10 @@ def test_log_ratio_refinement_is_the_oracle_of_the_solve(spark):
     """refineOperator="pmi": in the one-task solve and by row blocks after the distributed
     solve, the output is the oracle's rounds by the log-ratio matrix, then the filter, of
     the solve's vectors (to 1e-8; by row blocks in float64)."""
-    g = random_graph(n=60, m=220, seed=7)
-    edges = _edges(spark, g)
-    kw = dict(dim=4, landmarks=10, iters=4, setSize=25, metric="A+A2", scaling="log", lam=2.0, eta=1.0)
-    base = SepNE(**kw).fit(edges)
-    E = {r["id"]: np.array(r["embedding"]) for r in base.transform(edges).collect()}
-    ids = sorted(E)
-    W = _merged_weights(g, ids)
-    want = reorthogonalize(propagate(W, l2_normalize(refine(W, np.array([E[v] for v in ids]), 3, "pmi")),
-                                     3, 0.2, 0.5))
+    edges, ids, W, start = _solve_only(spark, seed=7)
+    want = reorthogonalize(propagate(W, l2_normalize(refine(W, start, 3, "pmi")), 3, 0.2, 0.5))
     for one_task, blocks in ((100_000, 0), (0, 2)):
-        model = SepNE(**kw, propagation=3, refineSteps=3, refineOperator="pmi", oneTaskNodes=one_task,
+        model = SepNE(**_LOG_A2, propagation=3, refineSteps=3, refineOperator="pmi", oneTaskNodes=one_task,
                       propagationBlocks=blocks, propagationDtype="float64").fit(edges)
         out = {r["id"]: np.array(r["embedding"]) for r in model.transform(edges).collect()}
         assert model.plan["refine_operator"] == "pmi" and model.plan["refine_steps"] == 3
