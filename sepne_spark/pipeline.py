@@ -305,18 +305,18 @@ def spectral_steps(params: Mapping[str, Any]) -> list[str]:
     their order (empty when none does): for the stage's description and the job's
     summary."""
     order, steps, averaging = _propagation_order(params), _refine_steps(params), _average_steps(params)
-    return (([f"{averaging} averaging steps"] if averaging else [])
-            + ([f"{steps} refinement rounds" + (" by the log-ratio matrix" if _refine_operator(params) == "pmi"
-                                                  else "")] if steps else [])
-            + ([f"propagation of {order} terms ({sparse_products(order)} products)"] if order > 1 else []))
+    return (([f"{steps} refinement rounds" + (" by the log-ratio matrix" if _refine_operator(params) == "pmi"
+                                              else "")] if steps else [])
+            + ([f"propagation of {order} terms ({sparse_products(order)} products)"] if order > 1 else [])
+            + ([f"{averaging} averaging steps"] if averaging else []))
 
 
 def _spectral_plan(params: Mapping[str, Any], plan: dict[str, Any]) -> None:
     """Record in ``plan`` the spectral steps that run."""
-    for key, value, on in (("average_steps", _average_steps(params), _average_steps(params) > 0),
-                           ("refine_steps", _refine_steps(params), _refine_steps(params) > 0),
+    for key, value, on in (("refine_steps", _refine_steps(params), _refine_steps(params) > 0),
                            ("refine_operator", _refine_operator(params), _refine_steps(params) > 0),
-                           ("propagation", _propagation_order(params), _propagation_order(params) > 1)):
+                           ("propagation", _propagation_order(params), _propagation_order(params) > 1),
+                           ("average_steps", _average_steps(params), _average_steps(params) > 0)):
         if on:
             plan[key] = value
 

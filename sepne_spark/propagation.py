@@ -5,15 +5,15 @@ sparse graph most nodes have no landmark within two hops, so the solve alone lea
 them with zero (or near-zero) vectors. This stage smooths every vector over the graph
 with the band-pass filter of ProNE (Zhang et al., IJCAI 2019), which reaches
 ``2 order - 1`` hops, and re-orthogonalises the result: every node with an edge then has
-a vector made from its neighbourhood's. First, ``average_steps`` steps of neighbourhood
-averaging (:func:`sepne_spark.spectral.average`, one product each) can lean every vector
-towards its neighbours'. Before the filter, ``refine_steps`` rounds of
+a vector made from its neighbourhood's. Before the filter, ``refine_steps`` rounds of
 subspace iteration (:func:`sepne_spark.spectral.refine`) can draw the vectors towards
 the graph's dominant eigenvectors where the landmarks found too little: each round is
 one product whose tasks also sum the d x d Gram matrix of their result
 (:meth:`~sepne_spark.blocks.BlockGraph.product_with_gram`); the orthonormalising d x d
 factor made from it is applied inside the next product (or the pass that normalises the
-rows after the last).
+rows after the last). Last, ``average_steps`` steps of neighbourhood averaging
+(:func:`sepne_spark.spectral.average`, one product each) can lean every vector towards
+its neighbours'.
 
 The arithmetic is :func:`sepne_spark.spectral.smooth` (:func:`~sepne_spark.spectral.propagate`
 followed by :func:`~sepne_spark.spectral.reorthogonalize`), step for step: each sparse product is one
@@ -93,8 +93,8 @@ def propagate_embeddings(
     refine_operator: str = "transition",
 ) -> DataFrame:
     """ProNE's spectral propagation and re-orthogonalisation of ``embeddings``, after
-    ``average_steps`` steps of neighbourhood averaging and ``refine_steps`` rounds of
-    subspace iteration when asked.
+    ``refine_steps`` rounds of subspace iteration and followed by ``average_steps`` steps
+    of neighbourhood averaging when asked.
 
     The vectors are L2-normalised first (all-zero ones stay zero), so that the filter
     weighs every node's base vector alike, whatever its norm.
@@ -125,8 +125,8 @@ def propagate_embeddings(
         Rounds of :func:`~sepne_spark.spectral.refine` before the filter (one sparse
         product and one d x d Gram matrix each); 0: none.
     average_steps : int
-        Steps of :func:`~sepne_spark.spectral.average` first (one sparse product each);
-        0: none. Alone (``order = 1``, no refinement) its result is returned as it is.
+        Steps of :func:`~sepne_spark.spectral.average` last, on the rows normalised (one
+        sparse product each); 0: none.
     refine_operator : {"transition", "pmi"}
         The refinement's operator: ``T = D^-1 (I + A)`` or the one-hop log-ratio matrix
         (:func:`sepne_spark.proximity.log_ratio`, stored by block once more under the same
@@ -137,8 +137,8 @@ def propagate_embeddings(
     DataFrame
         ``(id, column)``: ``U S^1/2`` of ``Y = propagate(A, E)`` (column signs fixed by
         :func:`~sepne_spark.spectral.gram_transform`) with ``E`` the normalised
-        vectors (of the refined basis with ``refine_steps``): what
-        :func:`sepne_spark.spectral.smooth` returns; lazy.
+        vectors (of the refined basis with ``refine_steps``), averaged with
+        ``average_steps``: what :func:`sepne_spark.spectral.smooth` returns; lazy.
     """
     refine_steps, average_steps = int(refine_steps), int(average_steps)
     if refine_operator not in REFINE_OPERATORS:
@@ -161,25 +161,21 @@ def propagate_embeddings(
     def t_of(Y: np.ndarray, Z: np.ndarray, s: np.ndarray) -> np.ndarray:
         return (Z + Y) / (1.0 + s)  # T Z = D^-1 (I + A) Z, with Y = A Z
 
-    if average_steps:
-        # out = e + T e + ... + T^S e: each product ships the last power, "z", and adds
-        # it to the running sum, "acc", in the same task. The last one hands the sum on
-        # as the next stage's start (rows normalised), or as the result.
-        more = order > 1 or refine_steps > 0
+    def averaged(state: DataFrame) -> DataFrame:
+        """out = e + T e + ... + T^S e of the state's "x0" (rows normalised): each product
+        ships the last power, "z", and adds it to the running sum, "acc", in the same
+        task; the last one's sum is the result."""
 
-        def averaged(Y: np.ndarray, o: Mapping[str, np.ndarray], ship: str, last: bool) -> dict[str, np.ndarray]:
+        def step(Y: np.ndarray, o: Mapping[str, np.ndarray], ship: str, last: bool) -> dict[str, np.ndarray]:
             z = t_of(Y, o[ship], o["s"])
             acc = o.get("acc", o[ship]) + z
-            if not last:
-                return {"z": z, "acc": acc, "s": o["s"]}
-            return {"x0": l2_normalize(acc), "s": o["s"]} if more else {"acc": acc}
+            return {"acc": acc} if last else {"z": z, "acc": acc, "s": o["s"]}
 
         for r in range(1, average_steps + 1):
             ship = "x0" if r == 1 else "z"
-            state = bg.product(state, ship, lambda Y, o, ship=ship, last=r == average_steps: averaged(Y, o, ship, last))
+            state = bg.product(state, ship, lambda Y, o, ship=ship, last=r == average_steps: step(Y, o, ship, last))
             done(f"averaging step {r} of {average_steps}")
-        if not more:
-            return bg.from_chunks(state, "acc", column)
+        return bg.from_chunks(state, "acc", column)
 
     if refine_steps:
         # Q <- orthonormal basis of T Q (or P Q). Each round's orthonormalising factor R
@@ -202,8 +198,13 @@ def propagate_embeddings(
             done(f"refinement round {r} of {refine_steps}")
         R = orthonormalizer(G)
         state = bg.map_blocks(state, lambda o, R=R: {"x0": l2_normalize(o["y"] @ R), "s": o["s"]})
-    if order <= 1:  # the refined basis, re-orthogonalised as it is
-        return bg.from_chunks(state, "x0", column, right=gram_transform(gram(state, "x0")))
+    if order <= 1 and refine_steps == 0:  # the averaging alone
+        return averaged(state)
+    if order <= 1:  # the refined basis, re-orthogonalised as it is (then averaged)
+        right = gram_transform(gram(state, "x0"))
+        if not average_steps:
+            return bg.from_chunks(state, "x0", column, right=right)
+        return averaged(bg.map_blocks(state, lambda o: {"x0": l2_normalize(o["x0"] @ right), "s": o["s"]}))
 
     last = order - 1  # index of the last Chebyshev term
 
@@ -236,9 +237,14 @@ def propagate_embeddings(
         state = bg.product(state, "t", step)
         done("filter")
     # Y = (I + A) u = D T u; then U S^1/2 = Y V S^-1/2 from the Gram matrix of Y.
-    state, G = bg.product_with_gram(state, "u", lambda Y, o: {"y": o["u"] + Y}, "y")
+    if not average_steps:
+        state, G = bg.product_with_gram(state, "u", lambda Y, o: {"y": o["u"] + Y}, "y")
+        done("filter, last")
+        return bg.from_chunks(state, "y", column, right=gram_transform(G))
+    state, G = bg.product_with_gram(state, "u", lambda Y, o: {"y": o["u"] + Y, "s": o["s"]}, "y")
     done("filter, last")
-    return bg.from_chunks(state, "y", column, right=gram_transform(G))
+    right = gram_transform(G)
+    return averaged(bg.map_blocks(state, lambda o: {"x0": l2_normalize(o["y"] @ right), "s": o["s"]}))
 
 
 def _in_one_task(

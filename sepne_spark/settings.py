@@ -59,6 +59,7 @@ log = logging.getLogger(__name__)
 
 __all__ = [
     "AUTO_LARGE",
+    "AUTO_LOG_RATIO_AVERAGE_STEPS",
     "AUTO_LOG_RATIO_NODES",
     "AUTO_LOG_RATIO_ROUNDS",
     "AUTO_MAX_ENTRIES",
@@ -237,9 +238,10 @@ SETTINGS: tuple[Setting, ...] = (
              "per-set solve (ProNE's filter; it reaches 2 * T - 1 hops and costs 2 * T - 1 sparse "
              "products over the whole graph); 1 turns it off. It embeds whole graphs only",
              minimum=1, maximum=30, metavar="T"),
-    _setting("average_steps", int, 0, "steps of neighbourhood averaging after the per-set solve: a vector "
-             "e (L2-normalised) becomes e + T e + ... + T^S e with T = D^-1 (I + A), one sparse product over "
-             "the graph per step, before any refinement or propagation; 0 turns it off. Whole graphs only",
+    _setting("average_steps", int, 0, "steps of neighbourhood averaging, last: a vector e of the per-set "
+             "solve (or of the refinement and propagation, when they run) L2-normalised becomes e + T e + ... + "
+             "T^S e with T = D^-1 (I + A), one sparse product over the graph per step; 0 turns it off. Whole "
+             "graphs only",
              minimum=0, maximum=20, metavar="S"),
     _setting("refine_steps", int, 0, "rounds of subspace iteration that refine the solve's vectors before "
              "the propagation (Q becomes the orthonormal basis of D^-1 (I + A) Q: one sparse product over the "
@@ -763,6 +765,8 @@ AUTO_MORE_LANDMARKS_NODES = 50_000
 #: profile's rounds of the transition matrix.
 AUTO_LOG_RATIO_NODES = 100_000
 AUTO_LOG_RATIO_ROUNDS = 64
+#: ... followed by this many steps of neighbourhood averaging of the filter's output.
+AUTO_LOG_RATIO_AVERAGE_STEPS = 3
 AUTO_SMALL, AUTO_LARGE = "document-quality", "social"
 
 
@@ -795,7 +799,8 @@ def auto_profile(nodes: int, edge_rows: int, two_step_walks: int | None = None) 
           factorisation while the two-step walks stay within
           :data:`AUTO_MAX_TWO_STEP_WALKS` (and, up to :data:`AUTO_LOG_RATIO_NODES` nodes,
           :data:`AUTO_LOG_RATIO_ROUNDS` refinement rounds by the one-hop log-ratio
-          matrix in place of the profile's 8 by the transition matrix); otherwise the
+          matrix in place of the profile's 8 by the transition matrix, and
+          :data:`AUTO_LOG_RATIO_AVERAGE_STEPS` averaging steps last); otherwise the
           profile's M = I + A with the landmark subspaces of the two-step walks
           (``landmark_factors: walks``, from the k landmark rows of A^2 only) and, from
           :data:`AUTO_MORE_LANDMARKS_NODES` nodes, 2,000 landmarks.
@@ -809,7 +814,8 @@ def auto_profile(nodes: int, edge_rows: int, two_step_walks: int | None = None) 
         if two_step_walks <= AUTO_MAX_TWO_STEP_WALKS:
             over = {"metric": "A+A2", "scaling": "log", "landmark_factors": "rows"}
             if nodes <= AUTO_LOG_RATIO_NODES:
-                over.update(refine_operator="pmi", refine_steps=AUTO_LOG_RATIO_ROUNDS)
+                over.update(refine_operator="pmi", refine_steps=AUTO_LOG_RATIO_ROUNDS,
+                            average_steps=AUTO_LOG_RATIO_AVERAGE_STEPS)
         elif nodes >= AUTO_MORE_LANDMARKS_NODES:
             over = {"landmarks": 2000}
         base = load_profile(AUTO_LARGE)

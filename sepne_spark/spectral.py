@@ -55,8 +55,10 @@ products; no re-orthogonalisation). A node's vector then leans towards its neigh
 band-pass and without the refinement's pull towards the graph's dominant eigenvectors,
 both of which lowered the document graphs' validation scores at 10% labels
 (benchmarks/LARGE_GRAPH_STUDY.md, findings 8 and 14) where the averaging raised them
-(BENCHMARKS.md, the validation study, item 10). It comes before the refinement and the
-filter when they run too.
+(BENCHMARKS.md, the validation study, item 10). It comes last, after the refinement and
+the filter when they run too: there it smooths their output, whose leading directions
+hold the graph's communities, over each node's neighbourhood (finding 17 of the study;
+before them, the refinement's rounds undid most of it, finding 15).
 
 Refinement by subspace iteration
 --------------------------------
@@ -405,14 +407,15 @@ def smooth(A: sp.spmatrix | sp.sparray, E: np.ndarray, order: int, mu: float, th
            refine_steps: int = 0, average_steps: int = 0, refine_operator: str = "transition") -> np.ndarray:
     """The whole spectral stage on one machine (what
     :func:`sepne_spark.propagation.propagate_embeddings` computes in Spark):
-    ``average_steps`` steps of :func:`average` when asked, then ``refine_steps`` rounds of
-    :func:`refine` (with ``refine_operator``) when asked, then L2-normalise the rows, :func:`propagate` them over
-    ``A`` and :func:`reorthogonalize` the result. With ``order = 1`` the filter is left
-    out: the refined basis, its rows normalised, is re-orthogonalised; with ``order = 1``
-    and no refinement nothing is re-orthogonalised, and the vectors (averaged, when
-    asked) are returned as they are, as the Spark stage returns them."""
-    X = average(A, E, average_steps) if average_steps else np.asarray(E, dtype=np.float64)
-    if order <= 1 and not refine_steps:
-        return X
-    X = refine(A, X, refine_steps, refine_operator) if refine_steps else X
-    return reorthogonalize(propagate(A, l2_normalize(X), order=order, mu=mu, theta=theta))
+    ``refine_steps`` rounds of :func:`refine` (with ``refine_operator``) when asked, then
+    L2-normalise the rows, :func:`propagate` them over ``A`` and :func:`reorthogonalize`
+    the result, then ``average_steps`` steps of :func:`average` when asked. With
+    ``order = 1`` the filter is left out: the refined basis, its rows normalised, is
+    re-orthogonalised; with ``order = 1`` and no refinement nothing is re-orthogonalised,
+    and the vectors (averaged, when asked) are returned as they are, as the Spark stage
+    returns them."""
+    X = np.asarray(E, dtype=np.float64)
+    if order > 1 or refine_steps:
+        X = refine(A, X, refine_steps, refine_operator) if refine_steps else X
+        X = reorthogonalize(propagate(A, l2_normalize(X), order=order, mu=mu, theta=theta))
+    return average(A, X, average_steps) if average_steps else X

@@ -93,26 +93,25 @@ def test_refine_operator_is_checked(spark):
         _spark_propagated(spark, W, E, order=3, blocks=2, refine_steps=1, refine_operator="laplacian")
 
 
-@pytest.mark.parametrize("order,blocks,steps,refine_steps", [(1, 3, 2, 0), (1, 1, 3, 0), (3, 2, 2, 2)])
+@pytest.mark.parametrize("order,blocks,steps,refine_steps", [(1, 3, 2, 0), (1, 1, 3, 0), (3, 2, 2, 2), (1, 2, 2, 2),
+                                                               (3, 1, 3, 2)])
 def test_averaging_matches_numpy_oracle(spark, order, blocks, steps, refine_steps, caplog):
     """Neighbourhood averaging by row blocks and in one task against
-    sepne_spark.spectral.average (alone, and before the refinement and the filter), to
-    1e-9; by row blocks each step logs its progress line."""
+    sepne_spark.spectral.average (alone, and after the refinement and the filter), to
+    1e-9; by row blocks each step logs its progress line, after the others'."""
     W, E = _case(40, 3, seed=2)
     with caplog.at_level(logging.INFO, logger="sepne_spark.progress"):
         G = _spark_propagated(spark, W, E, order=order, mu=0.2, theta=0.5, blocks=blocks,
                               refine_steps=refine_steps, average_steps=steps)
-    X = average(W, E, steps)
-    if order == 1 and not refine_steps:
-        want = X
-    else:
-        Q = refine(W, X, refine_steps) if refine_steps else X
-        want = reorthogonalize(propagate(W, l2_normalize(Q), order=order, mu=0.2, theta=0.5))
-    np.testing.assert_allclose(G, want, rtol=1e-9, atol=1e-10)
+    X = E
+    if order > 1 or refine_steps:
+        Q = refine(W, E, refine_steps) if refine_steps else E
+        X = reorthogonalize(propagate(W, l2_normalize(Q), order=order, mu=0.2, theta=0.5))
+    np.testing.assert_allclose(G, average(W, X, steps), rtol=1e-9, atol=1e-10)
     lines = [r.getMessage() for r in caplog.records if "SepNE propagation: product" in r.getMessage()]
     if blocks > 1:
-        assert f"averaging step {steps} of {steps}" in lines[steps - 1]
         assert len(lines) == steps + refine_steps + (2 * order - 1 if order > 1 else 0)
+        assert [f"averaging step {i} of {steps}" in ln for i, ln in enumerate(lines[-steps:], 1)] == [True] * steps
     assert np.count_nonzero(np.abs(G).sum(axis=1) == 0) == 0  # the zero base rows got their neighbours'
 
 

@@ -192,7 +192,7 @@ def test_auto_profile_by_size():
     # far higher there on validation.
     assert settings.auto_needs_walks(4000, 80000)
     two_hop = {"metric": "A+A2", "scaling": "log", "landmark_factors": "rows"}
-    log_ratio_rounds = {**two_hop, "refine_operator": "pmi", "refine_steps": 64}
+    log_ratio_rounds = {**two_hop, "refine_operator": "pmi", "refine_steps": 64, "average_steps": 3}
     assert settings.auto_profile(4000, 80000, 1_600_000) == ("social", log_ratio_rounds)
     assert settings.auto_profile(5000, 250_000, 4 * 10**7) == ("social", {})
     # Up to 2,449 nodes M has at most 6 x 10^6 entries whatever the density.

@@ -294,16 +294,20 @@ def test_average_is_the_sum_of_powers_of_the_dense_transition():
         average(A, E, -1)
 
 
-def test_smooth_averages_first():
-    """Averaging alone returns its result as it is; with refinement or the filter it is
-    their start."""
+def test_smooth_averages_last():
+    """Averaging alone returns its result as it is; with refinement or the filter it
+    averages their output."""
     A = _graph()
     E = np.random.default_rng(10).standard_normal((A.shape[0], 4))
-    X = average(A, E, 2)
-    np.testing.assert_allclose(smooth(A, E, 1, 0.2, 0.5, average_steps=2), X, atol=1e-15)
+    np.testing.assert_allclose(smooth(A, E, 1, 0.2, 0.5, average_steps=2), average(A, E, 2), atol=1e-15)
     np.testing.assert_array_equal(smooth(A, E, 1, 0.2, 0.5), E)  # no step asked: the vectors as they are
-    want = reorthogonalize(propagate(A, X / np.linalg.norm(X, axis=1, keepdims=True), 3, 0.2, 0.5))
-    np.testing.assert_allclose(smooth(A, E, 3, 0.2, 0.5, average_steps=2), want, atol=1e-12)
-    Q = refine(A, X, 2)
-    want = reorthogonalize(propagate(A, Q / np.linalg.norm(Q, axis=1, keepdims=True), 3, 0.2, 0.5))
-    np.testing.assert_allclose(smooth(A, E, 3, 0.2, 0.5, refine_steps=2, average_steps=2), want, atol=1e-12)
+    filtered = reorthogonalize(propagate(A, E / np.linalg.norm(E, axis=1, keepdims=True), 3, 0.2, 0.5))
+    np.testing.assert_allclose(smooth(A, E, 3, 0.2, 0.5, average_steps=2), average(A, filtered, 2), atol=1e-12)
+    Q = refine(A, E, 2, "pmi")
+    refined = reorthogonalize(propagate(A, Q / np.maximum(np.linalg.norm(Q, axis=1, keepdims=True), 1e-300),
+                                        3, 0.2, 0.5))
+    np.testing.assert_allclose(smooth(A, E, 3, 0.2, 0.5, refine_steps=2, average_steps=2, refine_operator="pmi"),
+                               average(A, refined, 2), atol=1e-12)
+    basis = reorthogonalize(refine(A, E, 2) / np.linalg.norm(refine(A, E, 2), axis=1, keepdims=True))
+    np.testing.assert_allclose(smooth(A, E, 1, 0.2, 0.5, refine_steps=2, average_steps=3), average(A, basis, 3),
+                               atol=1e-12)
