@@ -120,6 +120,9 @@ GRAPHS = {
     "sbm6-100k": lambda: generated("sbm", 100_000, 50, 15, 0.6, 1),
     "dcsbm6-100k": lambda: generated("dcsbm", 100_000, 50, 15, 0.6, 1),
     "dcsbm-4k-d20": lambda: generated("dcsbm", 4_000, 40, 20, 0.7, 1),
+    # Sparse graphs of citation-network degree above document-quality's size bound.
+    "sbm-20k-d4.5": lambda: generated("sbm", 20_000, 50, 4.5, 0.6, 1),
+    "dcsbm-20k-d4.5": lambda: generated("dcsbm", 20_000, 50, 4.5, 0.6, 1),
     # BlogCatalog's size and density with hubs (BENCHMARKS.md, "Dense graphs").
     "dcsbm-10k-d65": lambda: generated("dcsbm", 10_312, 39, 65, 0.6, 1),
     "cora": lambda: load_dataset("cora"),
