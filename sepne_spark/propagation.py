@@ -177,6 +177,13 @@ def propagate_embeddings(
             done(f"averaging step {r} of {average_steps}")
         return bg.from_chunks(state, "acc", column)
 
+    def finished(state: DataFrame, name: str, right: np.ndarray) -> DataFrame:
+        """The result: matrix ``name`` times the d x d ``right`` as its rows are read, or,
+        with averaging, those rows normalised and averaged."""
+        if not average_steps:
+            return bg.from_chunks(state, name, column, right=right)
+        return averaged(bg.map_blocks(state, lambda o: {"x0": l2_normalize(o[name] @ right), "s": o["s"]}))
+
     if refine_steps:
         # Q <- orthonormal basis of T Q (or P Q). Each round's orthonormalising factor R
         # (d x d, from the Gram matrix of Y = T Q) is applied inside the next product, row
@@ -201,10 +208,7 @@ def propagate_embeddings(
     if order <= 1 and refine_steps == 0:  # the averaging alone
         return averaged(state)
     if order <= 1:  # the refined basis, re-orthogonalised as it is (then averaged)
-        right = gram_transform(gram(state, "x0"))
-        if not average_steps:
-            return bg.from_chunks(state, "x0", column, right=right)
-        return averaged(bg.map_blocks(state, lambda o: {"x0": l2_normalize(o["x0"] @ right), "s": o["s"]}))
+        return finished(state, "x0", gram_transform(gram(state, "x0")))
 
     last = order - 1  # index of the last Chebyshev term
 
@@ -237,14 +241,9 @@ def propagate_embeddings(
         state = bg.product(state, "t", step)
         done("filter")
     # Y = (I + A) u = D T u; then U S^1/2 = Y V S^-1/2 from the Gram matrix of Y.
-    if not average_steps:
-        state, G = bg.product_with_gram(state, "u", lambda Y, o: {"y": o["u"] + Y}, "y")
-        done("filter, last")
-        return bg.from_chunks(state, "y", column, right=gram_transform(G))
     state, G = bg.product_with_gram(state, "u", lambda Y, o: {"y": o["u"] + Y, "s": o["s"]}, "y")
     done("filter, last")
-    right = gram_transform(G)
-    return averaged(bg.map_blocks(state, lambda o: {"x0": l2_normalize(o["y"] @ right), "s": o["s"]}))
+    return finished(state, "y", gram_transform(G))
 
 
 def _in_one_task(

@@ -88,22 +88,30 @@ def total_weight(strengths: DataFrame, col: str = "s_in") -> DataFrame:
     return parts.agg(ordered_sum("w").alias("vol"))
 
 
+def _log_scaled(entries: DataFrame, s_in: DataFrame, volume: DataFrame, window: int) -> DataFrame:
+    """Entries ``(src, dst, m)`` of a walk matrix as ``log(max(vol * m / (T s_in(dst)),
+    1))``, those that become 0 dropped: the ``"log"`` scaling, given the in-weights
+    ``(dst, s_in)`` and the one-row total weight ``(vol)``."""
+    ratio = F.col("vol") / F.lit(float(window)) * F.col("m") / F.col("s_in")
+    return (
+        entries.join(s_in, "dst")
+        .crossJoin(F.broadcast(volume))
+        .select("src", "dst", F.log(F.greatest(ratio, F.lit(1.0))).alias("m"))
+        .where(F.col("m") > 0)
+    )
+
+
 def log_ratio(edges: DataFrame) -> DataFrame:
     """The one-hop log-ratio (shifted PMI) matrix as entries ``(src, dst, value)``:
     ``log(max(vol * w(u, v) / (s_out(u) * s_in(v)), 1))`` for every pair with an edge of
-    positive weight (repeated pairs added), entries that are 0 dropped: the Spark form of
-    :func:`sepne_spark.spectral.log_ratio_matrix`. Lazy (the total weight is joined in
-    as a one-row table).
+    positive weight (repeated pairs added), entries that are 0 dropped: the ``"log"``
+    scaling of the transition matrix with a window of 1, the Spark form of
+    :func:`sepne_spark.spectral.log_ratio_matrix`. Lazy.
     """
     merged = edges.where(F.col("weight") > 0).groupBy("src", "dst").agg(ordered_sum("weight").alias("weight"))
     s_in = merged.groupBy("dst").agg(ordered_sum("weight").alias("s_in"))
-    ratio = F.col("vol") * F.col("a") / F.col("s_in")
-    return (
-        transition(merged).join(s_in, "dst")
-        .crossJoin(F.broadcast(total_weight(s_in)))
-        .select("src", "dst", F.log(F.greatest(ratio, F.lit(1.0))).alias("value"))
-        .where(F.col("value") > 0)
-    )
+    walks = transition(merged).withColumnRenamed("a", "m")
+    return _log_scaled(walks, s_in, total_weight(s_in), 1).withColumnRenamed("m", "value")
 
 
 @dataclass
@@ -161,13 +169,7 @@ class Proximity:
                 .persist()
             )
             self._volume = total_weight(self._s_in)
-        ratio = F.col("vol") / F.lit(float(self.window)) * F.col("m") / F.col("s_in")
-        return (
-            entries.join(self._s_in, "dst")
-            .crossJoin(F.broadcast(self._volume))
-            .select("src", "dst", F.log(F.greatest(ratio, F.lit(1.0))).alias("m"))
-            .where(F.col("m") > 0)
-        )
+        return _log_scaled(entries, self._s_in, self._volume, self.window)
 
     @property
     def cached(self) -> list[DataFrame]:

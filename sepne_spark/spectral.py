@@ -90,6 +90,8 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import iv
 
+from sepne_spark.sparse import sparse_proximity
+
 __all__ = [
     "l2_normalize",
     "chebyshev_coefficients",
@@ -300,22 +302,15 @@ def log_ratio_matrix(A: sp.spmatrix | sp.sparray) -> sp.csr_matrix:
 
     with ``s_out``, ``s_in`` the row and column sums of ``A`` and ``vol`` their total:
     the ``scaling="log"`` transform of the transition matrix ``D^-1 A`` with a window of
-    1. It is symmetric for an undirected graph and has no entry outside ``A``'s (entries
+    1, as :func:`sepne_spark.sparse.sparse_proximity` builds it. It is symmetric for an undirected graph and has no entry outside ``A``'s (entries
     that the ``max`` makes 0 are dropped).
     """
-    A = sp.csr_matrix(A, dtype=np.float64)
+    A = sp.coo_matrix(A, dtype=np.float64)
     if A.shape[0] != A.shape[1]:
         raise ValueError(f"A must be square, got {A.shape}")
     if A.nnz and A.data.min() < 0:
         raise ValueError("A must have non-negative weights")
-    A.sum_duplicates()
-    s_out = np.asarray(A.sum(axis=1)).ravel()
-    s_in = np.asarray(A.sum(axis=0)).ravel()
-    C = A.tocoo()
-    val = np.log(np.maximum(float(A.sum()) * C.data / (s_out[C.row] * s_in[C.col]), 1.0))
-    P = sp.csr_matrix((val, (C.row, C.col)), shape=A.shape)
-    P.eliminate_zeros()
-    return P
+    return sparse_proximity(A.shape[0], A.row, A.col, A.data, "A+A2", window=1, scaling="log")
 
 
 def refine(A: sp.spmatrix | sp.sparray, E: np.ndarray, steps: int, operator: str = "transition") -> np.ndarray:
