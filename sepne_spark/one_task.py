@@ -36,6 +36,7 @@ from sepne_spark.set_stage import output_schema
 from sepne_spark.solver import RepairedFactorisation, SetConstants
 from sepne_spark.sparse import embed_all, landmark_summaries, sparse_proximity, walk_summaries
 from sepne_spark.spectral import smooth
+from sepne_spark.unreached import anchor_unreached
 
 #: Largest number of entries of M (bounded from the degree table by
 #: :func:`sepne_spark.sparse.proximity_entries_bound`) built in one task: about 0.4 GB
@@ -149,6 +150,7 @@ def embed_graph(
     constants: SetConstants,
     params: Mapping[str, Any],
     id_type: DataType,
+    unreached: str = "zero",
 ) -> DataFrame:
     """The rows ``id, embedding, context, is_landmark, set_id`` of the landmarks and of the
     nodes in ``assign``, made in one task.
@@ -159,11 +161,14 @@ def embed_graph(
     ``refineSteps > 0`` the embeddings are then averaged, refined (by ``refineOperator``)
     and propagated as
     :func:`sepne_spark.propagation.propagate_embeddings` does (the context vectors are
-    not). Lazy: the task runs at the first action.
+    not). With ``unreached="anchor"`` (whole graphs: the caller passes it only then), the
+    rows that are still zero, of nodes with an edge, get the anchor and their component's
+    direction last (:func:`sepne_spark.unreached.anchor_unreached`, ``unreachedLength``
+    and ``seed``). Lazy: the task runs at the first action.
     """
     settings = {key: params[key] for key in ("metric", "window", "scaling", "iters", "dtype", "propagation",
                                              "propagationMu", "propagationTheta", "refineSteps",
-                                             "averageSteps", "refineOperator")}
+                                             "averageSteps", "refineOperator", "unreachedLength", "seed")}
 
     def run(pdf: pd.DataFrame) -> pd.DataFrame:
         local = _Local(pdf, settings)
@@ -179,12 +184,16 @@ def embed_graph(
                                      "weights)")
         order, steps = int(settings["propagation"]), int(settings["refineSteps"])
         averaging = int(settings["averageSteps"])
-        if order > 1 or steps or averaging:
+        if order > 1 or steps or averaging or unreached == "anchor":
             import scipy.sparse as sp
 
             A = sp.csr_matrix((local.w, (local.src, local.dst)), shape=(n, n))
+        if order > 1 or steps or averaging:
             W = smooth(A, W, order, float(settings["propagationMu"]), float(settings["propagationTheta"]), steps,
                        averaging, str(settings["refineOperator"]))
+        if unreached == "anchor":
+            W, _ = anchor_unreached(A, W, local.index.to_numpy(), float(settings["unreachedLength"]),
+                                    int(settings["seed"]))
         is_landmark = np.zeros(n, dtype=bool)
         is_landmark[local.landmarks] = True
         embedded = is_landmark | (local.sets >= 0)

@@ -60,6 +60,7 @@ from sepne_spark.set_stage import embed_sets, output_schema, set_records
 from sepne_spark.solver import LandmarkFactors, landmark_factors, row_space_factors, set_constants
 from sepne_spark.sparse import proximity_entries_bound
 from sepne_spark.spectral import sparse_products
+from sepne_spark.unreached import anchor_frame
 
 log = logging.getLogger(__name__)
 
@@ -294,6 +295,11 @@ def _refine_operator(params: Mapping[str, Any]) -> str:
     return str(params["refineOperator"])
 
 
+def _anchors(params: Mapping[str, Any], ids: DataFrame | None) -> bool:
+    """Whether the unreached nodes get the anchor (``unreached="anchor"``, whole graphs)."""
+    return ids is None and str(params.get("unreached", "zero")) == "anchor"
+
+
 def _whole_graph_only(params: Mapping[str, Any]) -> bool:
     """Whether the spectral stage runs (averaging, refinement or propagation): it reads the
     whole graph."""
@@ -438,7 +444,8 @@ def embed(
     if in_one_task:
         plan["one_task"] = True
         constants = set_constants(model.factors, model.S_A, model.S_B, params["lam"], params["eta"])
-        out = one_task.embed_graph(graph.edges, graph.vertices, lm, assign, constants, params, model.id_type)
+        out = one_task.embed_graph(graph.edges, graph.vertices, lm, assign, constants, params, model.id_type,
+                                   unreached="anchor" if _anchors(params, ids) else "zero")
         if ids is not None:  # the sets hold the requested nodes; of the landmarks, the requested ones
             out = out.join(wanted.select("id"), "id", "left_semi")
         _spectral_plan(params, plan)
@@ -494,6 +501,14 @@ def embed(
             )
         out = base.drop("embedding").join(smooth, "id").select(*output_schema(model.id_type).fieldNames())
         _spectral_plan(params, plan)
+    if _anchors(params, ids):
+        out = keep(out)
+        with stage(spark, "unreached", f"nodes no landmark reaches: the anchor (length {params['unreachedLength']:g}) "
+                   "and one direction per component", timings) as st:
+            out, filled = anchor_frame(out, graph.edges, float(params["unreachedLength"]), int(params["seed"]),
+                                       int(params["dim"]), cached=held)
+            st.count(unreached=filled)
+        plan["unreached"] = filled
     return keep(out)
 
 

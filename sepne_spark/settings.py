@@ -54,6 +54,7 @@ from sepne_spark.partition import SETUPS
 from sepne_spark.proximity import MAX_WINDOW, METRICS, SCALINGS
 from sepne_spark.graph import DUPLICATE_POLICIES, SELF_LOOP_POLICIES
 from sepne_spark.reading import BAD_LINE_POLICIES, FORMATS
+from sepne_spark.unreached import UNREACHED
 
 log = logging.getLogger(__name__)
 
@@ -251,6 +252,13 @@ SETTINGS: tuple[Setting, ...] = (
              "or pmi, the one-hop log-ratio matrix log(max(vol * w(u,v) / (s_out(u) * s_in(v)), 1)) (the "
              "rounds then move the vectors towards its truncated SVD, as ProNE's base; one more copy of the "
              "graph's edges is stored by block)", choices=REFINE_OPERATORS),
+    _setting("unreached", str, "zero", "nodes with an edge that no landmark reaches (a component without one): "
+             "zero leaves their vectors at zero (the paper); anchor gives them the direction the other nodes use "
+             "least, times --unreached-length, plus one unit direction per component. Last, whole graphs only",
+             choices=UNREACHED),
+    _setting("unreached_length", float, 1.0, "length of the shared direction of --unreached anchor, against "
+             "the unit per-component direction (larger puts the unreached nodes closer together)",
+             minimum=0.0, maximum=100.0, metavar="A"),
     _setting("propagation_mu", float, 0.2, "spectral shift mu of the propagation filter",
              minimum=-1.0, maximum=2.0, metavar="MU"),
     _setting("propagation_theta", float, 0.5, "Bessel parameter theta of the propagation filter "

@@ -55,7 +55,7 @@ def test_schema_fields_flags_and_defaults():
         "metric", "window", "scaling", "dim", "landmarks", "landmark_strategy", "partition", "set_size", "lam",
         "eta", "iters", "seed", "directed", "input_format", "duplicates", "self_loops",
         "bad_lines", "lp_max_iter", "dtype", "landmark_factors", "propagation", "average_steps", "refine_steps",
-        "refine_operator",
+        "refine_operator", "unreached", "unreached_length",
         "propagation_mu",
         "propagation_theta",
         "propagation_blocks", "propagation_dtype", "one_task_nodes", "context", "spark",

@@ -29,6 +29,10 @@ from tests.helpers import random_graph
 pytest.importorskip("grpc", reason="Spark Connect client needs pyspark[connect]")
 
 GRAPH = dict(n=50, m=180, seed=4)
+#: Two small components that hold no landmark (ids after the random graph's): the
+#: spectral case gives their five nodes the anchor (GraphFrames' connected components
+#: through the server's plugin, or the DataFrame ones).
+ISLANDS = [("x1", "x2", 1.0), ("y1", "y2", 1.0), ("y2", "y3", 2.0)]
 
 
 @pytest.fixture(scope="module")
@@ -36,6 +40,7 @@ def remote():
     """Start the server (with the GraphFrames JARs when they are here), run the client,
     return its result and whether the server had the GraphFrames plugin."""
     g = random_graph(**GRAPH)
+    g.rows.extend(ISLANDS)
     here = Path(__file__).parent / "connect"
     env = dict(os.environ, PYTHONPATH=str(Path(__file__).parent.parent), SPARK_LOCAL_IP="127.0.0.1")
     jars = local_jars() + connect_plugin_jars()
@@ -65,9 +70,10 @@ def remote():
 
 #: The spectral steps by row blocks (the path of graphs over 100,000 nodes): checkpointed
 #: block products and d x d Gram matrices, all through DataFrames; the refinement by the
-#: log-ratio matrix, whose entries are built and stored by block once more.
+#: log-ratio matrix, whose entries are built and stored by block once more; then the
+#: anchor of the nodes no landmark reaches.
 SPECTRAL = dict(averageSteps=2, refineSteps=1, refineOperator="pmi", propagation=2, propagationBlocks=2,
-                propagationDtype="float64", oneTaskNodes=0)
+                propagationDtype="float64", oneTaskNodes=0, unreached="anchor")
 
 
 def test_rp_io_and_lp_under_spark_connect(spark, remote):
@@ -85,6 +91,7 @@ def test_rp_io_and_lp_under_spark_connect(spark, remote):
         if extra:  # the distributed solve, then the steps by row blocks, as a stage of their own
             assert "solve_propagation" in model.timings and not model.plan.get("one_task")
             assert (model.plan["average_steps"], model.plan["refine_steps"], model.plan["propagation"]) == (2, 1, 2)
+            assert model.plan["unreached"] == 5 and not np.any(local["y3"][0] == 0)
         got = result[partition]
         assert got["landmarks"] == model.landmark_ids
         assert sorted(got["rows"]) == sorted(local)

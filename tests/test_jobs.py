@@ -290,3 +290,7 @@ def test_zero_embedding_advice_follows_the_settings():
     assert "of their set" not in with_filter and "(I+A)" in with_filter
     averaged = embed.zero_reason({**base, "averageSteps": 3}, "A+A2")
     assert "the averaging (3 hops)" in averaged and "component that holds no landmark" in averaged
+    assert "--unreached anchor" in advice  # the paper's zero rows: the anchor is the first tip
+    anchored = {**base, "unreached": "anchor"}
+    assert "no edge" in embed.zero_reason(anchored, "A+A2")
+    assert "--unreached" not in embed.zero_advice(anchored, 2708) and "isolated" in embed.zero_advice(anchored, 2708)

@@ -115,15 +115,16 @@ def test_model_saved_in_the_0_1_layout_still_loads(spark, tmp_path, fitted):
 
 
 def test_model_saved_before_a_setting_existed_takes_its_default(spark, tmp_path, edges, fitted):
-    """A model written by a release without ``averageSteps`` and ``refineOperator`` (its
-    metadata lacks the Params) loads with the settings' defaults, 0 and transition, and
+    """A model written by a release without ``averageSteps``, ``refineOperator``,
+    ``unreached`` and ``unreachedLength`` (its metadata lacks the Params) loads with the
+    settings' defaults, 0, transition and zero (the vectors of the releases before), and
     embeds as it did."""
     model = fitted.stages[0]
     path = tmp_path / "before"
     model.save(str(path))
     part = sorted((path / "metadata").glob("part-*"))[0]
     meta = json.loads(part.read_text().strip())
-    for param in ("averageSteps", "refineOperator"):
+    for param in ("averageSteps", "refineOperator", "unreached", "unreachedLength"):
         assert param in meta["paramMap"] or param in meta["defaultParamMap"]
         for key in ("paramMap", "defaultParamMap"):
             meta[key].pop(param, None)
@@ -131,5 +132,6 @@ def test_model_saved_before_a_setting_existed_takes_its_default(spark, tmp_path,
     (part.parent / f".{part.name}.crc").unlink(missing_ok=True)  # the checksum of the old text
     old = SepNEModel.load(str(path))
     assert old.getAverageSteps() == 0 and old.getRefineOperator() == "transition"
+    assert old.getUnreached() == "zero"
     assert old.settings() == model.settings()
     assert_same_embeddings(model.transform(edges), old.transform(edges))

@@ -210,6 +210,9 @@ def zero_reason(used: dict, what: str) -> str:
     averaging no node of their set reaches a landmark through M; with them (and any
     refinement, which spreads the same way), no node within their reach got a vector from
     the solve either."""
+    if used.get("unreached", "zero") == "anchor":
+        return ("they have no edge of non-zero weight (every node with one that no landmark reaches got the "
+                "anchor, --unreached anchor)")
     steps = used.get("averageSteps", 0)
     if used.get("propagation", 1) <= 1 and steps <= 0:
         return f"neither they nor the other nodes of their set reach a landmark through M ({what})"
@@ -221,7 +224,12 @@ def zero_reason(used: dict, what: str) -> str:
 def zero_advice(used: dict, n_nodes: int | None) -> str:
     """What to change so that fewer nodes get the zero vector, given the settings used
     (a model's parameters: ``landmarkStrategy``, ``landmarks``, ``metric``, ``window``)."""
+    if used.get("unreached", "zero") == "anchor":
+        return "drop the isolated nodes, or leave them at zero: the graph says nothing about them"
     tips = []
+    if used.get("unreached", "zero") == "zero":
+        tips.append("--unreached anchor (a shared direction and one per component for the nodes of components "
+                    "without a landmark)")
     if used.get("propagation", 1) <= 1:
         tips.append("--propagation 3 (the spectral filter gives every node of a component that holds a "
                     "landmark a vector from its neighbourhood)")
@@ -462,7 +470,8 @@ def _run(spark, ns: argparse.Namespace, settings: schema.EmbedSettings, target: 
     after = spectral_steps(used)  # what ran over the graph after the solve
     print(f"  {size}; k={len(model.landmark_ids)} ({used['landmarkStrategy']}), "
           f"d={model.factors.Phi.shape[0]}, metric {what}, partition {plan['setup']}, set size {used['setSize']}"
-          + (f"; then {', '.join(after)}" if after else ""))
+          + (f"; then {', '.join(after)}" if after else "")
+          + ("; unreached nodes: the anchor" if used.get("unreached", "zero") == "anchor" and wanted is None else ""))
     print("  time: " + _time_line(timings, loaded=bool(ns.model)))
     print(f"  output: {target}")
     from sepne_spark.evaluation.classification import CLASSIFIER_EXTRA, classifier_available

@@ -31,7 +31,7 @@ rows = json.loads(sys.argv[2])
 edges = spark.createDataFrame(rows, "src string, dst string, weight double")
 result = {"graphframes": graphframes_available(spark)}
 SPECTRAL = dict(averageSteps=2, refineSteps=1, refineOperator="pmi", propagation=2, propagationBlocks=2,
-                propagationDtype="float64", oneTaskNodes=0)
+                propagationDtype="float64", oneTaskNodes=0, unreached="anchor")
 for partition in ("RP", "IO", "LP", "RP-spectral"):
     extra = SPECTRAL if partition == "RP-spectral" else {}
     model = SepNE(dim=4, landmarks=8, metric="A+A2", setSize=20, iters=5, partition=partition[:2],

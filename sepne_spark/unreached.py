@@ -1,0 +1,270 @@
+"""Nodes that no landmark reaches: one shared direction, and one per component.
+
+SepNE writes every node as a combination of the landmarks' factors. A node with an
+edge whose component holds no landmark (a pair of papers citing only each other, a
+small island of a social graph) has no proximity to any landmark, and every term of
+its per-set solve is zero: its vector is all zeros, and so is every spectral step's
+output for it (each step is linear in the vectors of its component). What the graph
+does say about such a node is which nodes it shares a component with.
+
+``unreached="anchor"`` (the shipped profiles' choice) gives each of those nodes
+
+    a * u + g_c
+
+* ``u``, the *anchor*: the unit direction that the reached nodes use least, the
+  eigenvector of the smallest eigenvalue of the d x d Gram matrix of their
+  L2-normalised rows. All unreached nodes share it, apart from the reached ones, so a
+  classifier learns their own label mix from it instead of the prior of the whole
+  graph;
+* ``g_c``: one unit vector per connected component of the subgraph that the unreached
+  nodes induce, a Gaussian combination of the next ``max(1, d // 4)`` least-used
+  directions (:func:`anchor_basis`), drawn from a generator seeded by ``seed`` and a
+  64-bit hash of the component's smallest node id (:func:`component_offset`), so that
+  a node's vector depends on its component alone, not on how Spark partitions or
+  numbers the rows: the nodes of one component are alike, apart from other components,
+  and out of the directions that carry the reached nodes' structure;
+* ``a``: ``unreached_length`` (1 by default; chosen on validation folds,
+  BENCHMARKS.md, "Nodes no landmark reaches").
+
+Nodes without any edge keep their zero vector: the graph says nothing about them.
+``unreached="zero"`` (the estimator's default, the paper's equations) leaves every
+such row at zero.
+
+:func:`anchor_unreached` is the NumPy form (the oracle of the tests, and what the
+one-task path runs); :func:`anchor_frame` is the distributed form: the unreached rows
+of the output, the edges between them, their components (GraphFrames'
+``connectedComponents``, or the same by DataFrame joins), a d x d Gram matrix and one
+partition-wise stage. What reaches the driver is the count of unreached rows and the
+d x d Gram matrix. Whole graphs only: a requested node's component and the reached
+nodes' Gram matrix are not in its neighbourhood, so embeddings of requested ids keep
+the solve's rows.
+"""
+from __future__ import annotations
+
+import hashlib
+import logging
+from typing import Any, Sequence
+
+import numpy as np
+
+log = logging.getLogger(__name__)
+
+#: What becomes of the rows of nodes that no landmark reaches (the ``unreached``
+#: setting): ``zero`` leaves them at zero (the paper's equations), ``anchor`` gives them
+#: the shared anchor direction plus one direction per component.
+UNREACHED = ("zero", "anchor")
+
+
+def component_offset(key: Any, seed: int, basis: np.ndarray) -> np.ndarray:
+    """The unit vector of the component whose smallest node id is ``key``: ``basis``
+    (d x m, orthonormal columns) times m standard normal numbers drawn by NumPy's default
+    generator from ``seed`` and the first 8 bytes of the BLAKE2b hash of ``str(key)``,
+    so that it is the same in every process."""
+    h = int.from_bytes(hashlib.blake2b(str(key).encode("utf-8"), digest_size=8).digest(), "little")
+    g = basis @ np.random.default_rng([int(seed), h]).standard_normal(basis.shape[1])
+    return g / np.linalg.norm(g)
+
+
+def offset_dims(dim: int) -> int:
+    """How many directions the components' offsets span: ``max(1, d // 4)``, at most
+    ``d - 1`` (all of the d when d = 1)."""
+    return 1 if dim <= 1 else min(dim - 1, max(1, dim // 4))
+
+
+def anchor_basis(gram: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The anchor ``u`` and the components' basis (d x :func:`offset_dims`) of the
+    reached rows' Gram matrix ``gram`` (d x d, symmetric): its eigenvectors by ascending
+    eigenvalue, the first for ``u`` and the next ones for the basis, each signed so that
+    its entry of largest magnitude (the first such) is positive. With ``gram`` zero (no
+    reached node) they are the first unit vectors."""
+    gram = np.asarray(gram, dtype=np.float64)
+    d = gram.shape[0]
+    if np.any(gram):
+        _, vecs = np.linalg.eigh((gram + gram.T) / 2)
+    else:
+        vecs = np.eye(d)
+    picks = np.abs(vecs).argmax(axis=0)
+    vecs = vecs * np.where(vecs[picks, np.arange(d)] > 0, 1.0, -1.0)
+    m = offset_dims(d)
+    return vecs[:, 0], (vecs[:, 1:1 + m] if d > 1 else vecs[:, :1])
+
+
+def zero_rows(X: np.ndarray) -> np.ndarray:
+    """Boolean mask of the rows of ``X`` that are all zero."""
+    return ~np.any(np.asarray(X) != 0, axis=1)
+
+
+def normalised_gram(X: np.ndarray) -> np.ndarray:
+    """The d x d Gram matrix of the L2-normalised rows of ``X`` (zero rows add nothing)."""
+    X = np.asarray(X, dtype=np.float64)
+    norms = np.linalg.norm(X, axis=1)
+    Y = X[norms > 0] / norms[norms > 0, None]
+    return Y.T @ Y
+
+
+def anchor_vectors(firsts: Sequence[Any], u: np.ndarray, basis: np.ndarray, length: float,
+                   seed: int) -> np.ndarray:
+    """``length * u + component_offset(first, seed, basis)`` for each component's smallest
+    id ``first`` (``u`` and ``basis`` from :func:`anchor_basis`)."""
+    out = np.empty((len(firsts), len(u)))
+    cache: dict[str, np.ndarray] = {}
+    for i, first in enumerate(firsts):
+        key = str(first)
+        if key not in cache:
+            cache[key] = float(length) * u + component_offset(key, seed, basis)
+        out[i] = cache[key]
+    return out
+
+
+def anchor_unreached(A: Any, X: np.ndarray, ids: Sequence[Any], length: float = 1.0,
+                     seed: int = 0) -> tuple[np.ndarray, int]:
+    """``X`` with the rows of unreached nodes replaced; and how many were.
+
+    Parameters
+    ----------
+    A : scipy.sparse matrix
+        The graph's weighted adjacency (n x n, any direction: components are weak).
+    X : numpy.ndarray
+        Every node's vector (n x d), in the order of ``A`` and ``ids``.
+    ids : sequence
+        Node ids (n), of one orderable type: a component's key is its smallest id.
+    length : float
+        The anchor's length ``a``.
+    seed : int
+        Seed of the per-component directions.
+
+    Returns
+    -------
+    (numpy.ndarray, int)
+        The new n x d float64 matrix (the reached rows unchanged) and the number of rows
+        filled: the all-zero rows of nodes with at least one edge of non-zero weight.
+    """
+    import scipy.sparse as sp
+    from scipy.sparse.csgraph import connected_components
+
+    X = np.array(X, dtype=np.float64)
+    A = sp.csr_matrix(A, copy=True)
+    A.eliminate_zeros()  # edges of zero weight connect nothing
+    linked = (np.diff(A.indptr) > 0) | (np.diff(A.tocsc().indptr) > 0)
+    zero = zero_rows(X)
+    idx = np.flatnonzero(zero & linked)
+    if not len(idx):
+        return X, 0
+    gram = normalised_gram(X[~zero])
+    _, comp = connected_components(A[idx][:, idx], directed=True, connection="weak")
+    ids = np.asarray(ids, dtype=object)[idx]
+    firsts = {}
+    for c, i in zip(comp, ids):
+        if c not in firsts or i < firsts[c]:
+            firsts[c] = i
+    u, basis = anchor_basis(gram)
+    X[idx] = anchor_vectors([firsts[c] for c in comp], u, basis, length, seed)
+    return X, len(idx)
+
+
+# ---------------------------------------------------------------------------
+# Spark
+# ---------------------------------------------------------------------------
+
+
+def _components_dataframes(vertices: Any, edges: Any, max_rounds: int = 10_000) -> Any:
+    """``(id, component)`` of long keys by smallest-label propagation with DataFrame joins,
+    both directions, until no label changes (each round one job, its lineage cut)."""
+    from pyspark.sql import functions as F
+
+    from sepne_spark.session import checkpoint
+
+    both = checkpoint(edges.select("src", "dst").unionByName(edges.select(F.col("dst").alias("src"),
+                                                                           F.col("src").alias("dst"))))
+    labels = checkpoint(vertices.select("id", F.col("id").alias("component")))
+    for _ in range(max_rounds):
+        best = (both.join(labels.withColumnRenamed("id", "src"), "src")
+                .groupBy(F.col("dst").alias("id")).agg(F.min("component").alias("new")))
+        joined = labels.join(best, "id", "left")
+        new = checkpoint(joined.select("id", F.least("component", F.coalesce("new", "component"))
+                                       .alias("component"), (F.col("new") < F.col("component")).alias("moved")))
+        if new.where(F.col("moved")).limit(1).count() == 0:
+            return new.select("id", "component")
+        labels = new.select("id", "component")
+    raise RuntimeError(f"connected components: labels still moving after {max_rounds} rounds")  # pragma: no cover
+
+
+def connected_components(spark: Any, vertices: Any, edges: Any, use_graphframes: bool | None = None) -> Any:
+    """``(id, first)``: each vertex and the smallest id of its (weakly) connected
+    component, by GraphFrames' ``connectedComponents`` (GraphX) when GraphFrames is on
+    the session, else by DataFrame joins; the two agree (the component's label is its
+    smallest id either way)."""
+    from pyspark.sql import functions as F
+
+    from sepne_spark.partition import _keyed
+    from sepne_spark.session import checkpoint, resolve_graphframes
+
+    via_gf = resolve_graphframes(spark, use_graphframes, "connected components")
+    ids, kv, ke = _keyed(vertices, edges)
+    if via_gf:
+        from graphframes import GraphFrame
+
+        log.info("unreached nodes: GraphFrames connectedComponents (graphx)")
+        out = GraphFrame(kv, ke).connectedComponents(algorithm="graphx")
+        keyed = checkpoint(out.select("id", F.col("component").cast("long").alias("component")))
+        out.unpersist()
+    else:
+        log.info("unreached nodes: connected components by DataFrame joins")
+        keyed = _components_dataframes(kv, ke)
+    comps = ids.join(keyed.withColumnRenamed("id", "key"), "key").select("id", "component")
+    firsts = comps.groupBy("component").agg(F.min("id").alias("first"))
+    return comps.join(firsts, "component").select("id", "first")
+
+
+def anchor_frame(out: Any, edges: Any, length: float, seed: int, dim: int, column: str = "embedding",
+                 use_graphframes: bool | None = None, cached: list | None = None) -> tuple[Any, int]:
+    """The distributed :func:`anchor_unreached`: ``out`` (``id``, ``column`` and any other
+    columns) with the ``column`` of every unreached node replaced; and their count.
+
+    Runs now: one job counts the unreached rows (nothing more runs when there are none),
+    then their components and the reached rows' Gram matrix (d x d, the one matrix
+    collected). The returned DataFrame is lazy; tables it reads are persisted and
+    appended to ``cached`` for the caller to release.
+    """
+    import pandas as pd
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import ArrayType, DoubleType, StructField, StructType
+
+    from sepne_spark.blocks import row_gram
+
+    held = [] if cached is None else cached
+    spark = out.sparkSession
+    live = edges.where(F.col("weight") != 0)
+    ends = live.select(F.col("src").alias("id")).unionByName(live.select(F.col("dst").alias("id"))).distinct()
+    zero = F.forall(F.col(column), lambda x: x == 0)
+    unreached = out.where(zero).select("id").join(ends, "id", "left_semi").persist()
+    held.append(unreached)
+    count = unreached.count()
+    if count == 0:
+        return out, 0
+    try:
+        gram = row_gram(out.where(~zero).select(column), column)
+    except ValueError:  # no reached row at all
+        gram = np.zeros((dim, dim))
+    u, basis = anchor_basis(gram)
+    inner = (live.join(unreached.select(F.col("id").alias("src")), "src", "left_semi")
+             .join(unreached.select(F.col("id").alias("dst")), "dst", "left_semi").select("src", "dst"))
+    firsts = connected_components(spark, unreached, inner, use_graphframes)
+    id_type = out.schema["id"].dataType
+    schema = StructType([StructField("id", id_type, False), StructField("~anchor", ArrayType(DoubleType()), False)])
+
+    def vectors(batches):
+        for pdf in batches:
+            V = anchor_vectors(list(pdf["first"]), u, basis, length, seed)
+            yield pd.DataFrame({"id": pdf["id"], "~anchor": list(V)})
+
+    filled = firsts.mapInPandas(vectors, schema=schema).persist()
+    held.append(filled)
+    cols = out.columns
+    result = out.join(filled, "id", "left").select(
+        *[F.coalesce(F.col("~anchor"), F.col(c)).alias(c) if c == column else F.col(c) for c in cols])
+    return result, count
+
+
+__all__ = ["UNREACHED", "anchor_basis", "anchor_frame", "anchor_unreached", "anchor_vectors",
+           "component_offset", "connected_components", "normalised_gram", "offset_dims", "zero_rows"]

@@ -1,0 +1,179 @@
+"""Nodes no landmark reaches (``unreached="anchor"``): the NumPy form against its
+definition written out densely, the Spark form (GraphFrames' components and the
+DataFrame ones) against the NumPy form, and the estimator's one-task and distributed
+paths against the NumPy form applied to the same solve left at zero."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from sepne_spark import dense
+from sepne_spark.model import SepNE
+from sepne_spark.unreached import anchor_basis, anchor_frame, anchor_unreached, component_offset, offset_dims
+from tests import gf_support
+from tests.helpers import random_graph
+
+#: Small components that hold no landmark, added to a random graph: a pair, a triangle,
+#: a chain of four (ids sort after the random graph's ``v...``).
+ISLANDS = [("x1", "x2"), ("y2", "y1"), ("y2", "y3"), ("y3", "y1"), ("z4", "z3"), ("z3", "z2"), ("z2", "z1")]
+
+
+def _dense_anchor(W: np.ndarray, X: np.ndarray, ids: list, length: float, seed: int) -> np.ndarray:
+    """The definition, written out: the eigenvectors of the reached rows' normalised
+    Gram matrix by ascending eigenvalue, each with its largest entry positive; the first
+    times ``length``, plus for each component (a breadth-first walk over the dense
+    matrix) of the zero rows of nodes with an edge the unit vector of the next
+    max(1, d // 4) eigenvectors times the Gaussian numbers of its smallest id."""
+    n, d = X.shape
+    S = (W != 0) | (W.T != 0)
+    zero = np.all(X == 0, axis=1)
+    reached = X[~zero] / np.linalg.norm(X[~zero], axis=1, keepdims=True)
+    vals, vecs = np.linalg.eigh(reached.T @ reached)
+    vecs = vecs[:, np.argsort(vals)]
+    for j in range(d):
+        if vecs[np.argmax(np.abs(vecs[:, j])), j] < 0:
+            vecs[:, j] *= -1
+    u, basis = vecs[:, 0], vecs[:, 1:1 + max(1, d // 4)]
+    out = X.astype(float).copy()
+    todo = {i for i in range(n) if zero[i] and S[i].any()}
+    while todo:
+        comp, frontier = set(), [min(todo)]
+        while frontier:
+            i = frontier.pop()
+            if i in comp:
+                continue
+            comp.add(i)
+            frontier += [j for j in np.flatnonzero(S[i]) if j in todo and j not in comp]
+        first = min(ids[i] for i in comp)
+        g = basis @ np.random.default_rng([seed, _hash(first)]).standard_normal(basis.shape[1])
+        for i in comp:
+            out[i] = length * u + g / np.linalg.norm(g)
+        todo -= comp
+    return out
+
+
+def _hash(key) -> int:
+    import hashlib
+
+    return int.from_bytes(hashlib.blake2b(str(key).encode(), digest_size=8).digest(), "little")
+
+
+def _case(seed: int = 0):
+    """A graph of 9 nodes with a 4-node reached component, a pair and a triangle left at
+    zero, and an isolated node; its vectors (d = 3)."""
+    ids = [f"n{i}" for i in range(9)]
+    W = np.zeros((9, 9))
+    for a, b in [(0, 1), (1, 2), (2, 3), (3, 0), (4, 5)]:
+        W[a, b] = W[b, a] = 1.0
+    W[7, 6] = 2.0  # one direction only: weakly connected
+    rng = np.random.default_rng(seed)
+    X = np.zeros((9, 3))
+    X[:4] = rng.standard_normal((4, 3))
+    return ids, W, X  # n8 has no edge
+
+
+def test_anchor_unreached_is_its_definition():
+    ids, W, X = _case()
+    out, filled = anchor_unreached(sp.csr_matrix(W), X, ids, length=1.5, seed=3)
+    assert filled == 4  # n4, n5 (a pair) and n6, n7 (weakly linked); not the isolated n8
+    np.testing.assert_allclose(out, _dense_anchor(W, X, ids, 1.5, 3), rtol=1e-12, atol=1e-12)
+    np.testing.assert_array_equal(out[:4], X[:4])  # reached rows unchanged
+    np.testing.assert_array_equal(out[8], 0.0)  # no edge: stays zero
+    np.testing.assert_array_equal(out[4], out[5])  # one component, one vector
+    np.testing.assert_array_equal(out[6], out[7])
+    assert not np.allclose(out[4], out[6])  # two components, two vectors
+    # A seed changes the components' directions, not the anchor; length 0 is the offset alone.
+    other, _ = anchor_unreached(sp.csr_matrix(W), X, ids, length=1.5, seed=4)
+    assert not np.allclose(other[4], out[4])
+    bare, _ = anchor_unreached(sp.csr_matrix(W), X, ids, length=0.0, seed=3)
+    np.testing.assert_allclose(np.linalg.norm(bare[4:8], axis=1), 1.0, rtol=1e-12)
+    # Nothing unreached: the input comes back as it is.
+    same, none = anchor_unreached(sp.csr_matrix(W[:4, :4]), X[:4], ids[:4])
+    assert none == 0
+    np.testing.assert_array_equal(same, X[:4])
+
+
+def test_anchor_basis_and_offsets():
+    u, basis = anchor_basis(np.diag([3.0, 0.5, 2.0, 4.0]))
+    np.testing.assert_array_equal(u, [0.0, 1.0, 0.0, 0.0])  # the least-used direction
+    np.testing.assert_array_equal(basis, [[0.0], [0.0], [1.0], [0.0]])  # the next d // 4 of them
+    u, _ = anchor_basis(np.array([[3.0, 1.0], [1.0, 3.0]]))  # eigenvalue 2: (1, -1) / sqrt(2), signed
+    np.testing.assert_allclose(u, np.array([1.0, -1.0]) / np.sqrt(2), rtol=1e-12)
+    u, basis = anchor_basis(np.zeros((3, 3)))  # nothing reached
+    np.testing.assert_array_equal(u, [1.0, 0.0, 0.0])
+    assert [offset_dims(d) for d in (1, 2, 3, 8, 128)] == [1, 1, 1, 2, 32]
+    _, basis = anchor_basis(np.diag(np.arange(1.0, 17.0)))
+    a = component_offset("x1", 0, basis)
+    np.testing.assert_allclose(np.linalg.norm(a), 1.0, rtol=1e-12)
+    np.testing.assert_array_equal(a[[0] + list(range(5, 16))], 0.0)  # within the basis' span
+    np.testing.assert_array_equal(a, component_offset("x1", 0, basis))  # the same in every call
+    assert not np.allclose(a, component_offset("x1", 1, basis))
+    assert not np.allclose(a, component_offset("x2", 0, basis))
+    np.testing.assert_array_equal(component_offset(11, 0, basis), component_offset("11", 0, basis))  # the id as text
+
+
+@pytest.mark.parametrize("use_graphframes", [True, False])
+def test_anchor_frame_equals_numpy(spark, use_graphframes):
+    if use_graphframes:
+        gf_support.require(spark)
+    ids, W, X = _case(seed=1)
+    rows = [(ids[a], ids[b], float(W[a, b])) for a, b in zip(*np.nonzero(W))]
+    edges = spark.createDataFrame(rows, "src string, dst string, weight double")
+    out = spark.createDataFrame([(v, [float(x) for x in X[i]], i) for i, v in enumerate(ids)],
+                                "id string, embedding array<double>, other int")
+    cached: list = []
+    got, filled = anchor_frame(out.repartition(3), edges, 1.5, 3, 3, use_graphframes=use_graphframes,
+                               cached=cached)
+    assert filled == 4 and got.columns == out.columns
+    rows = {r["id"]: (np.array(r["embedding"]), r["other"]) for r in got.collect()}
+    want, _ = anchor_unreached(sp.csr_matrix(W), X, ids, 1.5, 3)
+    np.testing.assert_allclose(np.array([rows[v][0] for v in ids]), want, rtol=1e-12, atol=1e-13)
+    assert [rows[v][1] for v in ids] == list(range(9))
+    for df in cached:
+        df.unpersist()
+
+
+def _island_graph(spark):
+    g = random_graph(n=60, m=220, seed=8)
+    rows = g.rows + [(a, b, 1.0) for a, b in ISLANDS]
+    edges = spark.createDataFrame(rows, "src string, dst string, weight double")
+    ids = sorted({r[0] for r in rows} | {r[1] for r in rows})
+    pos = {v: i for i, v in enumerate(ids)}
+    keep = [(pos[a], pos[b], w) for a, b, w in rows if a != b]
+    src, dst, w = (np.array(c) for c in zip(*keep))
+    return edges, ids, sp.csr_matrix(dense.weight_matrix(len(ids), src, dst, w, directed=False))
+
+
+def test_estimator_anchors_the_solve_it_leaves_at_zero(spark):
+    """In one task (alone and after three averaging steps) and on the distributed path,
+    the output with unreached="anchor" is anchor_unreached of the output with "zero";
+    requested ids keep the solve's zero rows."""
+    edges, ids, W = _island_graph(spark)
+    kw = dict(dim=4, landmarks=10, iters=4, setSize=25, metric="A+A2", scaling="log", lam=2.0, eta=1.0,
+              unreachedLength=2.0, seed=5)
+
+    def vectors(df):
+        got = {r["id"]: np.array(r["embedding"]) for r in df.collect()}
+        return np.array([got[v] for v in ids])
+
+    model = SepNE(**kw, oneTaskNodes=100_000).fit(edges)
+    base = {}
+    for steps in (0, 3):
+        model.setAverageSteps(steps).setUnreached("zero")
+        base[steps] = vectors(model.transform(edges))
+        assert np.all(base[steps][[ids.index(v) for v in ("x1", "y2", "z4")]] == 0)  # islands: no landmark
+        model.setUnreached("anchor")
+        want, filled = anchor_unreached(W, base[steps], ids, 2.0, 5)
+        assert filled == 9
+        np.testing.assert_allclose(vectors(model.transform(edges)), want, rtol=1e-9, atol=1e-12)
+    model.setAverageSteps(0)
+    asked = {r["id"]: np.array(r["embedding"])
+             for r in model.embed(spark.createDataFrame([("x1",)], "id string"), edges).collect()}
+    np.testing.assert_array_equal(asked["x1"], 0.0)  # requested ids: the solve's row
+    model.release()
+    model = SepNE(**kw, oneTaskNodes=0, unreached="anchor").fit(edges)
+    got = vectors(model.transform(edges))
+    assert model.plan["unreached"] == 9 and "unreached" in model.timings
+    np.testing.assert_allclose(got, anchor_unreached(W, base[0], ids, 2.0, 5)[0], rtol=1e-8, atol=1e-10)
+    model.release()
