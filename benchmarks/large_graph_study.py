@@ -123,6 +123,13 @@ GRAPHS = {
     # Sparse graphs of citation-network degree above document-quality's size bound.
     "sbm-20k-d4.5": lambda: generated("sbm", 20_000, 50, 4.5, 0.6, 1),
     "dcsbm-20k-d4.5": lambda: generated("dcsbm", 20_000, 50, 4.5, 0.6, 1),
+    # Between the sparse graphs above and the mean degree of 15 of sbm-10k.
+    "sbm-10k-d8": lambda: generated("sbm", 10_000, 50, 8, 0.6, 1),
+    "dcsbm-10k-d8": lambda: generated("dcsbm", 10_000, 50, 8, 0.6, 1),
+    # The same degree with citation networks' homophily (Cora: about 0.8 of the edges
+    # inside a class), fewer and larger classes.
+    "sbm-20k-d4.5-mu0.3": lambda: generated("sbm", 20_000, 20, 4.5, 0.3, 1),
+    "dcsbm-20k-d4.5-mu0.3": lambda: generated("dcsbm", 20_000, 20, 4.5, 0.3, 1),
     # BlogCatalog's size and density with hubs (BENCHMARKS.md, "Dense graphs").
     "dcsbm-10k-d65": lambda: generated("dcsbm", 10_312, 39, 65, 0.6, 1),
     "cora": lambda: load_dataset("cora"),
@@ -263,8 +270,9 @@ class Method:
     gram: bool = False  # ProNE's final SVD done through the d x d Gram matrix (always for SepNE)
     refine: int = 0  # rounds of subspace iteration (sepne_spark.spectral.refine) before the propagation
     average: int = 0  # steps of neighbourhood averaging (sepne_spark.spectral.average) before the refinement
-    refine_operator: str = "transition"  # the refinement's operator (+mSTEPS: the log-ratio matrix)
+    refine_operator: str = "transition"  # the refinement's operator (+mSTEPS: the log-ratio matrix, +nSTEPS: ProNE's)
     final_average: int = 0  # steps of neighbourhood averaging after everything else (the filter's output)
+    anchor: float | None = None  # +uA: unreached="anchor" of length A last (sepne_spark.unreached)
 
 
 def _parse_value(field: str, text: str):
@@ -273,20 +281,30 @@ def _parse_value(field: str, text: str):
 
 
 def parse_method(name: str) -> Method:
-    """``BASE[:key=value,...][+aSTEPS][+rSTEPS|+mSTEPS][+pORDER[:mu=..,theta=..,raw,fill,gram]][+qSTEPS]``; BASE in
+    """``BASE[:key=value,...][+aSTEPS][+rSTEPS|+mSTEPS|+nSTEPS][+pORDER[:mu=..,theta=..,raw,fill,gram]][+qSTEPS]``; BASE in
     prone(-base), random, social, docq; ``+aSTEPS`` averages the base over that many steps
     of neighbourhood averaging, ``+rSTEPS`` refines it by that many rounds of subspace
-    iteration (``+mSTEPS``: with the one-hop log-ratio matrix as the operator); a trailing
-    ``+qSTEPS`` averages the final vectors (after the filter)."""
+    iteration (``+mSTEPS``: with the one-hop log-ratio matrix as the operator; ``+nSTEPS``:
+    with ``F F^T``, ``F`` ProNE's log-ratio matrix, research only); a trailing
+    ``+qSTEPS`` averages the final vectors (after the filter); a trailing ``+uA`` gives the
+    nodes no landmark reaches the library's anchor of length A
+    (:func:`sepne_spark.unreached.anchor_unreached`, seed 0), last."""
+    name, _, anchor_text = name.partition("+u")
+    m = _parse_method(name)
+    return replace(m, name=m.name + f"+u{anchor_text}", anchor=float(anchor_text)) if anchor_text else m
+
+
+def _parse_method(name: str) -> Method:
     name_, _, last = name.partition("+q")
     final_steps = int(last) if last else 0
     head, _, prop = name_.partition("+p")
     head, _, steps = head.partition("+r")
     head, _, msteps = head.partition("+m")
-    if steps and msteps:
-        raise ValueError(f"{name}: +r and +m are two operators of the same refinement; give one")
-    refine_steps = int(steps or msteps or 0)
-    refine_operator = "pmi" if msteps else "transition"
+    head, _, nsteps = head.partition("+n")
+    if sum(map(bool, (steps, msteps, nsteps))) > 1:
+        raise ValueError(f"{name}: +r, +m and +n are operators of the same refinement; give one")
+    refine_steps = int(steps or msteps or nsteps or 0)
+    refine_operator = "pmi" if msteps else "prone" if nsteps else "transition"
     head, _, avg = head.partition("+a")
     average_steps = int(avg) if avg else 0
     order, mu, theta, pre, fill, gram = 1, 0.2, 0.5, True, False, False
@@ -340,7 +358,10 @@ def embed(G: Graph, m: Method) -> tuple[np.ndarray, float, float]:
     if m.average:
         E = average(G.A, E, m.average)
     if m.refine:
-        E = refine(G.A, E, m.refine, m.refine_operator)  # orthonormal columns; the filter normalises its rows
+        if m.refine_operator == "prone":
+            E = refine_prone_matrix(G.A, E, m.refine)
+        else:
+            E = refine(G.A, E, m.refine, m.refine_operator)  # orthonormal columns; the filter normalises its rows
         if m.order == 1:
             E = reorthogonalize(l2_normalize(E))
     if m.order > 1:
@@ -354,8 +375,29 @@ def embed(G: Graph, m: Method) -> tuple[np.ndarray, float, float]:
             E = reorthogonalize(Y)
     if m.final_average:
         E = average(G.A, E, m.final_average)
+    if m.anchor is not None:
+        from sepne_spark.unreached import anchor_unreached
+
+        E, _ = anchor_unreached(G.A, E, np.arange(G.n), m.anchor, 0)
     t2 = time.perf_counter()
     return E, t1 - t0, t2 - t1
+
+
+def refine_prone_matrix(A: sp.csr_matrix, E: np.ndarray, steps: int) -> np.ndarray:
+    """Research only (``+nSTEPS``): subspace iteration on ``F F^T``, ``F`` ProNE's own
+    log-ratio matrix (degree^0.75 negatives, negative entries kept; not symmetric), two
+    sparse products a round, started from SepNE's L2-normalised rows: its fixed point is
+    the span of ProNE's tSVD factor."""
+    from prone import prone_matrix
+    from sepne_spark.spectral import gram_matrix, orthonormalizer
+
+    F = prone_matrix(A)
+    Ft = sp.csr_matrix(F.T)
+    Q = l2_normalize(E)
+    for _ in range(steps):
+        Y = F @ (Ft @ Q)
+        Q = Y @ orthonormalizer(gram_matrix(Y))
+    return Q
 
 
 def fill_zero_rows(X: np.ndarray, seed: int = 0) -> np.ndarray:
