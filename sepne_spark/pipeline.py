@@ -15,6 +15,8 @@ per-set solve          one ``applyInPandas`` over the sets          :mod:`.set_s
 averaging,             neighbourhood averaging, subspace            :mod:`.propagation`, :mod:`.blocks`, :mod:`.spectral`
 refinement,            iteration, then the spectral filter over
 propagation            the graph (each optional)
+unreached              the anchor of nodes no landmark reaches      :mod:`.unreached`
+                       (optional, last)
 one task               proximity, summaries, solve and propagation  :mod:`.one_task`, :mod:`.sparse`
                        in SciPy, for a graph that fits one task
 write                  Parquet, atomically, with a manifest         :mod:`.storage`
@@ -22,7 +24,8 @@ write                  Parquet, atomically, with a manifest         :mod:`.stora
 
 :func:`fit` runs eagerly: its k x k results are needed on the driver. :func:`embed`
 only builds the plan: the returned DataFrame is lazy (the requested-ids check of the
-``IO`` setup and label propagation's rounds excepted) and the solve runs once, at the
+``IO`` setup, label propagation's rounds and, on the distributed path with
+``unreached="anchor"``, that stage's count, Gram matrix and components excepted) and the solve runs once, at the
 first action; later actions reuse its checkpointed output. All caching of the graph's
 intermediate tables is done here: the fit's is released by :meth:`FittedGraph.release`,
 the embedding's tables are handed to the caller (``cached=``) and released by

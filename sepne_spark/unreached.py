@@ -34,7 +34,8 @@ such row at zero.
 one-task path runs); :func:`anchor_frame` is the distributed form: the unreached rows
 of the output, the edges between them, their components (GraphFrames'
 ``connectedComponents``, or the same by DataFrame joins), a d x d Gram matrix and one
-partition-wise stage. What reaches the driver is the count of unreached rows and the
+partition-wise stage (up to :data:`ONE_TASK_COMPONENTS` unreached nodes their
+components are found by SciPy in one task). What reaches the driver is the count of unreached rows and the
 d x d Gram matrix. Whole graphs only: a requested node's component and the reached
 nodes' Gram matrix are not in its neighbourhood, so embeddings of requested ids keep
 the solve's rows.
@@ -189,16 +190,63 @@ def _components_dataframes(vertices: Any, edges: Any, max_rounds: int = 10_000) 
     raise RuntimeError(f"connected components: labels still moving after {max_rounds} rounds")  # pragma: no cover
 
 
-def connected_components(spark: Any, vertices: Any, edges: Any, use_graphframes: bool | None = None) -> Any:
+#: Largest number of unreached nodes whose components are found in one task (their
+#: edges gathered by one shuffle, SciPy's ``connected_components`` there): a few hundred
+#: MB of one Python worker at the largest. Above it GraphFrames (or DataFrame joins).
+#: Islands without a landmark are usually a small fraction of a graph: 148 of 188,811
+#: nodes at 200,000 (BENCHMARKS.md), where GraphFrames' Pregel rounds and their jobs
+#: cost tens of seconds for a handful of nodes.
+ONE_TASK_COMPONENTS = 5_000_000
+
+
+def _components_in_one_task(vertices: Any, edges: Any) -> Any:
+    """``(id, first)`` of ``vertices`` (``id``) and ``edges`` (``src, dst``) by SciPy in one
+    ``applyInPandas`` task: one shuffle of their rows, nothing collected."""
+    import pandas as pd
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import IntegerType, StructField, StructType
+
+    id_type = vertices.schema["id"].dataType
+    rows = vertices.select(F.lit(1).alias("kind"), F.col("id").alias("a"), F.lit(None).cast(id_type).alias("b")) \
+        .unionByName(edges.select(F.lit(0).alias("kind"), F.col("src").alias("a"), F.col("dst").alias("b")))
+    schema = StructType([StructField("id", id_type, False), StructField("first", id_type, False)])
+
+    def run(pdf: pd.DataFrame) -> pd.DataFrame:
+        import scipy.sparse as sp
+        from scipy.sparse.csgraph import connected_components as scipy_components
+
+        kind = pdf["kind"].to_numpy()
+        index = pd.Index(pdf["a"][kind == 1]).sort_values()
+        src = index.get_indexer(pdf["a"][kind == 0])
+        dst = index.get_indexer(pdf["b"][kind == 0])
+        keep = (src >= 0) & (dst >= 0)
+        n = len(index)
+        A = sp.csr_matrix((np.ones(int(keep.sum())), (src[keep], dst[keep])), shape=(n, n))
+        _, comp = scipy_components(A, directed=True, connection="weak")
+        # index is sorted: a component's first position holds its smallest id
+        first = np.full(comp.max() + 1 if n else 0, n, dtype=np.int64)
+        np.minimum.at(first, comp, np.arange(n))
+        return pd.DataFrame({"id": index.to_numpy(), "first": index.to_numpy()[first[comp]]})
+
+    return rows.groupBy(F.lit(0).alias("one")).applyInPandas(run, schema=schema)
+
+
+def connected_components(spark: Any, vertices: Any, edges: Any, use_graphframes: bool | None = None,
+                         nodes: int | None = None) -> Any:
     """``(id, first)``: each vertex and the smallest id of its (weakly) connected
-    component, by GraphFrames' ``connectedComponents`` (GraphX) when GraphFrames is on
-    the session, else by DataFrame joins; the two agree (the component's label is its
-    smallest id either way)."""
+    component. Up to :data:`ONE_TASK_COMPONENTS` vertices (``nodes``, when known) in one
+    task with SciPy; otherwise by GraphFrames' ``connectedComponents`` (GraphX) when
+    GraphFrames is on the session, else by DataFrame joins. ``use_graphframes=True`` or
+    ``False`` picks one of the last two whatever the size. All three agree (a
+    component's label is its smallest id)."""
     from pyspark.sql import functions as F
 
     from sepne_spark.partition import _keyed
     from sepne_spark.session import checkpoint, resolve_graphframes
 
+    if use_graphframes is None and nodes is not None and nodes <= ONE_TASK_COMPONENTS:
+        log.info("unreached nodes: connected components of %d nodes in one task", nodes)
+        return _components_in_one_task(vertices, edges)
     via_gf = resolve_graphframes(spark, use_graphframes, "connected components")
     ids, kv, ke = _keyed(vertices, edges)
     if via_gf:
@@ -249,7 +297,7 @@ def anchor_frame(out: Any, edges: Any, length: float, seed: int, dim: int, colum
     u, basis = anchor_basis(gram)
     inner = (live.join(unreached.select(F.col("id").alias("src")), "src", "left_semi")
              .join(unreached.select(F.col("id").alias("dst")), "dst", "left_semi").select("src", "dst"))
-    firsts = connected_components(spark, unreached, inner, use_graphframes)
+    firsts = connected_components(spark, unreached, inner, use_graphframes, nodes=count)
     id_type = out.schema["id"].dataType
     schema = StructType([StructField("id", id_type, False), StructField("~anchor", ArrayType(DoubleType()), False)])
 
@@ -266,5 +314,5 @@ def anchor_frame(out: Any, edges: Any, length: float, seed: int, dim: int, colum
     return result, count
 
 
-__all__ = ["UNREACHED", "anchor_basis", "anchor_frame", "anchor_unreached", "anchor_vectors",
+__all__ = ["ONE_TASK_COMPONENTS", "UNREACHED", "anchor_basis", "anchor_frame", "anchor_unreached", "anchor_vectors",
            "component_offset", "connected_components", "normalised_gram", "offset_dims", "zero_rows"]

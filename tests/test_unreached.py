@@ -113,8 +113,10 @@ def test_anchor_basis_and_offsets():
     np.testing.assert_array_equal(component_offset(11, 0, basis), component_offset("11", 0, basis))  # the id as text
 
 
-@pytest.mark.parametrize("use_graphframes", [True, False])
+@pytest.mark.parametrize("use_graphframes", [None, True, False])
 def test_anchor_frame_equals_numpy(spark, use_graphframes):
+    """Components in one task (None: this few unreached nodes), by GraphFrames and by
+    DataFrame joins: the same rows as the NumPy form."""
     if use_graphframes:
         gf_support.require(spark)
     ids, W, X = _case(seed=1)

@@ -262,11 +262,13 @@ FIT_PARTS = ("landmarks", "summaries_svd")
 #: beyond the document size or too dense for its walks. ``solve_write`` is the partition, the rows of M, the solve
 #: and any propagation in one pass; the label propagation of ``LP`` sets runs before it,
 #: as ``partition``; with a propagation by row blocks, the solve and the propagation run
-#: before it, as ``solve_propagation``, and ``solve_write`` writes their result.
+#: before it, as ``solve_propagation``, and ``solve_write`` writes their result. On the
+#: distributed path ``unreached`` (``--unreached anchor``) runs before the write too; in
+#: one task the anchor is part of the task, in ``solve_write``.
 BEFORE_FIT = ("auto_profile",)
 #: ``load_model``: reading a saved model (``--model``), before the input is read.
 BEFORE_READ = ("load_model",)
-AFTER_FIT = ("partition", "solve_propagation", "solve_write")
+AFTER_FIT = ("partition", "solve_propagation", "unreached", "solve_write")
 
 
 def _time_line(timings: dict[str, float], loaded: bool) -> str:
