@@ -481,28 +481,6 @@ def gram(state: DataFrame, name: str) -> np.ndarray:
     return _gram_total(state.where(F.col("name") == name).mapInPandas(partial, schema=schema), name)
 
 
-def row_gram(rows: DataFrame, column: str = "embedding") -> np.ndarray:
-    """Y^T Y (d x d float64) of the L2-normalised vectors in ``column`` of ``rows`` (one
-    array of d doubles a row; zero rows add nothing): summed per partition in a
-    partition-wise stage, then as :func:`gram`, the one d x d result collected."""
-    schema = StructType([StructField("data", BinaryType(), False), StructField("rows", IntegerType(), False)])
-
-    def partial(batches):
-        total = None
-        for pdf in batches:
-            if not len(pdf):
-                continue
-            Y = np.stack(pdf[column].to_numpy()).astype(np.float64)
-            norms = np.linalg.norm(Y, axis=1)
-            Y = Y[norms > 0] / norms[norms > 0, None]
-            g = Y.T @ Y
-            total = g if total is None else total + g
-        if total is not None:
-            yield pd.DataFrame({"data": [total.astype("<f8").tobytes()], "rows": [int(total.shape[0])]})
-
-    return _gram_total(rows.select(column).mapInPandas(partial, schema=schema), column)
-
-
 def _gram_total(parts: DataFrame, name: str) -> np.ndarray:
     """The sum of the d x d float64 matrices in ``parts`` (``data``, ``rows = d``), added
     in one small task in an order of their own values (the same on every run) and
@@ -533,4 +511,4 @@ def _unpack(data: bytes) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return r, col, v
 
 
-__all__ = ["BlockGraph", "CHUNK_ROWS", "CHUNK_SCHEMA", "gram", "row_gram"]
+__all__ = ["BlockGraph", "CHUNK_ROWS", "CHUNK_SCHEMA", "gram"]
