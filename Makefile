@@ -10,11 +10,12 @@ run: setup
 	$(PY) jobs/embed.py --output out/embeddings --overwrite $(ARGS)
 
 # Tiers (pytest.ini): unit (no Spark, under a minute), spark (in-process local[2]),
-# e2e (jobs, subprocesses, spark-submit, Spark Connect). `make test` runs them all, in two
-# test processes (pytest-xdist), each test module in one of them, so that a module's
+# e2e (jobs, subprocesses, spark-submit, Spark Connect). `make test` runs them all, in three
+# test processes (pytest-xdist; most of a test waits on JVMs and servers, so three beat
+# two on 2 cores), each test module in one of them, so that a module's
 # servers (Spark Connect, the standalone cluster) start once.
 test: setup
-	$(PY) -m pytest -q -n 2 --dist loadfile --durations=15 tests $(ARGS)
+	$(PY) -m pytest -q -n 3 --dist loadfile --durations=15 tests $(ARGS)
 	@$(MAKE) --no-print-directory test-airflow
 
 test-fast: setup

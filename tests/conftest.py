@@ -24,7 +24,7 @@ _E2E_FOLDERS = ("airflow",)
 
 
 #: The modules that take longest, longest first (``--durations=0`` on a 2-core machine):
-#: collected before the others so that ``make test``'s two processes (pytest-xdist,
+#: collected before the others so that ``make test``'s three processes (pytest-xdist,
 #: ``--dist loadfile``) start them first and the run does not end on one of them while
 #: the other process idles.
 _LONGEST_FIRST = ("test_core.py", "test_cluster.py", "test_failures.py", "test_graphframes.py", "test_connect.py",
