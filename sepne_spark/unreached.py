@@ -204,7 +204,7 @@ def _components_in_one_task(vertices: Any, edges: Any) -> Any:
     ``applyInPandas`` task: one shuffle of their rows, nothing collected."""
     import pandas as pd
     from pyspark.sql import functions as F
-    from pyspark.sql.types import IntegerType, StructField, StructType
+    from pyspark.sql.types import StructField, StructType
 
     id_type = vertices.schema["id"].dataType
     rows = vertices.select(F.lit(1).alias("kind"), F.col("id").alias("a"), F.lit(None).cast(id_type).alias("b")) \
