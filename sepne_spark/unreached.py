@@ -33,10 +33,10 @@ such row at zero.
 :func:`anchor_unreached` is the NumPy form (the oracle of the tests, and what the
 one-task path runs); :func:`anchor_frame` is the distributed form: one pass over the
 output that counts the unreached rows and sums the reached rows' d x d Gram matrix,
-then the edges between the unreached nodes, their components (GraphFrames'
-``connectedComponents``, or the same by DataFrame joins) and one partition-wise stage (up to :data:`ONE_TASK_COMPONENTS` unreached nodes their
-components are found by SciPy in one task). What reaches the driver is the count of unreached rows and the
-d x d Gram matrix. Whole graphs only: a requested node's component and the reached
+then the edges between the unreached nodes, their components (SciPy in one task up to
+:data:`ONE_TASK_COMPONENTS` of them, else GraphFrames' ``connectedComponents`` or the
+same by DataFrame joins) and one partition-wise stage. What reaches the driver is the
+count of unreached rows and the d x d Gram matrix. Whole graphs only: a requested node's component and the reached
 nodes' Gram matrix are not in its neighbourhood, so embeddings of requested ids keep
 the solve's rows.
 """
@@ -103,6 +103,17 @@ def normalised_gram(X: np.ndarray) -> np.ndarray:
     return Y.T @ Y
 
 
+def component_firsts(A: Any, ids: Sequence[Any]) -> np.ndarray:
+    """For each node of the square sparse ``A``, the smallest id (of ``ids``, in ``A``'s
+    order) of its weakly connected component: SciPy's components, then one grouped
+    minimum (no Python loop over the nodes)."""
+    import pandas as pd
+    from scipy.sparse.csgraph import connected_components
+
+    _, comp = connected_components(A, directed=True, connection="weak")
+    return pd.Series(np.asarray(ids, dtype=object)).groupby(comp).transform("min").to_numpy()
+
+
 def anchor_vectors(firsts: Sequence[Any], u: np.ndarray, basis: np.ndarray, length: float,
                    seed: int) -> np.ndarray:
     """``length * u + component_offset(first, seed, basis)`` for each component's smallest
@@ -141,7 +152,6 @@ def anchor_unreached(A: Any, X: np.ndarray, ids: Sequence[Any], length: float = 
         filled: the all-zero rows of nodes with at least one edge of non-zero weight.
     """
     import scipy.sparse as sp
-    from scipy.sparse.csgraph import connected_components
 
     X = np.array(X, dtype=np.float64)
     A = sp.csr_matrix(A, copy=True)
@@ -151,15 +161,9 @@ def anchor_unreached(A: Any, X: np.ndarray, ids: Sequence[Any], length: float = 
     idx = np.flatnonzero(zero & linked)
     if not len(idx):
         return X, 0
-    gram = normalised_gram(X[~zero])
-    _, comp = connected_components(A[idx][:, idx], directed=True, connection="weak")
-    ids = np.asarray(ids, dtype=object)[idx]
-    firsts = {}
-    for c, i in zip(comp, ids):
-        if c not in firsts or i < firsts[c]:
-            firsts[c] = i
-    u, basis = anchor_basis(gram)
-    X[idx] = anchor_vectors([firsts[c] for c in comp], u, basis, length, seed)
+    firsts = component_firsts(A[idx][:, idx], np.asarray(ids, dtype=object)[idx])
+    u, basis = anchor_basis(normalised_gram(X[~zero]))
+    X[idx] = anchor_vectors(list(firsts), u, basis, length, seed)
     return X, len(idx)
 
 
@@ -213,20 +217,15 @@ def _components_in_one_task(vertices: Any, edges: Any) -> Any:
 
     def run(pdf: pd.DataFrame) -> pd.DataFrame:
         import scipy.sparse as sp
-        from scipy.sparse.csgraph import connected_components as scipy_components
 
         kind = pdf["kind"].to_numpy()
-        index = pd.Index(pdf["a"][kind == 1]).sort_values()
+        index = pd.Index(pdf["a"][kind == 1])
         src = index.get_indexer(pdf["a"][kind == 0])
         dst = index.get_indexer(pdf["b"][kind == 0])
         keep = (src >= 0) & (dst >= 0)
         n = len(index)
         A = sp.csr_matrix((np.ones(int(keep.sum())), (src[keep], dst[keep])), shape=(n, n))
-        _, comp = scipy_components(A, directed=True, connection="weak")
-        # index is sorted: a component's first position holds its smallest id
-        first = np.full(comp.max() + 1 if n else 0, n, dtype=np.int64)
-        np.minimum.at(first, comp, np.arange(n))
-        return pd.DataFrame({"id": index.to_numpy(), "first": index.to_numpy()[first[comp]]})
+        return pd.DataFrame({"id": index.to_numpy(), "first": component_firsts(A, index.to_numpy())})
 
     return rows.groupBy(F.lit(0).alias("one")).applyInPandas(run, schema=schema)
 
@@ -346,4 +345,4 @@ def anchor_frame(out: Any, edges: Any, length: float, seed: int, dim: int, colum
 
 
 __all__ = ["ONE_TASK_COMPONENTS", "UNREACHED", "anchor_basis", "anchor_frame", "anchor_unreached", "anchor_vectors",
-           "component_offset", "connected_components", "normalised_gram", "offset_dims", "zero_rows"]
+           "component_firsts", "component_offset", "connected_components", "normalised_gram", "offset_dims", "zero_rows"]

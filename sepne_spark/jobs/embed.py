@@ -226,10 +226,8 @@ def zero_advice(used: dict, n_nodes: int | None) -> str:
     (a model's parameters: ``landmarkStrategy``, ``landmarks``, ``metric``, ``window``)."""
     if used.get("unreached", "zero") == "anchor":
         return "drop the isolated nodes, or leave them at zero: the graph says nothing about them"
-    tips = []
-    if used.get("unreached", "zero") == "zero":
-        tips.append("--unreached anchor (a shared direction and one per component for the nodes of components "
-                    "without a landmark)")
+    tips = ["--unreached anchor (a shared direction and one per component for the nodes of components "
+            "without a landmark)"]
     if used.get("propagation", 1) <= 1:
         tips.append("--propagation 3 (the spectral filter gives every node of a component that holds a "
                     "landmark a vector from its neighbourhood)")
