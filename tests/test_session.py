@@ -42,8 +42,9 @@ def test_path_unchanged_without_an_installed_pyspark(tmp_path):
     assert daemon.without_bundled_archives(path) == path
 
 
-def test_session_workers_import_pyspark_from_the_package_and_scan_no_archive(spark):
+def test_session_workers_import_pyspark_from_the_package_scan_no_archive_and_start_preloaded(spark):
     assert spark.conf.get(daemon.SETTING) == daemon.MODULE
+    wanted = daemon.PRELOAD
 
     def probe(batches):
         import importlib
@@ -51,20 +52,25 @@ def test_session_workers_import_pyspark_from_the_package_and_scan_no_archive(spa
 
         import pyspark
 
+        preloaded = ",".join(m for m in wanted if m in sys.modules)  # before this task imports anything
         importlib.invalidate_caches()  # what every task starts with
         archives = sorted({k for k, v in sys.path_importer_cache.items() if isinstance(v, zipimport.zipimporter)})
         for pdf in batches:
             pdf["where"] = pyspark.__file__
             pdf["archives"] = ";".join(archives)
+            pdf["preloaded"] = preloaded
             yield pdf
 
-    rows = spark.range(4).repartition(2).mapInPandas(probe, "id long, where string, archives string").collect()
+    rows = spark.range(4).repartition(2).mapInPandas(
+        probe, "id long, where string, archives string, preloaded string").collect()
     assert sorted(r["id"] for r in rows) == [0, 1, 2, 3]  # tasks run and return their rows
     import pyspark
 
     for r in rows:
         assert r["where"] == pyspark.__file__, r["where"]
         assert r["archives"] == "", r["archives"]
+        # The daemon imported the library's modules once; the worker it forked has them.
+        assert r["preloaded"] == ",".join(wanted), r["preloaded"]
 
 
 def test_only_local_masters_are_told_this_interpreter():
