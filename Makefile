@@ -11,11 +11,12 @@ run: setup
 
 # Tiers (pytest.ini): unit (no Spark, under a minute), spark (in-process local[2]),
 # e2e (jobs, subprocesses, spark-submit, Spark Connect). `make test` runs them all, in three
-# test processes (pytest-xdist; most of a test waits on JVMs and servers, so three beat
-# two on 2 cores), each test module in one of them, so that a module's
-# servers (Spark Connect, the standalone cluster) start once.
+# test processes (pytest-xdist; three beat two on 2 cores: a test's JVM and its Python
+# workers take turns), each test module in one of them, so that a module's
+# servers (Spark Connect, the standalone cluster) start once, the longest modules first
+# (tests/conftest.py).
 test: setup
-	$(PY) -m pytest -q -n 3 --dist loadfile --durations=15 tests $(ARGS)
+	$(PY) -m pytest -q -n 3 --dist loadfile --no-loadscope-reorder --durations=15 tests $(ARGS)
 	@$(MAKE) --no-print-directory test-airflow
 
 test-fast: setup

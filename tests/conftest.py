@@ -23,13 +23,16 @@ _E2E_MODULES = ("test_connect.py", "test_readme.py", "test_cli.py")
 _E2E_FOLDERS = ("airflow",)
 
 
-#: The modules that take longest, longest first (``--durations=0`` on a 2-core machine):
-#: collected before the others so that ``make test``'s three processes (pytest-xdist,
-#: ``--dist loadfile``) start them first and the run does not end on one of them while
-#: the other process idles.
-_LONGEST_FIRST = ("test_core.py", "test_cluster.py", "test_failures.py", "test_graphframes.py", "test_connect.py",
-                  "test_bad_input.py", "test_reading.py", "test_evaluation.py", "test_readme.py", "test_jobs.py",
-                  "test_pipeline.py", "test_submit.py", "test_skew.py")
+#: The modules that take longest, longest first (``--durations=0`` on a 2-core machine,
+#: summed per module): collected before the others, so that ``make test``'s three
+#: processes (pytest-xdist, ``--dist loadfile --no-loadscope-reorder``) start them first
+#: and the run does not end on one of them while the other processes idle. (Without
+#: ``--no-loadscope-reorder`` xdist would hand out the modules with the most tests
+#: first, and the standalone-cluster module, one test of two minutes, last.)
+_LONGEST_FIRST = ("test_core.py", "test_connect.py", "test_cluster.py", "test_reading.py", "test_graphframes.py",
+                  "test_pipeline.py", "test_jobs.py", "test_failures.py", "test_propagation.py",
+                  "test_bad_input.py", "test_readme.py", "test_evaluation.py", "test_submit.py",
+                  "test_unreached.py")
 
 
 def _module_rank(item: pytest.Item) -> int:
