@@ -1,5 +1,6 @@
-"""Run the main SepNE path (RP, IO and LP sets, and RP with the averaging, refinement (by the
-log-ratio matrix) and propagation by row blocks) under Spark Connect; print the results as
+"""Run the main SepNE path under Spark Connect: requested ids (IO) and LP sets in one task,
+and RP sets on the distributed path followed by the averaging, the refinement (by the
+log-ratio matrix) and the propagation by row blocks and the anchor; print the results as
 JSON.
 
 Used by tests/test_connect.py in a separate process: ``python run_connect.py URL ROWS``
@@ -32,7 +33,7 @@ edges = spark.createDataFrame(rows, "src string, dst string, weight double")
 result = {"graphframes": graphframes_available(spark)}
 SPECTRAL = dict(averageSteps=2, refineSteps=1, refineOperator="pmi", propagation=2, propagationBlocks=2,
                 propagationDtype="float64", oneTaskNodes=0, unreached="anchor")
-for partition in ("RP", "IO", "LP", "RP-spectral"):
+for partition in ("IO", "LP", "RP-spectral"):  # tests/test_connect.py: CASES
     extra = SPECTRAL if partition == "RP-spectral" else {}
     model = SepNE(dim=4, landmarks=8, metric="A+A2", setSize=20, iters=5, partition=partition[:2],
                   **extra).fit(edges)
