@@ -11,8 +11,8 @@ run: setup
 
 # Tiers (pytest.ini): unit (no Spark, under a minute), spark (in-process local[2]),
 # e2e (jobs, subprocesses, spark-submit, Spark Connect). `make test` runs them all, in three
-# test processes (pytest-xdist; three beat two on 2 cores: a test's JVM and its Python
-# workers take turns), each test module in one of them, so that a module's
+# test processes (pytest-xdist; three beat two on 2 cores, 767 s against 858 s in two
+# runs on 2026-12-01), each test module in one of them, so that a module's
 # servers (Spark Connect, the standalone cluster) start once, the longest modules first
 # (tests/conftest.py).
 test: setup

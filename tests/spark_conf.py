@@ -24,8 +24,9 @@ heaps are small, and three test processes with their subprocesses share two core
 two together took the propagation and pipeline tests from 237 s to 224 s, the two
 variants run side by side, so that both met the same load on this shared machine (two
 runs of the suite twenty minutes apart, that differed only in the order of the modules,
-took 480 s and 716 s). The results are the same (the oracle tests compare to 1e-9 and below).
-Users' sessions keep Spark's defaults: these settings are for the tests' tiny inputs.
+took 480 s and 716 s). The results are the same (the oracle tests compare to 1e-9 and
+below). Users' sessions keep Spark's defaults: these settings are for the tests' tiny
+inputs.
 """
 from __future__ import annotations
 
