@@ -51,6 +51,7 @@ from pyspark.sql.types import (
     BinaryType,
     DoubleType,
     IntegerType,
+    LongType,
     StringType,
     StructField,
     StructType,
@@ -481,23 +482,31 @@ def gram(state: DataFrame, name: str) -> np.ndarray:
     return _gram_total(state.where(F.col("name") == name).mapInPandas(partial, schema=schema), name)
 
 
-def _gram_total(parts: DataFrame, name: str) -> np.ndarray:
+def _gram_total(parts: DataFrame, name: str, count: str | None = None) -> np.ndarray | tuple[np.ndarray, int]:
     """The sum of the d x d float64 matrices in ``parts`` (``data``, ``rows = d``), added
     in one small task in an order of their own values (the same on every run) and
-    collected: d x d, whatever n."""
-    schema = StructType([StructField("data", BinaryType(), False), StructField("rows", IntegerType(), False)])
+    collected: d x d, whatever n. With ``count``, the name of an integer column of
+    ``parts``, its sum too, in the same task: ``(matrix, total)``."""
+    fields = [StructField("data", BinaryType(), False), StructField("rows", IntegerType(), False)]
+    if count is not None:
+        fields.append(StructField(count, LongType(), False))
+    schema = StructType(fields)
 
     def add(pdf: pd.DataFrame) -> pd.DataFrame:
         d = int(pdf["rows"].iloc[0])
         mats = [np.frombuffer(g, dtype="<f8").reshape(d, d) for g in pdf["data"]]
         total = np.sum(sorted(mats, key=lambda m: m.tobytes()), axis=0)  # order-free sum
-        return pd.DataFrame({"data": [total.astype("<f8").tobytes()], "rows": [d]})
+        row = {"data": [total.astype("<f8").tobytes()], "rows": [d]}
+        if count is not None:
+            row[count] = [int(pdf[count].sum())]
+        return pd.DataFrame(row)
 
-    row = parts.select("data", "rows").groupBy(F.lit(0).alias("one")).applyInPandas(add, schema=schema).first()
+    row = parts.select(*schema.fieldNames()).groupBy(F.lit(0).alias("one")).applyInPandas(add, schema=schema).first()
     if row is None:
         raise ValueError(f"gram: the state holds no chunk of matrix {name!r}")
     d = int(row["rows"])
-    return np.frombuffer(row["data"], dtype="<f8").reshape(d, d).copy()
+    matrix = np.frombuffer(row["data"], dtype="<f8").reshape(d, d).copy()
+    return matrix if count is None else (matrix, int(row[count]))
 
 
 def _unpack(data: bytes) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -25,8 +25,8 @@ write                  Parquet, atomically, with a manifest         :mod:`.stora
 :func:`fit` runs eagerly: its k x k results are needed on the driver. :func:`embed`
 only builds the plan: the returned DataFrame is lazy (the requested-ids check of the
 ``IO`` setup, label propagation's rounds and, on the distributed path with
-``unreached="anchor"``, that stage's count, Gram matrix and components excepted) and the solve runs once, at the
-first action; later actions reuse its checkpointed output. All caching of the graph's
+``unreached="anchor"``, that stage's counts and Gram matrix excepted) and the solve
+runs once, at the first action; later actions reuse its checkpointed output. All caching of the graph's
 intermediate tables is done here: the fit's is released by :meth:`FittedGraph.release`,
 the embedding's tables are handed to the caller (``cached=``) and released by
 :meth:`~sepne_spark.model.SepNEModel.release`.

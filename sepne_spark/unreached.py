@@ -32,13 +32,13 @@ such row at zero.
 
 :func:`anchor_unreached` is the NumPy form (the oracle of the tests, and what the
 one-task path runs); :func:`anchor_frame` is the distributed form: one pass over the
-output that counts the unreached rows and sums the reached rows' d x d Gram matrix,
-then the edges between the unreached nodes, their components (SciPy in one task up to
-:data:`ONE_TASK_COMPONENTS` of them, else GraphFrames' ``connectedComponents`` or the
-same by DataFrame joins) and one partition-wise stage. What reaches the driver is the
-count of unreached rows and the d x d Gram matrix. Whole graphs only: a requested node's component and the reached
-nodes' Gram matrix are not in its neighbourhood, so embeddings of requested ids keep
-the solve's rows.
+output that counts its zero rows and sums the reached rows' d x d Gram matrix, then
+(when there are zero rows) those of them with an edge, the edges between them, their
+components (SciPy in one task up to :data:`ONE_TASK_COMPONENTS` of them, else
+GraphFrames' ``connectedComponents`` or the same by DataFrame joins) and one
+partition-wise stage. What reaches the driver is two counts and the d x d Gram matrix.
+Whole graphs only: a requested node's component and the reached nodes' Gram matrix are
+not in its neighbourhood, so embeddings of requested ids keep the solve's rows.
 """
 from __future__ import annotations
 
@@ -263,16 +263,18 @@ def connected_components(spark: Any, vertices: Any, edges: Any, use_graphframes:
     return comps.join(firsts, "component").select("id", "first")
 
 
-def _gram_and_count(out: Any, ends: Any, column: str, dim: int) -> tuple[np.ndarray, int]:
-    """In one job: the d x d Gram matrix of the L2-normalised non-zero rows of ``out`` and
-    the number of its zero rows whose ``id`` is in ``ends`` (nodes with an edge). Summed
-    per partition in a partition-wise stage, then in one small task in an order of the
-    partial matrices' own values (the same on every run); one row collected."""
+def _gram_and_zeros(out: Any, column: str, dim: int) -> tuple[np.ndarray, int]:
+    """In one job over ``out`` alone: the d x d Gram matrix of its L2-normalised non-zero
+    rows and the number of its all-zero rows. Summed per partition in a partition-wise
+    stage, then as :func:`sepne_spark.blocks.gram` (one small task, an order of the
+    partial matrices' own values); one row collected."""
     import pandas as pd
-    from pyspark.sql import functions as F
-    from pyspark.sql.types import BinaryType, LongType, StructField, StructType
+    from pyspark.sql.types import BinaryType, IntegerType, LongType, StructField, StructType
 
-    schema = StructType([StructField("data", BinaryType(), False), StructField("zeros", LongType(), False)])
+    from sepne_spark.blocks import _gram_total
+
+    schema = StructType([StructField("data", BinaryType(), False), StructField("rows", IntegerType(), False),
+                         StructField("zeros", LongType(), False)])
 
     def partial(batches):
         total, zeros = np.zeros((dim, dim)), 0
@@ -281,23 +283,15 @@ def _gram_and_count(out: Any, ends: Any, column: str, dim: int) -> tuple[np.ndar
                 continue
             Y = np.stack(pdf[column].to_numpy()).astype(np.float64)
             norms = np.linalg.norm(Y, axis=1)
-            zeros += int(((norms == 0) & pdf["~linked"].notna().to_numpy()).sum())
+            zeros += int((norms == 0).sum())
             Z = Y[norms > 0] / norms[norms > 0, None]
             total += Z.T @ Z
-        yield pd.DataFrame({"data": [total.astype("<f8").tobytes()], "zeros": [zeros]})
+        yield pd.DataFrame({"data": [total.astype("<f8").tobytes()], "rows": [dim], "zeros": [zeros]})
 
-    def add(pdf: pd.DataFrame) -> pd.DataFrame:
-        mats = sorted((np.frombuffer(g, dtype="<f8").reshape(dim, dim) for g in pdf["data"]),
-                      key=lambda m: m.tobytes())
-        return pd.DataFrame({"data": [np.sum(mats, axis=0).astype("<f8").tobytes()],
-                             "zeros": [int(pdf["zeros"].sum())]})
-
-    rows = out.select("id", column).join(ends.select("id", F.lit(True).alias("~linked")), "id", "left")
-    row = (rows.select(column, "~linked").mapInPandas(partial, schema=schema)
-           .groupBy(F.lit(0).alias("one")).applyInPandas(add, schema=schema).first())
-    if row is None:  # no row at all
+    try:
+        return _gram_total(out.select(column).mapInPandas(partial, schema=schema), column, count="zeros")
+    except ValueError:  # no partition at all
         return np.zeros((dim, dim)), 0
-    return np.frombuffer(row["data"], dtype="<f8").reshape(dim, dim).copy(), int(row["zeros"])
 
 
 def anchor_frame(out: Any, edges: Any, length: float, seed: int, dim: int, column: str = "embedding",
@@ -305,8 +299,10 @@ def anchor_frame(out: Any, edges: Any, length: float, seed: int, dim: int, colum
     """The distributed :func:`anchor_unreached`: ``out`` (``id``, ``column`` and any other
     columns) with the ``column`` of every unreached node replaced; and their count.
 
-    Runs now: one job counts the unreached rows and sums the reached rows' Gram matrix
-    (d x d, the one matrix collected); nothing more runs when there are none. The
+    Runs now: one job over ``out`` alone counts its zero rows and sums the reached rows'
+    Gram matrix (d x d, the one matrix collected); nothing more runs when there are none.
+    Otherwise one more job counts those of the zero rows whose node has an edge (a semi
+    join of their ids with the edges' ends: the vectors are never shuffled). The
     returned DataFrame is lazy (the components are found when it is first used); the
     tables it reads are persisted and appended to ``cached`` for the caller to release.
     """
@@ -316,15 +312,18 @@ def anchor_frame(out: Any, edges: Any, length: float, seed: int, dim: int, colum
 
     held = [] if cached is None else cached
     spark = out.sparkSession
-    live = edges.where(F.col("weight") != 0)
-    ends = live.select(F.col("src").alias("id")).unionByName(live.select(F.col("dst").alias("id"))).distinct()
-    gram, count = _gram_and_count(out, ends, column, dim)
-    if count == 0:
+    gram, zeros = _gram_and_zeros(out, column, dim)
+    if zeros == 0:
         return out, 0
-    u, basis = anchor_basis(gram)
+    live = edges.where(F.col("weight") != 0)
+    ends = live.select(F.col("src").alias("id")).unionByName(live.select(F.col("dst").alias("id")))
     zero = F.forall(F.col(column), lambda x: x == 0)
     unreached = out.where(zero).select("id").join(ends, "id", "left_semi").persist()
     held.append(unreached)
+    count = unreached.count()
+    if count == 0:  # the zero rows are nodes without an edge: they stay zero
+        return out, 0
+    u, basis = anchor_basis(gram)
     inner = (live.join(unreached.select(F.col("id").alias("src")), "src", "left_semi")
              .join(unreached.select(F.col("id").alias("dst")), "dst", "left_semi").select("src", "dst"))
     firsts = connected_components(spark, unreached, inner, use_graphframes, nodes=count)

@@ -132,6 +132,10 @@ def test_anchor_frame_equals_numpy(spark, use_graphframes):
     want, _ = anchor_unreached(sp.csr_matrix(W), X, ids, 1.5, 3)
     np.testing.assert_allclose(np.array([rows[v][0] for v in ids]), want, rtol=1e-12, atol=1e-13)
     assert [rows[v][1] for v in ids] == list(range(9))
+    # Zero rows of nodes without an edge only (n8): nothing to anchor, the output as it was.
+    reached = out.where(~out.id.isin("n4", "n5", "n6", "n7"))
+    same, none = anchor_frame(reached, edges, 1.5, 3, 3, use_graphframes=use_graphframes, cached=cached)
+    assert none == 0 and same is reached
     for df in cached:
         df.unpersist()
 
