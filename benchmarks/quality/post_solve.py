@@ -1,0 +1,107 @@
+"""Research: stages after the chosen solve, scored on validation folds only.
+
+The chosen ``document-quality`` solve (the library's, without its averaging) is computed
+once per graph; each variant then applies, in the library's order, the refinement, the
+spectral filter and the averaging of :func:`sepne_spark.spectral.smooth` (the library's
+own NumPy stage), and optionally reshapes the spectrum of the vectors before or after
+them (research only: ``pre`` / ``post`` = p replaces the singular values s of the
+L2-normalised vectors by s ** p; p = 0 whitens them, p > 1 sharpens them). Nothing here
+reads a test label: every score is :func:`common.validation_scores`.
+
+    .venv/bin/python benchmarks/quality/post_solve.py '{"average": 3}' '{"order": 10, "average": 3}'
+    .venv/bin/python benchmarks/quality/post_solve.py --base '{"k": 600}' '{"order": 10, "average": 3}'
+
+A variant is a JSON object with any of ``order``, ``mu``, ``theta`` (the filter),
+``refine`` and ``op`` (refinement rounds and operator), ``average`` (steps), ``pre`` and
+``post`` (spectrum powers). Rows are appended to
+``benchmarks/results/post_solve_log.jsonl``; ``--render`` prints that log as the
+Markdown table of ``VALIDATION_LOG.md`` ("After the solve").
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from dataclasses import asdict, replace
+from typing import Any
+
+import numpy as np
+
+from common import (AS_WRITTEN, DATASETS, RESULTS_DIR, adjacency, library_params, library_run, load_graph,
+                    validation_scores)
+from sepne_spark.spectral import l2_normalize, smooth
+
+LOG = RESULTS_DIR / "post_solve_log.jsonl"
+#: The chosen document-quality solve (VALIDATION_LOG.md, row 118) without its averaging.
+CHOSEN = dict(transform="logN", metric="win5", k=250, strategy="GDS", eta=1000.0, average=0)
+KEYS = {"order", "mu", "theta", "refine", "op", "average", "pre", "post"}
+
+
+def spectrum_power(X: np.ndarray, p: float) -> np.ndarray:
+    """``X`` with its singular values ``s`` replaced by ``s ** p`` (directions whose value
+    is below 1e-10 of the largest are dropped)."""
+    U, S, Vt = np.linalg.svd(X, full_matrices=False)
+    keep = S > S[0] * 1e-10
+    return (U[:, keep] * S[keep] ** p) @ Vt[keep]
+
+
+def apply(A: Any, W: np.ndarray, v: dict[str, Any]) -> np.ndarray:
+    """The vectors of variant ``v`` from the solve's ``W`` over the adjacency ``A``."""
+    unknown = set(v) - KEYS
+    if unknown:
+        raise ValueError(f"unknown variant keys {sorted(unknown)}; known: {sorted(KEYS)}")
+    E = spectrum_power(l2_normalize(W), v["pre"]) if "pre" in v else W
+    X = smooth(A, E, int(v.get("order", 1)), float(v.get("mu", 0.2)), float(v.get("theta", 0.5)),
+               int(v.get("refine", 0)), int(v.get("average", 0)), v.get("op", "transition"))
+    return spectrum_power(l2_normalize(X), v["post"]) if "post" in v else X
+
+
+def render(path=LOG) -> str:
+    """The log as a Markdown table: base, variant, validation mean and six cells."""
+    lines = ["| row | base | variant | mean | wiki 10% | wiki 90% | cora 10% | cora 90% | citeseer 10% | citeseer 90% |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for i, line in enumerate(open(path), 1):
+        r = json.loads(line)
+        base = ", ".join(f"{k}={v}" for k, v in r["base"].items()) or "chosen"
+        var = ", ".join(f"{k}={v}" for k, v in r["variant"].items()) or "none"
+        cells = " | ".join(f"{x:.4f}" for nm in DATASETS for x in r["val"][nm])
+        lines.append(f"| P{i} | {base} | {var} | {r['val_mean']:.4f} | {cells} |")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("variants", nargs="*", default=["{}"])
+    ap.add_argument("--base", default="{}", help="study Config fields changed from the chosen solve (JSON)")
+    ap.add_argument("--datasets", default=",".join(DATASETS))
+    ap.add_argument("--outer", type=int, default=5, help="outer splits of the validation score (default: %(default)s)")
+    ap.add_argument("--render", action="store_true", help="print the log as a Markdown table and exit")
+    args = ap.parse_args()
+    if args.render:
+        print(render())
+        return
+    over = json.loads(args.base)
+    cfg = replace(AS_WRITTEN, **{**CHOSEN, **over})
+    graphs = {nm: load_graph(nm, cfg.self_loops) for nm in args.datasets.split(",")}
+    solves, adj = {}, {}
+    for nm, g in graphs.items():
+        t0 = time.time()
+        solves[nm] = library_run(g, library_params(cfg)).W
+        adj[nm] = adjacency(g, cfg.directed, cfg.dups)
+        print(f"{nm}: solve {time.time() - t0:.1f} s", flush=True)
+    RESULTS_DIR.mkdir(parents=True, exist_ok=True)
+    for spec in args.variants:
+        v = json.loads(spec)
+        t0 = time.time()
+        val = {nm: validation_scores(g, apply(adj[nm], solves[nm], v), n_outer=args.outer) for nm, g in graphs.items()}
+        mean = float(np.mean([x for pair in val.values() for x in pair]))
+        row = {"base": over, "config": asdict(cfg), "variant": v, "outer": args.outer, "val": val, "val_mean": mean,
+               "seconds": round(time.time() - t0, 1)}
+        with open(LOG, "a") as fh:
+            fh.write(json.dumps(row) + "\n")
+        cells = "  ".join(f"{nm} {a:.4f}/{b:.4f}" for nm, (a, b) in val.items())
+        print(f"{mean:.4f}  {cells}  {spec} base={args.base}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
