@@ -23,6 +23,7 @@ import argparse
 import json
 import time
 from dataclasses import asdict, replace
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -56,11 +57,11 @@ def apply(A: Any, W: np.ndarray, v: dict[str, Any]) -> np.ndarray:
     return spectrum_power(l2_normalize(X), v["post"]) if "post" in v else X
 
 
-def render(path=LOG) -> str:
+def render(path: Path = LOG) -> str:
     """The log as a Markdown table: base, variant, validation mean and six cells."""
     lines = ["| row | base | variant | mean | wiki 10% | wiki 90% | cora 10% | cora 90% | citeseer 10% | citeseer 90% |",
              "|---|---|---|---|---|---|---|---|---|---|"]
-    for i, line in enumerate(open(path), 1):
+    for i, line in enumerate(path.read_text().splitlines(), 1):
         r = json.loads(line)
         base = ", ".join(f"{k}={v}" for k, v in r["base"].items()) or "chosen"
         var = ", ".join(f"{k}={v}" for k, v in r["variant"].items()) or "none"
