@@ -301,10 +301,15 @@ def anchor_frame(out: Any, edges: Any, length: float, seed: int, dim: int, colum
 
     Runs now: one job over ``out`` alone counts its zero rows and sums the reached rows'
     Gram matrix (d x d, the one matrix collected); nothing more runs when there are none.
-    Otherwise one more job counts those of the zero rows whose node has an edge (a semi
-    join of their ids with the edges' ends: the vectors are never shuffled). The
-    returned DataFrame is lazy (the components are found when it is first used); the
-    tables it reads are persisted and appended to ``cached`` for the caller to release.
+    Otherwise the zero rows' ids are held, those of them whose node has an edge are
+    counted (the edges' ends filtered against the held ids as they are read: neither
+    the vectors nor the edges are shuffled while the ids are under Spark's broadcast
+    threshold), and their components and new vectors are computed and held. Held tables
+    report their real size to Spark's planner, so the returned DataFrame, which is lazy,
+    joins the new vectors to ``out`` without a shuffle of ``out`` while they are under the
+    same threshold (``spark.sql.autoBroadcastJoinThreshold``: Spark's choice, bounded by
+    its setting, never a broadcast of the library's). The tables persisted are appended
+    to ``cached`` for the caller to release.
     """
     import pandas as pd
     from pyspark.sql import functions as F
@@ -318,7 +323,14 @@ def anchor_frame(out: Any, edges: Any, length: float, seed: int, dim: int, colum
     live = edges.where(F.col("weight") != 0)
     ends = live.select(F.col("src").alias("id")).unionByName(live.select(F.col("dst").alias("id")))
     zero = F.forall(F.col(column), lambda x: x == 0)
-    unreached = out.where(zero).select("id").join(ends, "id", "left_semi").persist()
+    # The zero rows' ids, held and counted first so that the plans below know their true
+    # size: the edge ends are then filtered against them where they are read (a broadcast
+    # hash join while they are under spark.sql.autoBroadcastJoinThreshold) instead of
+    # every end being shuffled to meet a few ids.
+    zero_ids = out.where(zero).select("id").persist()
+    held.append(zero_ids)
+    zero_ids.count()
+    unreached = ends.join(zero_ids, "id", "left_semi").distinct().persist()
     held.append(unreached)
     count = unreached.count()
     if count == 0:  # the zero rows are nodes without an edge: they stay zero
@@ -337,6 +349,7 @@ def anchor_frame(out: Any, edges: Any, length: float, seed: int, dim: int, colum
 
     filled = firsts.mapInPandas(vectors, schema=schema).persist()
     held.append(filled)
+    filled.count()  # filled now, so that the join below sees their size, as above
     cols = out.columns
     result = out.join(filled, "id", "left").select(
         *[F.coalesce(F.col("~anchor"), F.col(c)).alias(c) if c == column else F.col(c) for c in cols])

@@ -3,6 +3,7 @@ oracle comparison of embeddings. Test modules import helpers from here, never fr
 each other."""
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -63,6 +64,19 @@ def random_graph(n: int = 60, m: int = 220, seed: int = 0, string_ids: bool = Tr
 def nothing_cached(spark) -> bool:
     """Whether the session's cache holds no table (persisted or waiting to be filled)."""
     return bool(spark._jsparkSession.sharedState().cacheManager().isEmpty())
+
+
+def physical_plan(df) -> str:
+    """The physical plan Spark runs for ``df`` (a classic session's), with the plans of
+    the tables it reads from the cache."""
+    return df._jdf.queryExecution().executedPlan().toString()
+
+
+def outermost_join(df) -> str | None:
+    """The strategy of the join nearest the top of ``df``'s physical plan (of a cached
+    table, its own), e.g. ``BroadcastHashJoin``; None without a join."""
+    found = re.search(r"\b(\w+Join|CartesianProduct)\b", physical_plan(df))
+    return found.group(1) if found else None
 
 
 def collect(df):

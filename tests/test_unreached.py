@@ -12,7 +12,7 @@ from sepne_spark import dense
 from sepne_spark.model import SepNE
 from sepne_spark.unreached import anchor_basis, anchor_frame, anchor_unreached, component_offset, offset_dims
 from tests import gf_support
-from tests.helpers import random_graph
+from tests.helpers import outermost_join, physical_plan, random_graph
 
 #: Small components that hold no landmark, added to a random graph: a pair, a triangle,
 #: a chain of four (ids sort after the random graph's ``v...``).
@@ -132,6 +132,9 @@ def test_anchor_frame_equals_numpy(spark, use_graphframes):
     want, _ = anchor_unreached(sp.csr_matrix(W), X, ids, 1.5, 3)
     np.testing.assert_allclose(np.array([rows[v][0] for v in ids]), want, rtol=1e-12, atol=1e-13)
     assert [rows[v][1] for v in ids] == list(range(9))
+    # The few held ids meet the edge ends as they are read, and the new vectors meet the
+    # output, by broadcast joins: neither the edges nor the output is shuffled for them.
+    assert outermost_join(got) == outermost_join(cached[1]) == "BroadcastHashJoin", physical_plan(got)
     # Zero rows of nodes without an edge only (n8): nothing to anchor, the output as it was.
     reached = out.where(~out.id.isin("n4", "n5", "n6", "n7"))
     same, none = anchor_frame(reached, edges, 1.5, 3, 3, use_graphframes=use_graphframes, cached=cached)
