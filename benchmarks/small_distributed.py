@@ -10,8 +10,15 @@ prints the two times. The first repetition warms the JVM and the Python workers.
 ``--tasks N`` then also times a query of N Python tasks that do nothing (a
 ``mapInPandas`` over N one-row partitions), three times: the per-task cost alone.
 
+``--spectral`` adds the steps after the solve by row blocks (two averaging steps, one
+refinement round by the log-ratio matrix, a propagation of order 2, two row blocks) and
+the anchor, on the graph plus two small islands that hold no landmark, and also times a
+count of the embedding once it has been computed: the per-query cost of the plans the
+steps leave behind.
+
     python benchmarks/small_distributed.py --reps 4
     python benchmarks/small_distributed.py --reps 4 --pyspark-daemon
+    python benchmarks/small_distributed.py --reps 3 --spectral
 """
 from __future__ import annotations
 
@@ -39,6 +46,8 @@ def main() -> None:
     parser.add_argument("--edges", type=int, default=220)
     parser.add_argument("--master", default="local[2]")
     parser.add_argument("--tasks", type=int, default=0, help="also time a query of this many empty Python tasks")
+    parser.add_argument("--spectral", action="store_true",
+                        help="the steps after the solve by row blocks and the anchor, on the graph plus two islands")
     parser.add_argument("--pyspark-daemon", action="store_true",
                         help="Python workers through pyspark.daemon (Spark's default), not sepne_spark.daemon")
     args = parser.parse_args()
@@ -51,15 +60,29 @@ def main() -> None:
                             "spark.sql.codegen.wholeStage": "false",
                             **({"spark.python.daemon.module": "pyspark.daemon"} if args.pyspark_daemon else {})})
     print("python daemon:", spark.conf.get("spark.python.daemon.module", "pyspark.daemon"), flush=True)
-    edges = spark.createDataFrame(edge_rows(args.nodes, args.edges, 7), "src string, dst string, weight double")
+    rows = edge_rows(args.nodes, args.edges, 7)
+    extra = {}
+    if args.spectral:
+        rows += [("x1", "x2", 1.0), ("y1", "y2", 1.0), ("y2", "y3", 2.0)]  # no landmark reaches them
+        extra = dict(averageSteps=2, refineSteps=1, refineOperator="pmi", propagation=2, propagationBlocks=2,
+                     propagationDtype="float64", unreached="anchor")
+    edges = spark.createDataFrame(rows, "src string, dst string, weight double")
     for rep in range(args.reps):
         start = time.perf_counter()
         model = SepNE(dim=4, landmarks=8, landmarkStrategy="DD", metric="I+A", partition="RP", setSize=18,
-                      lam=0.4, eta=0.1, iters=5, directed=True, seed=3, oneTaskNodes=0).fit(edges)
+                      lam=0.4, eta=0.1, iters=5, directed=True, seed=3, oneTaskNodes=0, **extra).fit(edges)
         fitted = time.perf_counter()
-        rows = len(model.transform(edges).collect())
+        out = model.transform(edges)
+        n = len(out.collect())
         done = time.perf_counter()
-        print(f"rep {rep}: fit {fitted - start:.2f} s, embed {done - fitted:.2f} s ({rows} rows)", flush=True)
+        line = f"rep {rep}: fit {fitted - start:.2f} s, embed {done - fitted:.2f} s ({n} rows)"
+        if args.spectral:
+            counted = time.perf_counter()
+            out.count()
+            line += (f", of which the anchor's stage {model.timings.get('unreached', 0.0):.2f} s; "
+                     f"a count of the embedding afterwards {time.perf_counter() - counted:.2f} s")
+            model.release()
+        print(line, flush=True)
     if args.tasks:
         empty = spark.range(args.tasks).repartition(args.tasks).mapInPandas(lambda batches: batches, "id long")
         for rep in range(3):

@@ -486,14 +486,22 @@ def embed(
     out = embed_sets(records, model.factors, model.S_A, model.S_B, params["lam"], params["eta"], params["iters"],
                      model.id_type, model.landmark_ids, params["dtype"]).unionByName(lm_out)
     order, steps, averaging = _propagation_order(params), _refine_steps(params), _average_steps(params)
+    # Whether the output has been computed and checkpointed (cut from its lineage). The
+    # plan of the output holds the whole history of the solve and of the spectral steps,
+    # and every table persisted over it nests that history again: the anchor's held
+    # tables over the uncut output made Spark Connect's server run out of heap on a
+    # 55-node graph. Where the output is computed here anyway (steps by row blocks,
+    # the anchor), it is checkpointed once (benchmarks/small_distributed.py --spectral:
+    # embedding 12.5 to 14.0 s against 16.0 to 16.4 s, BENCHMARKS.md).
+    cut = False
     if order > 1 or steps or averaging:
         base = keep(out)
         blocks_n = int(params["propagationBlocks"]) or default_blocks(
             (fitted.nodes if same else nodes) or 0, dim=int(params["dim"]), dtype=params["propagationDtype"])
         # In one task the filter is lazy (it runs at the first action). By row blocks
-        # every product is computed as it is built (sepne_spark.blocks): the solve and
-        # the products run here, as a stage of their own, and the first action reads
-        # their result.
+        # every product is computed as it is built (sepne_spark.blocks): the solve, the
+        # products and their join with the solve's other columns run here, as a stage of
+        # their own, and the output is checkpointed (see `cut` below).
         by_blocks = stage(spark, "solve_propagation", f"the per-set solve, then {', '.join(spectral_steps(params))}, "
                           f"by {blocks_n} row blocks", timings) if blocks_n > 1 else nullcontext()
         with by_blocks:
@@ -503,18 +511,15 @@ def embed(
                 blocks=blocks_n, seed=params["seed"], dtype=params["propagationDtype"], refine_steps=steps,
                 average_steps=averaging, refine_operator=_refine_operator(params),
             )
-        out = base.drop("embedding").join(smooth, "id").select(*output_schema(model.id_type).fieldNames())
+            out = base.drop("embedding").join(smooth, "id").select(*output_schema(model.id_type).fieldNames())
+            if blocks_n > 1:
+                out, cut = checkpoint(out), True
         _spectral_plan(params, plan)
     if _anchors(params, ids):
         with stage(spark, "unreached", f"nodes no landmark reaches: the anchor (length {params['unreachedLength']:g}) "
                    "and one direction per component", timings) as st:
-            # The anchor's jobs read the output now, and the later queries read its
-            # result: computed here once and cut from the lineage of the solve and the
-            # spectral steps, so that each of those queries plans a few operators over
-            # it instead of that whole history (a 55-node graph after the steps by row
-            # blocks: this stage 2.5 s and a count of the result 0.4 s, against 4.7 s
-            # and 11.5 s over the persisted output with its lineage).
-            out = checkpoint(out)
+            if not cut:  # the anchor's first pass reads every row: computed here, once
+                out = checkpoint(out)
             out, filled = anchor_frame(out, graph.edges, float(params["unreachedLength"]), int(params["seed"]),
                                        int(params["dim"]), cached=held)
             st.count(unreached=filled)

@@ -72,6 +72,13 @@ def physical_plan(df) -> str:
     return df._jdf.queryExecution().executedPlan().toString()
 
 
+def runs_the_solve(df) -> bool:
+    """Whether ``df``'s physical plan (cached tables' plans included) holds the per-set
+    solve (``groupBy("set_id").applyInPandas``): False for an output read from a
+    checkpoint, whose lineage is cut."""
+    return re.search(r"FlatMapGroupsInPandas \[set_id", physical_plan(df)) is not None
+
+
 def outermost_join(df) -> str | None:
     """The strategy of the join nearest the top of ``df``'s physical plan (of a cached
     table, its own), e.g. ``BroadcastHashJoin``; None without a join."""

@@ -9,7 +9,7 @@ from sepne_spark import dense
 from sepne_spark.model import SepNE
 from sepne_spark.propagation import l2_normalize
 from sepne_spark.spectral import average, propagate, refine, reorthogonalize
-from tests.helpers import nothing_cached, random_graph
+from tests.helpers import nothing_cached, random_graph, runs_the_solve
 
 
 def _edges(spark, g):
@@ -78,8 +78,12 @@ def test_averaged_transform_is_the_average_of_the_unaveraged_one(spark):
     for one_task, blocks in ((100_000, 0), (0, 0), (0, 2)):
         model = SepNE(**_LOG_A2, averageSteps=2, oneTaskNodes=one_task, propagationBlocks=blocks,
                       propagationDtype="float64").fit(edges)
-        out = {r["id"]: np.array(r["embedding"]) for r in model.transform(edges).collect()}
+        result = model.transform(edges)
+        out = {r["id"]: np.array(r["embedding"]) for r in result.collect()}
         assert model.plan["average_steps"] == 2 and "propagation" not in model.plan
+        # By row blocks the output is computed at the call and checkpointed: a query over
+        # it plans a scan of the checkpoint, not the solve and the steps again.
+        assert runs_the_solve(result) == (not one_task and not blocks)
         assert model.plan.get("one_task", False) == bool(one_task)
         np.testing.assert_allclose(np.array([out[v] for v in ids]), want, rtol=1e-9, atol=1e-10)
         with pytest.raises(ValueError, match="averageSteps=0"):

@@ -12,7 +12,7 @@ from sepne_spark import dense
 from sepne_spark.model import SepNE
 from sepne_spark.unreached import anchor_basis, anchor_frame, anchor_unreached, component_offset, offset_dims
 from tests import gf_support
-from tests.helpers import outermost_join, physical_plan, random_graph
+from tests.helpers import outermost_join, physical_plan, random_graph, runs_the_solve
 
 #: Small components that hold no landmark, added to a random graph: a pair, a triangle,
 #: a chain of four (ids sort after the random graph's ``v...``).
@@ -182,7 +182,9 @@ def test_estimator_anchors_the_solve_it_leaves_at_zero(spark):
     np.testing.assert_array_equal(asked["x1"], 0.0)  # requested ids: the solve's row
     model.release()
     model = SepNE(**kw, oneTaskNodes=0, unreached="anchor").fit(edges)
-    got = vectors(model.transform(edges))
+    result = model.transform(edges)
+    got = vectors(result)
     assert model.plan["unreached"] == 9 and "unreached" in model.timings
+    assert not runs_the_solve(result)  # the output was checkpointed before the anchor's passes
     np.testing.assert_allclose(got, anchor_unreached(W, base[0], ids, 2.0, 5)[0], rtol=1e-8, atol=1e-10)
     model.release()
