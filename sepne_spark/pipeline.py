@@ -50,7 +50,6 @@ from sepne_spark.graph import Graph, incident_ends, requested_ids, rows_of
 from sepne_spark.landmarks import select_landmarks
 from sepne_spark.partition import lp_partition, random_partition, requested_partition
 from sepne_spark.progress import stage
-from sepne_spark.session import checkpoint
 from sepne_spark.propagation import default_blocks, propagate_embeddings
 from sepne_spark.proximity import (
     LandmarkBlocks,
@@ -60,6 +59,7 @@ from sepne_spark.proximity import (
     metric_text,
     transition,
 )
+from sepne_spark.session import checkpoint
 from sepne_spark.set_stage import embed_sets, output_schema, set_records
 from sepne_spark.solver import LandmarkFactors, landmark_factors, row_space_factors, set_constants
 from sepne_spark.sparse import proximity_entries_bound
