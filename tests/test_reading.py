@@ -18,6 +18,7 @@ from pyspark.sql import types as T
 from sepne_spark.errors import UserError
 from sepne_spark.graph import Graph, incident_ends, load_graph, prepare_graph, rows_of
 from sepne_spark.reading import InputError, read_edges
+from tests.helpers import physical_plan
 
 
 def write(tmp_path: Path, name: str, text: str, newline: str = "\n") -> str:
