@@ -387,7 +387,7 @@ def test_requested_neighbourhood_reads_the_input_once(spark, tmp_path):
     ids = local_df(spark, [(v,) for v in ["a", "b", "zz"]], "id string")
 
     def scans(df: DataFrame) -> int:
-        return df._jdf.queryExecution().executedPlan().toString().count("FileScan parquet")  # ids are local
+        return physical_plan(df).count("FileScan parquet")  # ids are local
 
     assert scans(incident_ends(graph, ids)) == 1 and scans(rows_of(graph, ids)) == 1
 
