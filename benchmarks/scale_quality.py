@@ -119,6 +119,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--args", default="", help="extra embed job arguments, one string (e.g. '--profile social')")
     p.add_argument("--no-prone", action="store_true", help="skip the ProNE peer")
+    p.add_argument("--no-sepne", action="store_true",
+                   help="run only the ProNE peer: the two in separate processes, one after the other, on a graph "
+                        "too large for both in one process's memory (--out merges the records)")
     p.add_argument("--prone-first", action="store_true",
                    help="run ProNE before the embed job: on a graph where ProNE's arrays and the driver JVM, "
                         "grown by the job, would not fit in memory together")
@@ -168,7 +171,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 runs["prone"] = prec
 
             order = [] if ns.no_prone else [peer_run]
-            order = order + [sepne] if ns.prone_first else [sepne] + order
+            mine = [] if ns.no_sepne else [sepne]
+            order = order + mine if ns.prone_first else mine + order
             for step in order:
                 step()
             runs = {k: runs[k] for k in ("sepne-spark", "prone") if k in runs}  # the table's order

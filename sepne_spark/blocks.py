@@ -198,8 +198,8 @@ class BlockGraph:
         ``(id, b, i)``: block ``b`` and row ``i`` in that block of every node.
     entries : DataFrame
         ``(rb, cb, c, data)``: the entries of row chunk ``c`` of row block ``rb`` in the
-        columns of block ``cb``, as packed COO arrays (row in the chunk int32, row of
-        the column in block ``cb`` int64, value float64).
+        columns of block ``cb``, as packed COO arrays (row in the chunk and row of the
+        column in block ``cb`` int32, value float64).
     demand : DataFrame
         ``(rb, cb, c)``: the column chunks (block ``cb``, chunk ``c``) row block ``rb``
         reads.
@@ -429,7 +429,11 @@ class BlockGraph:
 
 def _stored(index: DataFrame, entries: DataFrame, cr: int) -> tuple[DataFrame, DataFrame]:
     """``entries`` (``src, dst, value``) keyed by ``index`` (``id, b, i``) and packed by
-    (row block, column block, row chunk), and the column chunks each row block reads."""
+    (row block, column block, row chunk), and the column chunks each row block reads.
+
+    The two joins that key the entries run once: each packed row also lists the column
+    chunks its entries fall in (``cc``), and the demand is read from the packed table
+    (as many rows as there are packed chunks) instead of keying the entries again."""
     rows = index.select(F.col("id").alias("src"), F.col("b").alias("rb"), F.col("i").alias("ri"))
     cols = index.select(F.col("id").alias("dst"), F.col("b").alias("cb"), F.col("i").alias("ci"))
     keyed_entries = entries.join(rows, "src").join(cols, "dst").select(
@@ -437,7 +441,8 @@ def _stored(index: DataFrame, entries: DataFrame, cr: int) -> tuple[DataFrame, D
     )
     packed_schema = StructType(
         [StructField("rb", IntegerType(), False), StructField("cb", IntegerType(), False),
-         StructField("c", IntegerType(), False), StructField("data", BinaryType(), False)]
+         StructField("c", IntegerType(), False), StructField("data", BinaryType(), False),
+         StructField("cc", ArrayType(IntegerType(), False), False)]
     )
 
     def pack(pdf: pd.DataFrame) -> pd.DataFrame:
@@ -445,21 +450,16 @@ def _stored(index: DataFrame, entries: DataFrame, cr: int) -> tuple[DataFrame, D
         ci = pdf["ci"].to_numpy(np.int64)
         c = int(ri[0] // cr)
         order = np.lexsort((ci, ri))  # a fixed order: the same sums on every run
-        r = (ri[order] - c * cr).astype("<i4")
-        header = np.array([len(r)], dtype="<i8").tobytes()
-        data = header + r.tobytes() + ci[order].astype("<i8").tobytes() + \
-            pdf["value"].to_numpy(np.float64)[order].astype("<f8").tobytes()
+        data = _pack(ri[order] - c * cr, ci[order], pdf["value"].to_numpy(np.float64)[order])
         return pd.DataFrame({"rb": [int(pdf["rb"].iloc[0])], "cb": [int(pdf["cb"].iloc[0])], "c": [c],
-                             "data": [data]})
+                             "data": [data], "cc": [np.unique(ci // cr).astype(np.int32).tolist()]})
 
     chunk = (F.col("ri") / F.lit(cr)).cast("int")
-    stored = _checkpoint(
+    packed = _checkpoint(
         keyed_entries.groupBy("rb", "cb", chunk.alias("chunk")).applyInPandas(pack, schema=packed_schema)
     )
-    demand = _checkpoint(
-        keyed_entries.select("rb", "cb", (F.col("ci") / F.lit(cr)).cast("int").alias("c")).distinct()
-    )
-    return stored, demand
+    demand = _checkpoint(packed.select("rb", "cb", F.explode("cc").alias("c")).distinct())
+    return packed.select("rb", "cb", "c", "data"), demand
 
 
 def gram(state: DataFrame, name: str) -> np.ndarray:
@@ -509,13 +509,25 @@ def _gram_total(parts: DataFrame, name: str, count: str | None = None) -> np.nda
     return matrix if count is None else (matrix, int(row[count]))
 
 
+def _pack(r: np.ndarray, col: np.ndarray, v: np.ndarray) -> bytes:
+    """Packed COO arrays of one row chunk's entries in one column block: their count
+    (int64), then the row in the chunk and the row of the column in its block (int32
+    each: a block holds far fewer than 2^31 nodes) and the values (float64)."""
+    if len(col) and int(np.max(col)) >= 2**31:
+        raise ValueError(f"a column block holds more than 2^31 rows ({int(np.max(col)) + 1}): use more blocks")
+    return (np.array([len(r)], dtype="<i8").tobytes() + np.asarray(r).astype("<i4").tobytes()
+            + np.asarray(col).astype("<i4").tobytes() + np.asarray(v, dtype=np.float64).astype("<f8").tobytes())
+
+
 def _unpack(data: bytes) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The arrays :func:`_pack` stored: rows in the chunk, rows of the columns in their
+    block (both int32) and values (float64)."""
     nnz = int(np.frombuffer(data[:8], dtype="<i8")[0])
     o = 8
     r = np.frombuffer(data[o:o + 4 * nnz], dtype="<i4")
     o += 4 * nnz
-    col = np.frombuffer(data[o:o + 8 * nnz], dtype="<i8")
-    o += 8 * nnz
+    col = np.frombuffer(data[o:o + 4 * nnz], dtype="<i4")
+    o += 4 * nnz
     v = np.frombuffer(data[o:o + 8 * nnz], dtype="<f8")
     return r, col, v
 

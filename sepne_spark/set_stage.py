@@ -1,9 +1,9 @@
 """The partition-wise stage: gather each set's blocks and run the NumPy solve.
 
 One ``groupBy(set_id).applyInPandas`` call receives, for a set V_i, every entry it
-needs as rows ``(set_id, kind, u, v, l, val, val_t)``: its nodes, its rows and columns
-of M, and its neighbours' landmark entries, from which it forms M_ii, M_i0, M_0i and
-the two-hop sums with sparse products. The k x k and k x d summaries and the k landmark
+needs as rows ``(set_id, kind, u, v, val, val_t, packed)``: its nodes, its rows and
+columns of M, and its neighbours' landmark entries (packed, one row per neighbour),
+from which it forms M_ii, M_i0, M_0i and the two-hop sums with sparse products. The k x k and k x d summaries and the k landmark
 ids travel with the function (O(k^2 + k d)).
 """
 from __future__ import annotations
@@ -20,6 +20,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import (
     ArrayType,
+    BinaryType,
     BooleanType,
     DataType,
     DoubleType,
@@ -48,6 +49,63 @@ def output_schema(id_type: DataType) -> StructType:
     )
 
 
+#: One landmark entry of a neighbour in a packed record: the landmark's index ``l``,
+#: M[l, v] and M[v, l] (little-endian int32, float64, float64: 20 bytes).
+ENTRY = np.dtype([("l", "<i4"), ("val", "<f8"), ("val_t", "<f8")])
+
+
+def _packed_schema(v_type: DataType) -> StructType:
+    return StructType([StructField("v", v_type, False), StructField("packed", BinaryType(), False)])
+
+
+def pack_landmark_entries(entries: DataFrame) -> DataFrame:
+    """``(v, packed)``: each node's landmark entries (``v, l, val, val_t``) as one binary
+    value, :data:`ENTRY` records in ascending ``l``.
+
+    One shuffle by ``v`` and a sort within each partition; the packing is vectorised
+    over each Arrow batch (a node whose entries span two batches is carried to the
+    next one), so there is no Python call per node."""
+    v_type = entries.schema["v"].dataType
+
+    def pack(batches):
+        carry = None
+        for pdf in batches:
+            if carry is not None:
+                pdf = pd.concat([carry, pdf], ignore_index=True)
+                carry = None
+            if pdf.empty:
+                continue
+            v = pdf["v"].to_numpy()
+            starts = np.flatnonzero(np.r_[True, v[1:] != v[:-1]])
+            last = starts[-1]
+            carry, pdf = pdf.iloc[last:], pdf.iloc[:last]  # the last node may go on in the next batch
+            if pdf.empty:
+                continue
+            yield _packed(pdf, starts[:-1])
+        if carry is not None and not carry.empty:
+            yield _packed(carry, np.array([0]))
+
+    return (
+        entries.repartition("v").sortWithinPartitions("v", "l")
+        .mapInPandas(pack, schema=_packed_schema(v_type))
+    )
+
+
+def _packed(pdf: pd.DataFrame, starts: np.ndarray) -> pd.DataFrame:
+    """The ``(v, packed)`` rows of ``pdf`` (sorted by v, then l), whose node runs begin
+    at ``starts``."""
+    rec = np.empty(len(pdf), dtype=ENTRY)
+    rec["l"] = pdf["l"].to_numpy(np.int32)
+    rec["val"] = pdf["val"].to_numpy(np.float64)
+    rec["val_t"] = pdf["val_t"].to_numpy(np.float64)
+    raw = rec.tobytes()
+    bounds = np.r_[starts, len(pdf)] * ENTRY.itemsize
+    return pd.DataFrame({
+        "v": pdf["v"].to_numpy()[starts],
+        "packed": [raw[a:b] for a, b in zip(bounds[:-1], bounds[1:])],
+    })
+
+
 def set_records(
     assign: DataFrame, M_rows: DataFrame, M_cols: DataFrame, blocks: LandmarkBlocks
 ) -> DataFrame:
@@ -61,13 +119,13 @@ def set_records(
     by many of the set's nodes is shipped once per set, not once per edge, and no Spark
     row is made per product.
 
-    A neighbour's landmark entries travel as one row per landmark l with both values,
-    ``val`` = M[l, v] if v is an out-neighbour and ``val_t`` = M[v, l] if it is an
-    in-neighbour (0 otherwise, or where that entry is not stored). On an undirected
-    graph M has the sparsity of a symmetric matrix (its values differ: rows of A are
-    normalised), so a neighbour of the set is both an out- and an in-neighbour and each
-    (v, l) pair is shipped once instead of twice: these rows are most of what the stage
-    moves.
+    A neighbour's landmark entries travel as one row per (set, neighbour): ``packed``
+    holds all of them (:func:`pack_landmark_entries`, both values of each), and ``val``
+    and ``val_t`` say whether v is an out-neighbour and an in-neighbour of the set (1.0
+    or 0.0): the set uses M[l, v] of an out-neighbour and M[v, l] of an in-neighbour.
+    These rows are most of what the stage moves; as one row per entry they were about
+    six times as many rows (BENCHMARKS.md, "The set stage's landmark entries packed").
+    On the other rows ``packed`` is null.
 
     Parameters
     ----------
@@ -76,8 +134,8 @@ def set_records(
     M_cols: entries ``(src, dst, m)`` including every column of M for those nodes.
     blocks: the landmark rows and columns of M.
     """
-    def rec(df: DataFrame, kind: int, u: str, v: str, l: str | None, val: str | None,
-            val_t: str | None = None) -> DataFrame:
+    def rec(df: DataFrame, kind: int, u: str, v: str, val: str | None, val_t: str | None = None,
+            packed: str | None = None) -> DataFrame:
         # The id columns are never null: a null would turn integer ids into floats in
         # pandas. Rows of one node (its own, a neighbour's landmark entries) name it twice.
         return df.select(
@@ -85,9 +143,9 @@ def set_records(
             F.lit(kind).cast("int").alias("kind"),
             F.col(u).alias("u"),
             F.col(v).alias("v"),
-            (F.col(l) if l else F.lit(None).cast("int")).alias("l"),
             (F.col(val) if val else F.lit(0.0)).cast("double").alias("val"),
             (F.col(val_t) if val_t else F.lit(0.0)).cast("double").alias("val_t"),
+            (F.col(packed) if packed else F.lit(None).cast("binary")).alias("packed"),
         )
 
     MR = M_rows.join(assign.withColumnRenamed("id", "src"), "src")  # the set's rows: src, dst, m, set_id
@@ -102,19 +160,15 @@ def set_records(
     entries = blocks.row_nl.select("v", "l", F.col("m").alias("val")).join(
         blocks.col_nl.select("v", "l", F.col("m").alias("val_t")), ["v", "l"], "full"
     ).fillna(0.0, ["val", "val_t"])  # v, l, M[l, v], M[v, l]
-    # An entry the set does not use (M[l, v] of an in-neighbour only, M[v, l] of an
-    # out-neighbour only) is 0, and a row with neither is not shipped: never more rows
-    # than one per used entry, as on a directed graph.
-    landmark_entries = nbrs.join(entries, "v").select(
-        "set_id", "v", "l",
-        F.when(F.col("is_out"), F.col("val")).otherwise(F.lit(0.0)).alias("val"),
-        F.when(F.col("is_in"), F.col("val_t")).otherwise(F.lit(0.0)).alias("val_t"),
-    ).where((F.col("val") != 0) | (F.col("val_t") != 0))
+    landmark_entries = nbrs.join(pack_landmark_entries(entries), "v").select(
+        "set_id", "v", "packed",
+        F.col("is_out").cast("double").alias("is_out"), F.col("is_in").cast("double").alias("is_in"),
+    )
     return (
-        rec(assign, NODE, "id", "id", None, None)
-        .unionByName(rec(MR, M_ROW, "src", "dst", None, "m"))
-        .unionByName(rec(MC, M_COL, "dst", "src", None, "m"))
-        .unionByName(rec(landmark_entries, LANDMARK, "v", "v", "l", "val", "val_t"))
+        rec(assign, NODE, "id", "id", None)
+        .unionByName(rec(MR, M_ROW, "src", "dst", "m"))
+        .unionByName(rec(MC, M_COL, "dst", "src", "m"))
+        .unionByName(rec(landmark_entries, LANDMARK, "v", "v", "is_out", "is_in", "packed"))
     )
 
 
@@ -140,6 +194,19 @@ def _sparse(data: np.ndarray, i: np.ndarray, j: np.ndarray, shape: tuple[int, in
     return sp.csr_matrix((data[order], (i[order], j[order])), shape=shape)
 
 
+def _unpacked(pdf: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The landmark entries of a set's LANDMARK rows: for each entry its neighbour v, the
+    landmark's index l, M[l, v] where v is an out-neighbour of the set (else 0) and
+    M[v, l] where it is an in-neighbour (else 0)."""
+    blobs = pdf["packed"].tolist()
+    counts = np.fromiter(map(len, blobs), dtype=np.int64, count=len(blobs)) // ENTRY.itemsize
+    rec = np.frombuffer(b"".join(blobs), dtype=ENTRY)
+    w = np.repeat(pdf["v"].to_numpy(), counts)
+    out = np.repeat(pdf["val"].to_numpy(np.float64) != 0, counts)
+    into = np.repeat(pdf["val_t"].to_numpy(np.float64) != 0, counts)
+    return w, rec["l"].astype(np.int64), np.where(out, rec["val"], 0.0), np.where(into, rec["val_t"], 0.0)
+
+
 def set_blocks(pdf: pd.DataFrame, landmarks: pd.Index) -> SetBlocks:
     """Build a set's blocks from its records (:func:`set_records`).
 
@@ -157,26 +224,24 @@ def set_blocks(pdf: pd.DataFrame, landmarks: pd.Index) -> SetBlocks:
         sel = kind == code
         return pdf["u"][sel], pdf["v"][sel], pdf["val"][sel].to_numpy(np.float64)
 
-    lm = kind == LANDMARK
-    lm_nbr, lm_l = pdf["v"][lm], pdf["l"][lm].to_numpy(np.int64)
+    lm_nbr, lm_l, lm_val, lm_val_t = _unpacked(pdf[kind == LANDMARK])
 
-    def two_hop(ui: np.ndarray, v: pd.Series, m: np.ndarray, values: str) -> np.ndarray:
-        ml = pdf[values][lm].to_numpy(np.float64)  # M[l, w] (values "val") or M[w, l] ("val_t")
-        stored = ml != 0
+    def two_hop(ui: np.ndarray, v: pd.Series, m: np.ndarray, ml: np.ndarray) -> np.ndarray:
+        stored = ml != 0  # ml: M[l, w] or M[w, l], 0 where the set does not use it
         w, l, ml = lm_nbr[stored], lm_l[stored], ml[stored]  # w: a neighbour, l: a landmark
-        nbrs = pd.Index(w.unique()).sort_values()  # ascending id: the products' order of terms
+        nbrs = pd.Index(pd.unique(w)).sort_values()  # ascending id: the products' order of terms
         near = _sparse(m, ui, nbrs.get_indexer(v), (n, len(nbrs)))  # the set's entries to its neighbours
         far = _sparse(ml, l, nbrs.get_indexer(w), (k, len(nbrs)))
         return (far @ near.T).toarray()
 
     u, v, m = part(M_ROW)  # m = M[u, v], u in the set
     ui = nodes.get_indexer(u)
-    Rhat_A = two_hop(ui, v, m, "val")
+    Rhat_A = two_hop(ui, v, m, lm_val)
     M_ii = _sparse(m, ui, nodes.get_indexer(v), (n, n))
     M_i0 = _sparse(m, ui, landmarks.get_indexer(v), (n, k))
     u, v, m = part(M_COL)  # m = M[v, u], u in the set
     ui = nodes.get_indexer(u)
-    Rhat_B = two_hop(ui, v, m, "val_t")
+    Rhat_B = two_hop(ui, v, m, lm_val_t)
     M_0i = _sparse(m, landmarks.get_indexer(v), ui, (k, n))
     return SetBlocks(nodes, M_ii, M_i0, M_0i, Rhat_A, Rhat_B)
 

@@ -9,29 +9,34 @@ import pytest
 from pyspark.sql import functions as F
 
 from sepne_spark.proximity import landmark_blocks
-from sepne_spark.set_stage import LANDMARK, M_COL, M_ROW, NODE, set_blocks, set_records
+from sepne_spark.set_stage import ENTRY, LANDMARK, M_COL, M_ROW, NODE, set_blocks, set_records
 from tests.helpers import random_graph
+
+
+def packed(M: np.ndarray, L: list, v: int) -> bytes:
+    """Node v's landmark entries (l, M[l, v], M[v, l]) packed as ``set_records`` ships them."""
+    ls = [l for l in range(len(L)) if M[L[l], v] != 0 or M[v, L[l]] != 0]
+    rec = np.array([(l, M[L[l], v], M[v, L[l]]) for l in ls], dtype=ENTRY)
+    return rec.tobytes()
 
 
 def records(M: np.ndarray, ids: list, L: list, Vi: np.ndarray) -> pd.DataFrame:
     """The rows ``set_records`` gives set ``Vi`` (set 7), made from the dense M."""
     lm = set(L)
-    rows = [(NODE, ids[u], ids[u], None, 0.0, 0.0) for u in Vi]
+    rows = [(NODE, ids[u], ids[u], 0.0, 0.0, None) for u in Vi]
     out_nbrs, in_nbrs = set(), set()
     for u in Vi:
         for v in np.flatnonzero(M[u]):
-            rows.append((M_ROW, ids[u], ids[v], None, M[u, v], 0.0))
+            rows.append((M_ROW, ids[u], ids[v], M[u, v], 0.0, None))
             out_nbrs.add(v)
         for v in np.flatnonzero(M[:, u]):
-            rows.append((M_COL, ids[u], ids[v], None, M[v, u], 0.0))
+            rows.append((M_COL, ids[u], ids[v], M[v, u], 0.0, None))
             in_nbrs.add(v)
-    for v in sorted((out_nbrs | in_nbrs) - lm):  # one row per landmark l with a used entry
-        for l in range(len(L)):
-            row_entry = M[L[l], v] if v in out_nbrs else 0.0
-            col_entry = M[v, L[l]] if v in in_nbrs else 0.0
-            if row_entry != 0 or col_entry != 0:
-                rows.append((LANDMARK, ids[v], ids[v], l, row_entry, col_entry))
-    pdf = pd.DataFrame(rows, columns=["kind", "u", "v", "l", "val", "val_t"])
+    for v in sorted((out_nbrs | in_nbrs) - lm):  # one row per neighbour with a landmark entry
+        data = packed(M, L, v)
+        if data:
+            rows.append((LANDMARK, ids[v], ids[v], float(v in out_nbrs), float(v in in_nbrs), data))
+    pdf = pd.DataFrame(rows, columns=["kind", "u", "v", "val", "val_t", "packed"])
     pdf.insert(0, "set_id", 7)
     return pdf
 
@@ -60,7 +65,7 @@ def test_set_blocks_equal_the_dense_blocks_in_any_row_order(metric, string_ids):
     nl = np.setdiff1d(np.arange(n), L)
     Vi = nl[5:25]
     pdf = records(M, g.ids, L, Vi)
-    assert pdf["l"].isna().any()  # as from Arrow: l is null on rows other than LANDMARK
+    assert pdf["packed"].isna().any()  # as from Arrow: null on rows other than LANDMARK
     b = set_blocks(pdf, pd.Index([g.ids[l] for l in L]))
 
     assert list(b.nodes) == [g.ids[u] for u in Vi]
@@ -77,10 +82,11 @@ def test_set_blocks_equal_the_dense_blocks_in_any_row_order(metric, string_ids):
 
 
 @pytest.mark.parametrize("directed", [False, True])
-def test_set_records_give_each_set_its_dense_blocks_and_each_landmark_entry_once(spark, directed):
+def test_set_records_give_each_set_its_dense_blocks_and_each_neighbour_once(spark, directed):
     """Through Spark: every set's blocks from ``set_records`` equal the dense ones, and a
-    neighbour's landmark entry (v, l) travels once per set, with both of its values: on
-    an undirected graph as many landmark rows as pairs, not twice as many."""
+    neighbour's landmark entries travel once per set, packed in one row with both values
+    of each entry (l, M[l, v], M[v, l]) in ascending l: one row per (set, non-landmark
+    neighbour with a landmark entry), not one per entry."""
     g = random_graph(n=80, m=360, seed=3, string_ids=False)
     M = g.proximity("I+A", directed=directed)
     n = M.shape[0]
@@ -100,18 +106,27 @@ def test_set_records_give_each_set_its_dense_blocks_and_each_landmark_entry_once
     lm_ids = lm.select(F.col("id").alias("src"))
     blocks = landmark_blocks(entries.join(lm_ids, "src", "left_semi"),
                              entries.join(lm_ids.withColumnRenamed("src", "dst"), "dst", "left_semi"), lm)
-    pdf = set_records(assign, entries, entries, blocks).toPandas()
+    # Few rows per Arrow batch, so that nodes' entries span batches when they are packed.
+    spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", "7")
+    try:
+        pdf = set_records(assign, entries, entries, blocks).toPandas()
+    finally:
+        spark.conf.unset("spark.sql.execution.arrow.maxRecordsPerBatch")
 
     landmarks = pd.Index(ids[L])
-    pairs = 0
     for s, Vi in sets.items():
-        b = set_blocks(pdf[pdf["set_id"] == s], landmarks)
+        mine = pdf[pdf["set_id"] == s]
+        b = set_blocks(mine, landmarks)
         assert list(b.nodes) == list(ids[Vi])
         assert_dense_blocks(b, M, L, Vi)
         out_nbrs = set(np.flatnonzero(M[Vi].any(axis=0))) - set(L)
         in_nbrs = set(np.flatnonzero(M[:, Vi].any(axis=1))) - set(L)
-        pairs += sum(int(M[l, v] != 0 and v in out_nbrs or M[v, l] != 0 and v in in_nbrs)
-                     for v in out_nbrs | in_nbrs for l in L)
         if not directed:
             assert out_nbrs == in_nbrs
-    assert (pdf["kind"] == LANDMARK).sum() == pairs
+        shipped = mine[mine["kind"] == LANDMARK]
+        want = {ids[v]: (float(v in out_nbrs), float(v in in_nbrs), packed(M, L, v))
+                for v in out_nbrs | in_nbrs if packed(M, L, v)}
+        assert len(shipped) == len(want)  # each neighbour once
+        got = {u: (a, t, data) for u, a, t, data in zip(shipped["v"], shipped["val"], shipped["val_t"],
+                                                         shipped["packed"])}
+        assert got == want
