@@ -3,8 +3,9 @@
 One ``groupBy(set_id).applyInPandas`` call receives, for a set V_i, every entry it
 needs as rows ``(set_id, kind, u, v, val, val_t, packed)``: its nodes, its rows and
 columns of M, and its neighbours' landmark entries (packed, one row per neighbour),
-from which it forms M_ii, M_i0, M_0i and the two-hop sums with sparse products. The k x k and k x d summaries and the k landmark
-ids travel with the function (O(k^2 + k d)).
+from which it forms M_ii, M_i0, M_0i and the two-hop sums with sparse products. The
+k x k and k x d summaries and the k landmark ids travel with the function
+(O(k^2 + k d)).
 """
 from __future__ import annotations
 
@@ -123,8 +124,9 @@ def set_records(
     holds all of them (:func:`pack_landmark_entries`, both values of each), and ``val``
     and ``val_t`` say whether v is an out-neighbour and an in-neighbour of the set (1.0
     or 0.0): the set uses M[l, v] of an out-neighbour and M[v, l] of an in-neighbour.
-    These rows are most of what the stage moves; as one row per entry they were about
-    six times as many rows (BENCHMARKS.md, "The set stage's landmark entries packed").
+    These rows are most of what the stage moves; as one row per entry they were 14
+    times as many on a power-law graph of 400,000 nodes (BENCHMARKS.md, "The set
+    stage's landmark entries packed").
     On the other rows ``packed`` is null.
 
     Parameters
