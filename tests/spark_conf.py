@@ -9,11 +9,19 @@ shuffle partitions (``-n 2``, the same machine, back to back). The tests that de
 partitioning set it themselves: the separability test compares the session's one
 shuffle partition with two and seven, the killed-write test one with three, and every
 job the tests start in a subprocess (``SUBPROCESS_CONF``) runs two, one per core of
-``local[2]``, as does the standalone cluster. Those JVMs live for under a minute: the
-JIT's first tier alone (``TieredStopAtLevel=1``) saves a sixth of their time, which the
-optimising tier would spend compiling code that is never run again. The session of
-the test process lives for the whole suite and is slower without the optimising tier,
-so it keeps the default.
+``local[2]``, as does the standalone cluster.
+
+Every JVM the tests start (the test processes' sessions, the jobs in subprocesses, the
+Spark Connect server, the standalone cluster's daemons and executors) runs the JIT's
+first tier alone (``TieredStopAtLevel=1``, :data:`JAVA_OPTIONS`), with room for its
+code (``ReservedCodeCacheSize``: C1's code is larger, and a full code cache stops the
+JIT). The optimising tier spends more CPU compiling than its code saves on these tiny
+inputs: one session running the Spark Connect test's three fits four times over
+(about 80 s) spent 63 s of CPU in C2 and 18 s in C1 (``-XX:+CITime``); with C1 alone,
+11 s. On 2 cores shared by three test processes that CPU is taken from the tests:
+``make test`` went from 618 s to 520 s of pytest on a quiet machine (2026-12-03). (The
+test processes' sessions had kept C2 until then, measured slower without it when C1
+had the default, smaller code cache.)
 
 Every session also evaluates expressions interpreted (``spark.sql.codegen.factoryMode``
 ``NO_CODEGEN``, the setting Spark's own test suites use): without whole-stage code
@@ -37,13 +45,17 @@ _COMMON: dict[str, str] = {
     "spark.sql.codegen.factoryMode": "NO_CODEGEN",
 }
 
+#: JVM options of every JVM the tests start (drivers, executors, the cluster's daemons).
+JAVA_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=512m -XX:+UseSerialGC"
+
 TEST_CONF: dict[str, str] = {**_COMMON, "spark.sql.shuffle.partitions": "1",
-                              "spark.driver.extraJavaOptions": "-XX:+UseSerialGC"}
+                              "spark.driver.extraJavaOptions": JAVA_OPTIONS}
 
 SUBPROCESS_CONF: dict[str, str] = {
     **_COMMON,
     "spark.sql.shuffle.partitions": "2",
-    "spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=512m -XX:+UseSerialGC",
+    "spark.driver.extraJavaOptions": JAVA_OPTIONS,
+    "spark.executor.extraJavaOptions": JAVA_OPTIONS,
 }
 
 

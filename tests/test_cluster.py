@@ -36,7 +36,7 @@ import pytest
 
 from jobs import embed
 from tests import gf_support
-from tests.spark_conf import spark_flags
+from tests.spark_conf import JAVA_OPTIONS, spark_flags
 
 pytestmark = [pytest.mark.cluster, pytest.mark.e2e]
 
@@ -66,7 +66,7 @@ def _clean_env() -> dict[str, str]:
     env = {k: v for k, v in os.environ.items()
            if k not in ("PYTHONPATH", "SPARK_HOME", "PYSPARK_GATEWAY_PORT", "PYSPARK_GATEWAY_SECRET")}
     env.update(SPARK_LOCAL_IP=HOST, PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable,
-               SPARK_DAEMON_MEMORY="256m")
+               SPARK_DAEMON_MEMORY="256m", SPARK_DAEMON_JAVA_OPTS=JAVA_OPTIONS)
     return env
 
 
