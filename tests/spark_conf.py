@@ -19,9 +19,11 @@ JIT). The optimising tier spends more CPU compiling than its code saves on these
 inputs: one session running the Spark Connect test's three fits four times over
 (about 80 s) spent 63 s of CPU in C2 and 18 s in C1 (``-XX:+CITime``); with C1 alone,
 11 s. On 2 cores shared by three test processes that CPU is taken from the tests:
-``make test`` went from 618 s to 520 s of pytest on a quiet machine (2026-12-03). (The
-test processes' sessions had kept C2 until then, measured slower without it when C1
-had the default, smaller code cache.)
+``make test`` went from 618 s to 500 s of pytest on a quiet machine (2026-12-03; 483 s
+in a fresh clone's ``.ci/run``, 9 min 16 s with its set-up). The test processes'
+sessions had kept C2 until then, after an earlier measurement had found them slower
+without it; measured again, ``test_core``, ``test_pipeline`` and ``test_jobs`` took
+321 s with C1 alone against 364 s (``-n 3``, back to back).
 
 Every session also evaluates expressions interpreted (``spark.sql.codegen.factoryMode``
 ``NO_CODEGEN``, the setting Spark's own test suites use): without whole-stage code
