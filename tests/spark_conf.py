@@ -23,7 +23,7 @@ inputs: one session running the Spark Connect test's three fits four times over
 in a fresh clone's ``.ci/run``, 9 min 16 s with its set-up). The test processes'
 sessions had kept C2 until then, after an earlier measurement had found them slower
 without it; measured again, ``test_core``, ``test_pipeline`` and ``test_jobs`` took
-321 s with C1 alone against 364 s (``-n 3``, 10:30 and 10:37 UTC, quiet).
+321 s with C1 alone against 364 s (``-n 3``, one run after the other on a quiet machine).
 
 Every session also evaluates expressions interpreted (``spark.sql.codegen.factoryMode``
 ``NO_CODEGEN``, the setting Spark's own test suites use): without whole-stage code
