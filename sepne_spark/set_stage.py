@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 import scipy.sparse as sp
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
@@ -64,47 +65,43 @@ def pack_landmark_entries(entries: DataFrame) -> DataFrame:
     value, :data:`ENTRY` records in ascending ``l``.
 
     One shuffle by ``v`` and a sort within each partition; the records of each Arrow
-    batch are packed by one NumPy call and only cut per node (a node whose entries span
-    two batches is carried to the next one)."""
-    v_type = entries.schema["v"].dataType
+    batch are packed by one NumPy call into one buffer, and each node's value is a
+    slice of it, given by offsets (no Python object per node). A node whose entries
+    span two batches is carried to the next one."""
 
     def pack(batches):
         carry = None
-        for pdf in batches:
+        for batch in batches:
             if carry is not None:
-                pdf = pd.concat([carry, pdf], ignore_index=True)
+                batch = pa.concat_batches([carry, batch])
                 carry = None
-            if pdf.empty:
+            if batch.num_rows == 0:
                 continue
-            v = pdf["v"].to_numpy()
+            v = batch.column("v").to_numpy(zero_copy_only=False)
             starts = np.flatnonzero(np.r_[True, v[1:] != v[:-1]])
-            last = starts[-1]
-            carry, pdf = pdf.iloc[last:], pdf.iloc[:last]  # the last node may go on in the next batch
-            if pdf.empty:
-                continue
-            yield _packed(pdf, starts[:-1])
-        if carry is not None and not carry.empty:
+            last = int(starts[-1])
+            carry = batch.slice(last)  # the last node may go on in the next batch
+            if last:
+                yield _packed(batch.slice(0, last), starts[:-1])
+        if carry is not None and carry.num_rows:
             yield _packed(carry, np.array([0]))
 
     return (
         entries.repartition("v").sortWithinPartitions("v", "l")
-        .mapInPandas(pack, schema=_packed_schema(v_type))
+        .mapInArrow(pack, schema=_packed_schema(entries.schema["v"].dataType))
     )
 
 
-def _packed(pdf: pd.DataFrame, starts: np.ndarray) -> pd.DataFrame:
-    """The ``(v, packed)`` rows of ``pdf`` (sorted by v, then l), whose node runs begin
-    at ``starts``."""
-    rec = np.empty(len(pdf), dtype=ENTRY)
-    rec["l"] = pdf["l"].to_numpy(np.int32)
-    rec["val"] = pdf["val"].to_numpy(np.float64)
-    rec["val_t"] = pdf["val_t"].to_numpy(np.float64)
-    raw = rec.tobytes()
-    bounds = np.r_[starts, len(pdf)] * ENTRY.itemsize
-    return pd.DataFrame({
-        "v": pdf["v"].to_numpy()[starts],
-        "packed": [raw[a:b] for a, b in zip(bounds[:-1], bounds[1:])],
-    })
+def _packed(batch: pa.RecordBatch, starts: np.ndarray) -> pa.RecordBatch:
+    """The ``(v, packed)`` rows of ``batch`` (sorted by v, then l), whose node runs begin
+    at ``starts``: the records in one buffer, each node's value a slice of it."""
+    rec = np.empty(batch.num_rows, dtype=ENTRY)
+    for name in ENTRY.names:
+        rec[name] = batch.column(name).to_numpy(zero_copy_only=False)
+    offsets = (np.r_[starts, batch.num_rows] * ENTRY.itemsize).astype(np.int32)
+    packed = pa.BinaryArray.from_buffers(pa.binary(), len(starts),
+                                         [None, pa.py_buffer(offsets), pa.py_buffer(rec.tobytes())])
+    return pa.RecordBatch.from_arrays([batch.column("v").take(pa.array(starts)), packed], names=["v", "packed"])
 
 
 def set_records(
@@ -124,9 +121,10 @@ def set_records(
     holds all of them (:func:`pack_landmark_entries`, both values of each). Which of
     the two a set uses (M[l, v] of an out-neighbour, M[v, l] of an in-neighbour)
     follows from its own rows and columns of M, so it is not shipped: an entry of a
-    neighbour on the other side meets no entry of the set in :func:`set_blocks`. These rows are most of what the stage moves; as one row per entry they were 14
-    times as many on a power-law graph of 400,000 nodes (BENCHMARKS.md, "The set
-    stage's landmark entries packed").
+    neighbour on the other side meets no entry of the set in :func:`set_blocks`. These
+    rows are most of what the stage moves; as one row per entry they were 14 times as
+    many on a power-law graph of 400,000 nodes (BENCHMARKS.md, "The set stage's
+    landmark entries packed").
     On the other rows ``packed`` is null.
 
     Parameters
