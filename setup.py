@@ -57,5 +57,7 @@ setup(
         "eval": ["scikit-learn>=1.4"],
         "connect": [f"pyspark[connect]=={PYSPARK_VERSION}"],
         "plots": ["matplotlib>=3.8"],
+        # peers of the benchmarks only (benchmarks/quality/peers.py's DeepWalk)
+        "bench": ["gensim>=4.4", "scikit-learn>=1.4"],
     },
 )

@@ -13,7 +13,9 @@ reads a test label: every score is :func:`common.validation_scores`.
 
 A variant is a JSON object with any of ``order``, ``mu``, ``theta`` (the filter),
 ``refine`` and ``op`` (refinement rounds and operator), ``average`` (steps), ``pre`` and
-``post`` (spectrum powers). Rows are appended to
+``post`` (spectrum powers), ``floor`` = f (after everything: singular values below f
+times the largest are raised to it, the leading ones kept) and ``center`` (after
+everything: the mean of the L2-normalised vectors is subtracted from each). Rows are appended to
 ``benchmarks/results/post_solve_log.jsonl``; ``--render`` prints that log as the
 Markdown table of ``VALIDATION_LOG.md`` ("After the solve").
 """
@@ -29,13 +31,13 @@ from typing import Any
 import numpy as np
 
 from common import (AS_WRITTEN, DATASETS, RESULTS_DIR, adjacency, library_params, library_run, load_graph,
-                    validation_scores)
+                    test_scores, validation_scores)
 from sepne_spark.spectral import l2_normalize, smooth
 
 LOG = RESULTS_DIR / "post_solve_log.jsonl"
 #: The chosen document-quality solve (VALIDATION_LOG.md, row 118) without its averaging.
 CHOSEN = dict(transform="logN", metric="win5", k=250, strategy="GDS", eta=1000.0, average=0)
-KEYS = {"order", "mu", "theta", "refine", "op", "average", "pre", "post"}
+KEYS = {"order", "mu", "theta", "refine", "op", "average", "pre", "post", "floor", "center"}
 
 
 def spectrum_power(X: np.ndarray, p: float) -> np.ndarray:
@@ -46,6 +48,12 @@ def spectrum_power(X: np.ndarray, p: float) -> np.ndarray:
     return (U[:, keep] * S[keep] ** p) @ Vt[keep]
 
 
+def spectrum_floor(X: np.ndarray, f: float) -> np.ndarray:
+    """``X`` with its singular values ``s`` raised to at least ``f`` times the largest."""
+    U, S, Vt = np.linalg.svd(X, full_matrices=False)
+    return (U * np.maximum(S, f * S[0])) @ Vt
+
+
 def apply(A: Any, W: np.ndarray, v: dict[str, Any]) -> np.ndarray:
     """The vectors of variant ``v`` from the solve's ``W`` over the adjacency ``A``."""
     unknown = set(v) - KEYS
@@ -54,16 +62,25 @@ def apply(A: Any, W: np.ndarray, v: dict[str, Any]) -> np.ndarray:
     E = spectrum_power(l2_normalize(W), v["pre"]) if "pre" in v else W
     X = smooth(A, E, int(v.get("order", 1)), float(v.get("mu", 0.2)), float(v.get("theta", 0.5)),
                int(v.get("refine", 0)), int(v.get("average", 0)), v.get("op", "transition"))
-    return spectrum_power(l2_normalize(X), v["post"]) if "post" in v else X
+    X = spectrum_power(l2_normalize(X), v["post"]) if "post" in v else X
+    if "floor" in v:
+        X = spectrum_floor(l2_normalize(X), float(v["floor"]))
+    if v.get("center"):
+        X = l2_normalize(X)
+        X = X - X.mean(axis=0)
+    return X
 
 
-def render(path: Path = LOG) -> str:
-    """The log as a Markdown table: base, variant, validation mean and six cells."""
+def render(path: Path = LOG, first: int = 1) -> str:
+    """The log as a Markdown table: base, variant, validation mean and six cells; rows
+    numbered from ``first`` (a log begun after the rows already in VALIDATION_LOG.md)."""
     lines = ["| row | base | variant | mean | wiki 10% | wiki 90% | cora 10% | cora 90% | citeseer 10% | citeseer 90% |",
              "|---|---|---|---|---|---|---|---|---|---|"]
-    for i, line in enumerate(path.read_text().splitlines(), 1):
+    for i, line in enumerate(path.read_text().splitlines(), first):
         r = json.loads(line)
         base = ", ".join(f"{k}={v}" for k, v in r["base"].items()) or "chosen"
+        if r.get("folds", 3) != 3:
+            base += f" ({r['folds']} folds)"
         var = ", ".join(f"{k}={v}" for k, v in r["variant"].items()) or "none"
         cells = " | ".join(f"{x:.4f}" for nm in DATASETS for x in r["val"][nm])
         lines.append(f"| P{i} | {base} | {var} | {r['val_mean']:.4f} | {cells} |")
@@ -76,10 +93,15 @@ def main() -> None:
     ap.add_argument("--base", default="{}", help="study Config fields changed from the chosen solve (JSON)")
     ap.add_argument("--datasets", default=",".join(DATASETS))
     ap.add_argument("--outer", type=int, default=5, help="outer splits of the validation score (default: %(default)s)")
+    ap.add_argument("--folds", type=int, default=3, help="inner folds of the validation score (default: %(default)s)")
+    ap.add_argument("--test", action="store_true",
+                    help="also score the reporting protocol's test splits (to report a variant, never to choose one)")
     ap.add_argument("--render", action="store_true", help="print the log as a Markdown table and exit")
+    ap.add_argument("--log", type=Path, default=LOG, help="the log to append to and render (default: %(default)s)")
+    ap.add_argument("--first", type=int, default=1, help="number of the log's first row in --render")
     args = ap.parse_args()
     if args.render:
-        print(render())
+        print(render(args.log, first=args.first))
         return
     over = json.loads(args.base)
     cfg = replace(AS_WRITTEN, **{**CHOSEN, **over})
@@ -94,11 +116,16 @@ def main() -> None:
     for spec in args.variants:
         v = json.loads(spec)
         t0 = time.time()
-        val = {nm: validation_scores(g, apply(adj[nm], solves[nm], v), n_outer=args.outer) for nm, g in graphs.items()}
+        val = {nm: validation_scores(g, apply(adj[nm], solves[nm], v), n_outer=args.outer, folds=args.folds)
+               for nm, g in graphs.items()}
         mean = float(np.mean([x for pair in val.values() for x in pair]))
-        row = {"base": over, "config": asdict(cfg), "variant": v, "outer": args.outer, "val": val, "val_mean": mean,
+        if args.test:
+            test = {nm: test_scores(g, apply(adj[nm], solves[nm], v)) for nm, g in graphs.items()}
+            print("test " + "  ".join(f"{nm} {a:.4f}/{b:.4f}" for nm, (a, b) in test.items()), flush=True)
+        row = {"base": over, "config": asdict(cfg), "variant": v, "outer": args.outer, "folds": args.folds,
+               "val": val, "val_mean": mean, **({"test": test} if args.test else {}),
                "seconds": round(time.time() - t0, 1)}
-        with open(LOG, "a") as fh:
+        with open(args.log, "a") as fh:
             fh.write(json.dumps(row) + "\n")
         cells = "  ".join(f"{nm} {a:.4f}/{b:.4f}" for nm, (a, b) in val.items())
         print(f"{mean:.4f}  {cells}  {spec} base={args.base}", flush=True)
