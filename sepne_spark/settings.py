@@ -237,7 +237,8 @@ SETTINGS: tuple[Setting, ...] = (
              "A + A^2, whatever the metric; costs k rows of A^2)", choices=FACTORISATIONS),
     _setting("propagation", int, 1, "Chebyshev terms of the spectral propagation applied after the "
              "per-set solve (ProNE's filter; it reaches 2 * T - 1 hops and costs 2 * T - 1 sparse "
-             "products over the whole graph); 1 turns it off. It embeds whole graphs only",
+             "products over the whole graph); 1 turns it off. On small graphs 3 helps a task with "
+             "many labelled nodes per class and costs one with few. It embeds whole graphs only",
              minimum=1, maximum=30, metavar="T"),
     _setting("average_steps", int, 0, "steps of neighbourhood averaging, last: a vector e of the per-set "
              "solve (or of the refinement and propagation, when they run) L2-normalised becomes e + T e + ... + "
