@@ -5,8 +5,10 @@ once per graph; each variant then applies, in the library's order, the refinemen
 spectral filter and the averaging of :func:`sepne_spark.spectral.smooth` (the library's
 own NumPy stage), and optionally reshapes the spectrum of the vectors before or after
 them (research only: ``pre`` / ``post`` = p replaces the singular values s of the
-L2-normalised vectors by s ** p; p = 0 whitens them, p > 1 sharpens them). Nothing here
-reads a test label: every score is :func:`common.validation_scores`.
+L2-normalised vectors by s ** p; p = 0 whitens them, p > 1 sharpens them). Every score
+that chooses is :func:`common.validation_scores` (``--folds`` inner folds, three by
+default); no test label is read unless ``--test`` asks for the reporting protocol's test
+scores too, to report a variant once a choice is made.
 
     .venv/bin/python benchmarks/quality/post_solve.py '{"average": 3}' '{"order": 10, "average": 3}'
     .venv/bin/python benchmarks/quality/post_solve.py --base '{"k": 600}' '{"order": 10, "average": 3}'
@@ -15,9 +17,10 @@ A variant is a JSON object with any of ``order``, ``mu``, ``theta`` (the filter)
 ``refine`` and ``op`` (refinement rounds and operator), ``average`` (steps), ``pre`` and
 ``post`` (spectrum powers), ``floor`` = f (after everything: singular values below f
 times the largest are raised to it, the leading ones kept) and ``center`` (after
-everything: the mean of the L2-normalised vectors is subtracted from each). Rows are appended to
-``benchmarks/results/post_solve_log.jsonl``; ``--render`` prints that log as the
-Markdown table of ``VALIDATION_LOG.md`` ("After the solve").
+everything: the mean of the L2-normalised vectors is subtracted from each). Rows are
+appended to ``benchmarks/results/post_solve_log.jsonl`` (or ``--log``); ``--render``
+prints a log as the Markdown tables of ``VALIDATION_LOG.md`` ("After the solve" and
+after; ``--first`` numbers the rows).
 """
 from __future__ import annotations
 
@@ -116,11 +119,11 @@ def main() -> None:
     for spec in args.variants:
         v = json.loads(spec)
         t0 = time.time()
-        val = {nm: validation_scores(g, apply(adj[nm], solves[nm], v), n_outer=args.outer, folds=args.folds)
-               for nm, g in graphs.items()}
+        X = {nm: apply(adj[nm], solves[nm], v) for nm in graphs}
+        val = {nm: validation_scores(g, X[nm], n_outer=args.outer, folds=args.folds) for nm, g in graphs.items()}
         mean = float(np.mean([x for pair in val.values() for x in pair]))
         if args.test:
-            test = {nm: test_scores(g, apply(adj[nm], solves[nm], v)) for nm, g in graphs.items()}
+            test = {nm: test_scores(g, X[nm]) for nm, g in graphs.items()}
             print("test " + "  ".join(f"{nm} {a:.4f}/{b:.4f}" for nm, (a, b) in test.items()), flush=True)
         row = {"base": over, "config": asdict(cfg), "variant": v, "outer": args.outer, "folds": args.folds,
                "val": val, "val_mean": mean, **({"test": test} if args.test else {}),
