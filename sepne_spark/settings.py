@@ -269,7 +269,8 @@ SETTINGS: tuple[Setting, ...] = (
              "--propagation-dtype: 10^6 nodes per block at d = 128 in float32, at least 2). "
              "Each product moves about 2 x blocks x n x d values", minimum=0, metavar="B"),
     _setting("propagation_dtype", str, "float32", "type the n x d matrices of the refinement and propagation "
-             "are kept in between products by row blocks (over 100,000 nodes; arithmetic is float64). "
+             "are kept in between products by row blocks (over 100,000 nodes), and the type of the sparse "
+             "products by pair of blocks; the rest of the arithmetic is float64. "
              "float64 doubles the bytes moved, for 1e-12 instead of 1e-6 agreement with one task",
              choices=DTYPES),
     _setting("one_task_nodes", int, 100_000, "graphs of up to this many nodes, whose M has at most "
