@@ -48,10 +48,10 @@ def _cpu(pid: int) -> float:
 
 
 def _busy() -> float:
-    """CPU seconds the whole machine has spent busy (``/proc/stat``: all but idle and
-    iowait)."""
+    """CPU seconds the whole machine has spent busy (``/proc/stat``: user to steal, less
+    idle and iowait; guest time is already counted in user)."""
     with open("/proc/stat", "rb") as fh:
-        fields = [int(x) for x in fh.readline().split()[1:]]
+        fields = [int(x) for x in fh.readline().split()[1:9]]
     return (sum(fields) - fields[3] - fields[4]) / _TICK
 
 
