@@ -14,7 +14,8 @@ nodes without an edge kept as zero rows), next to the library's default:
   factorisation alone;
 * ``netmf-1``, ``netmf-10``: NetMF (Qiu et al., WSDM 2018) computed exactly (dense, these
   graphs have at most 3,312 nodes): ``U_d sqrt(S_d)`` of the SVD of
-  ``log max(vol / (b T) (P + ... + P^T) D^-1, 1)``, b = 1, for windows of 1 and 10;
+  ``log max(vol / (b T) (P + ... + P^T) D^-1, 1)``, b = 1, for windows of 1 and 10,
+  which is the library's log-scaled M for that window (:func:`common.proximity`);
 * ``deepwalk``: DeepWalk (Perozzi et al., KDD 2014) with its paper's settings: 80
   uniform walks of 40 nodes from every node, skip-gram with hierarchical softmax,
   window 10, one pass (``gensim``, a benchmark dependency: ``pip install -e ".[bench]"``).
@@ -50,19 +51,11 @@ from prone import prone  # noqa: E402
 METHODS = ("sepne", "prone", "prone-base", "netmf-1", "netmf-10", "deepwalk")
 
 
-def netmf(A: sp.spmatrix, window: int, d: int = 128, b: float = 1.0) -> np.ndarray:
-    """Exact NetMF embedding ``U_d sqrt(S_d)`` of the (weighted, undirected) adjacency."""
-    A = sp.csr_matrix(A, dtype=np.float64)
-    deg = np.asarray(A.sum(axis=1)).ravel()
-    inv = np.zeros_like(deg)
-    inv[deg > 0] = 1.0 / deg[deg > 0]
-    P = (sp.diags(inv) @ A).toarray()
-    S = np.zeros_like(P)
-    Pr = np.eye(P.shape[0])
-    for _ in range(window):
-        Pr = Pr @ P
-        S += Pr
-    M = np.log(np.maximum(deg.sum() / (b * window) * S * inv[None, :], 1.0))
+def netmf(g: common.Graph, window: int, d: int = 128) -> np.ndarray:
+    """Exact NetMF embedding ``U_d sqrt(S_d)``, b = 1: the dense SVD of the library's own
+    log-scaled M for walks of up to ``window`` steps (:func:`common.proximity`, equal to
+    NetMF's ``log max(vol / (b T) (P + ... + P^T) D^-1, 1)`` to 1e-15 on these graphs)."""
+    M = common.proximity(g, False, "logN", f"win{window}").toarray()
     U, s, _ = np.linalg.svd(M)
     return U[:, :d] * np.sqrt(s[:d])
 
@@ -107,7 +100,7 @@ def embedder(method: str) -> Callable[[common.Graph, sp.csr_matrix], np.ndarray]
         return lambda g, A: prone(A)[0]
     if method.startswith("netmf-"):
         window = int(method.split("-")[1])
-        return lambda g, A: netmf(A, window)
+        return lambda g, A: netmf(g, window)
     if method == "deepwalk":
         return lambda g, A: deepwalk(A)
     raise SystemExit(f"unknown method {method!r}; known: {', '.join(METHODS)}")

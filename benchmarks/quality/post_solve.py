@@ -43,18 +43,22 @@ CHOSEN = dict(transform="logN", metric="win5", k=250, strategy="GDS", eta=1000.0
 KEYS = {"order", "mu", "theta", "refine", "op", "average", "pre", "post", "floor", "center"}
 
 
-def spectrum_power(X: np.ndarray, p: float) -> np.ndarray:
-    """``X`` with its singular values ``s`` replaced by ``s ** p`` (directions whose value
-    is below 1e-10 of the largest are dropped)."""
+def _respectrum(X: np.ndarray, new) -> np.ndarray:
+    """``X`` with its singular values ``s`` replaced by ``new(s)`` (directions whose
+    value is below 1e-10 of the largest are dropped)."""
     U, S, Vt = np.linalg.svd(X, full_matrices=False)
     keep = S > S[0] * 1e-10
-    return (U[:, keep] * S[keep] ** p) @ Vt[keep]
+    return (U[:, keep] * new(S[keep])) @ Vt[keep]
+
+
+def spectrum_power(X: np.ndarray, p: float) -> np.ndarray:
+    """``X`` with its singular values ``s`` replaced by ``s ** p``."""
+    return _respectrum(X, lambda S: S**p)
 
 
 def spectrum_floor(X: np.ndarray, f: float) -> np.ndarray:
     """``X`` with its singular values ``s`` raised to at least ``f`` times the largest."""
-    U, S, Vt = np.linalg.svd(X, full_matrices=False)
-    return (U * np.maximum(S, f * S[0])) @ Vt
+    return _respectrum(X, lambda S: np.maximum(S, f * S[0]))
 
 
 def apply(A: Any, W: np.ndarray, v: dict[str, Any]) -> np.ndarray:
