@@ -65,6 +65,7 @@ class Graph:
     src: np.ndarray  # edge list over 0..n-1 after self-loop removal (duplicates kept)
     dst: np.ndarray
     labels: list[str]  # one label per node, "" for nodes without a label
+    ratios: tuple[float, float] = (0.1, 0.9)  # training fractions of its two cells
 
     @property
     def n(self) -> int:
@@ -95,6 +96,25 @@ def load_graph(name: str, self_loops: str = "drop") -> Graph:
         keep = src != dst
         src, dst = src[keep], dst[keep]
     return Graph(name, ids, src, dst, [lab.get(v, "") for v in ids])
+
+
+def generated_graph(spec: str) -> Graph:
+    """A generated graph named ``MODEL:NODES:COMMUNITIES:DEGREE:MIXING:SEED`` (MODEL
+    ``sbm`` or ``dcsbm``, :mod:`sepne_spark.generators`' NumPy twins of the job's
+    generators), labelled by its planted communities and scored at 10% and 50% training
+    (the scale ladder's ratios)."""
+    from sepne_spark.generators import dcsbm_edges_numpy, sbm_edges_numpy
+
+    model, n, c, deg, mix, seed = spec.split(":")
+    fn = {"sbm": sbm_edges_numpy, "dcsbm": dcsbm_edges_numpy}[model]
+    src, dst, comm = fn(int(n), int(c), float(deg), float(mix), int(seed))
+    ids = [str(i) for i in range(int(n))]
+    return Graph(spec, ids, src.astype(np.int64), dst.astype(np.int64), [str(x) for x in comm], (0.1, 0.5))
+
+
+def any_graph(name: str, self_loops: str = "drop") -> Graph:
+    """A document graph by its folder name, or a generated one by its spec (:func:`generated_graph`)."""
+    return generated_graph(name) if ":" in name else load_graph(name, self_loops)
 
 
 def adjacency(g: Graph, directed: bool, dups: str = "sum") -> sp.csr_matrix:
@@ -351,10 +371,11 @@ def labelled(g: Graph, X: np.ndarray) -> tuple[np.ndarray, list[str]]:
 
 
 def test_scores(g: Graph, X: np.ndarray, n_splits: int = 10, seed: int = 0) -> tuple[float, float]:
-    """The reported numbers: micro-F1 mean of 10 splits at 10% and 90% training."""
+    """The reported numbers: micro-F1 mean of 10 splits at the graph's two training
+    fractions (10% and 90% on the document graphs)."""
     Xl, y = labelled(g, X)
-    r = node_classification(Xl, y, (0.1, 0.9), n_splits=n_splits, seed=seed)["results"]
-    return r[0.1]["micro_f1_mean"], r[0.9]["micro_f1_mean"]
+    r = node_classification(Xl, y, g.ratios, n_splits=n_splits, seed=seed)["results"]
+    return r[g.ratios[0]]["micro_f1_mean"], r[g.ratios[1]]["micro_f1_mean"]
 
 
 def validation_scores(
@@ -363,17 +384,17 @@ def validation_scores(
     """Model-selection score that never looks at a test node.
 
     For each of the first ``n_outer`` splits of the reporting protocol (the same
-    permutations as :func:`node_classification`), only the training part (first 10% or
-    90% of the permutation) is used: it is cut into ``folds`` folds, a classifier trained
-    on the other folds predicts each fold, and the micro-F1 over the training part is
-    averaged over the outer splits.
+    permutations as :func:`node_classification`), only the training part (the first 10%
+    or 90% of the permutation: the graph's two ratios) is used: it is cut into ``folds``
+    folds, a classifier trained on the other folds predicts each fold, and the micro-F1
+    over the training part is averaged over the outer splits.
     """
     Xl, y = labelled(g, X)
     Y, _ = _binarize(y)
     Xl = l2_normalize(Xl)
     n = Xl.shape[0]
     out = []
-    for r in (0.1, 0.9):
+    for r in g.ratios:
         vals = []
         for s in range(n_outer):
             perm = np.random.default_rng([int(seed), s]).permutation(n)

@@ -21,6 +21,10 @@ everything: the mean of the L2-normalised vectors is subtracted from each). Rows
 appended to ``benchmarks/results/post_solve_log.jsonl`` (or ``--log``); ``--render``
 prints a log as the Markdown tables of ``VALIDATION_LOG.md`` ("After the solve" and
 after; ``--first`` numbers the rows).
+
+``--datasets`` also takes generated graphs (``sbm:2500:10:5:0.3:7``: model, nodes,
+communities, mean degree, mixing, seed), scored at 10% and 50% training on their planted
+communities, with the walk window the job's ``auto`` profile takes for them.
 """
 from __future__ import annotations
 
@@ -33,8 +37,9 @@ from typing import Any
 
 import numpy as np
 
-from common import (AS_WRITTEN, DATASETS, RESULTS_DIR, adjacency, library_params, library_run, load_graph,
+from common import (AS_WRITTEN, DATASETS, RESULTS_DIR, Graph, adjacency, any_graph, library_params, library_run,
                     test_scores, validation_scores)
+from sepne_spark.settings import AUTO_SMALL, auto_needs_walks, auto_profile
 from sepne_spark.spectral import l2_normalize, smooth
 
 LOG = RESULTS_DIR / "post_solve_log.jsonl"
@@ -78,18 +83,41 @@ def apply(A: Any, W: np.ndarray, v: dict[str, Any]) -> np.ndarray:
     return X
 
 
+def window_config(cfg: Any, g: Graph) -> Any:
+    """``cfg`` with the walk window that the job's ``auto`` profile takes for a generated
+    graph (the document graphs keep the chosen window of 5, which ``auto`` takes for all
+    three); a graph ``auto`` would not give ``document-quality`` is refused."""
+    if ":" not in g.name:
+        return cfg
+    rows = 2 * int(np.count_nonzero(g.src != g.dst))
+    if auto_needs_walks(g.n, rows):
+        raise SystemExit(f"{g.name}: the auto profile does not give it {AUTO_SMALL} (too large or too dense)")
+    _, over = auto_profile(g.n, rows)
+    return replace(cfg, metric=f"win{over['window']}") if "window" in over else cfg
+
+
+def _cell_names(r: dict[str, Any]) -> list[str]:
+    names = []
+    for nm in r["val"]:
+        lo, hi = r.get("ratios", {}).get(nm, (0.1, 0.9))
+        names += [f"{nm} {lo:.0%}", f"{nm} {hi:.0%}"]
+    return names
+
+
 def render(path: Path = LOG, first: int = 1) -> str:
-    """The log as a Markdown table: base, variant, validation mean and six cells; rows
-    numbered from ``first`` (a log begun after the rows already in VALIDATION_LOG.md)."""
-    lines = ["| row | base | variant | mean | wiki 10% | wiki 90% | cora 10% | cora 90% | citeseer 10% | citeseer 90% |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
-    for i, line in enumerate(path.read_text().splitlines(), first):
-        r = json.loads(line)
+    """The log as a Markdown table: base, variant, validation mean and the cells of its
+    graphs (those of its first row); rows numbered from ``first`` (a log begun after the
+    rows already in VALIDATION_LOG.md)."""
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    names = _cell_names(rows[0]) if rows else [f"{nm} {p}%" for nm in DATASETS for p in (10, 90)]
+    graphs = list(rows[0]["val"]) if rows else list(DATASETS)
+    lines = ["| row | base | variant | mean | " + " | ".join(names) + " |", "|---" * (4 + len(names)) + "|"]
+    for i, r in enumerate(rows, first):
         base = ", ".join(f"{k}={v}" for k, v in r["base"].items()) or "chosen"
         if r.get("folds", 3) != 3:
             base += f" ({r['folds']} folds)"
         var = ", ".join(f"{k}={v}" for k, v in r["variant"].items()) or "none"
-        cells = " | ".join(f"{x:.4f}" for nm in DATASETS for x in r["val"][nm])
+        cells = " | ".join(f"{x:.4f}" for nm in graphs for x in r["val"][nm])
         lines.append(f"| P{i} | {base} | {var} | {r['val_mean']:.4f} | {cells} |")
     return "\n".join(lines)
 
@@ -98,7 +126,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("variants", nargs="*", default=["{}"])
     ap.add_argument("--base", default="{}", help="study Config fields changed from the chosen solve (JSON)")
-    ap.add_argument("--datasets", default=",".join(DATASETS))
+    ap.add_argument("--datasets", default=",".join(DATASETS),
+                    help="comma-separated document graphs (folder names) and generated graphs "
+                         "(MODEL:NODES:COMMUNITIES:DEGREE:MIXING:SEED, MODEL sbm or dcsbm; scored at 10%% and 50%%)")
     ap.add_argument("--outer", type=int, default=5, help="outer splits of the validation score (default: %(default)s)")
     ap.add_argument("--folds", type=int, default=3, help="inner folds of the validation score (default: %(default)s)")
     ap.add_argument("--test", action="store_true",
@@ -112,11 +142,11 @@ def main() -> None:
         return
     over = json.loads(args.base)
     cfg = replace(AS_WRITTEN, **{**CHOSEN, **over})
-    graphs = {nm: load_graph(nm, cfg.self_loops) for nm in args.datasets.split(",")}
+    graphs = {nm: any_graph(nm, cfg.self_loops) for nm in args.datasets.split(",")}
     solves, adj = {}, {}
     for nm, g in graphs.items():
         t0 = time.time()
-        solves[nm] = library_run(g, library_params(cfg)).W
+        solves[nm] = library_run(g, library_params(window_config(cfg, g))).W
         adj[nm] = adjacency(g, cfg.directed, cfg.dups)
         print(f"{nm}: solve {time.time() - t0:.1f} s", flush=True)
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)
@@ -130,7 +160,7 @@ def main() -> None:
             test = {nm: test_scores(g, X[nm]) for nm, g in graphs.items()}
             print("test " + "  ".join(f"{nm} {a:.4f}/{b:.4f}" for nm, (a, b) in test.items()), flush=True)
         row = {"base": over, "config": asdict(cfg), "variant": v, "outer": args.outer, "folds": args.folds,
-               "val": val, "val_mean": mean, **({"test": test} if args.test else {}),
+               "ratios": {nm: g.ratios for nm, g in graphs.items()}, "val": val, "val_mean": mean, **({"test": test} if args.test else {}),
                "seconds": round(time.time() - t0, 1)}
         with open(args.log, "a") as fh:
             fh.write(json.dumps(row) + "\n")
