@@ -237,8 +237,8 @@ SETTINGS: tuple[Setting, ...] = (
              "A + A^2, whatever the metric; costs k rows of A^2)", choices=FACTORISATIONS),
     _setting("propagation", int, 1, "Chebyshev terms of the spectral propagation applied after the "
              "per-set solve (ProNE's filter; it reaches 2 * T - 1 hops and costs 2 * T - 1 sparse "
-             "products over the whole graph); 1 turns it off. On small graphs 3 helps a task with "
-             "many labelled nodes per class and costs one with few. It embeds whole graphs only",
+             "products over the whole graph); 1 turns it off (the paper's SepNE). The embed job without "
+             "--profile (auto) uses 3 at every size. It embeds whole graphs only",
              minimum=1, maximum=30, metavar="T"),
     _setting("average_steps", int, 0, "steps of neighbourhood averaging, last: a vector e of the per-set "
              "solve (or of the refinement and propagation, when they run) L2-normalised becomes e + T e + ... + "
@@ -799,7 +799,7 @@ def auto_profile(nodes: int, edge_rows: int, two_step_walks: int | None = None) 
         * Up to :data:`AUTO_SMALL_NODES` nodes, when M's estimated size ``n * min(n,
           dbar^T)`` (dbar the mean out-degree) stays within :data:`AUTO_MAX_ENTRIES` for a
           walk window T of at least 3: ``document-quality`` (A + ... + A^5, log scaling,
-          250 GDS landmarks, three averaging steps, no propagation), T the largest of
+          250 GDS landmarks, three-term propagation, six averaging steps), T the largest of
           5 .. 3 that fits;
           landmarks at most half the nodes and dim at most the landmarks, for tiny graphs.
         * Otherwise (larger graphs, and small ones too dense for walks of 3 steps, where

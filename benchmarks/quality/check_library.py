@@ -34,7 +34,7 @@ def main() -> None:
         t_lib = time.time() - t
         t = time.time()
         W, C = variants.sepne(g, final.CHOSEN)
-        W = common.averaged(g, final.CHOSEN, W)  # the averaging after the solve, by the NumPy oracle
+        W = common.averaged(g, final.CHOSEN, W)  # the filter and averaging after the solve, by the NumPy oracle
         t_var = time.time() - t
         dW = np.abs(run.W - W).max() / np.abs(run.W).max()
         dC = np.abs(run.C - C).max() / np.abs(run.C).max()

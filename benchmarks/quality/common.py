@@ -176,6 +176,7 @@ class Config:
     dups: str = _default("duplicates")  # "max": duplicate edges kept once (the job's duplicates: max)
     factor: str = _default("landmark_factors")  # "rows": landmark subspaces from all landmark rows / columns
     average: int = _default("average_steps")  # steps of neighbourhood averaging of W after the solve
+    propagation: int = _default("propagation")  # Chebyshev terms of ProNE's filter before the averaging
 
     def tag(self) -> str:
         return ",".join(f"{k}={v}" for k, v in asdict(self).items())
@@ -215,7 +216,7 @@ def library_params(cfg: Config) -> dict[str, Any] | None:
     metric, window = library_metric(cfg.metric)
     return dict(layout_params(cfg), metric=metric, window=window, scaling=LIBRARY_SCALING[cfg.transform],
                 dim=cfg.d, lam=cfg.lam, eta=cfg.eta, iters=cfg.iters, landmarkFactors=cfg.factor,
-                averageSteps=cfg.average)
+                averageSteps=cfg.average, propagation=cfg.propagation)
 
 
 # ---------------------------------------------------------------------------
@@ -316,14 +317,16 @@ def sepne(g: Graph, cfg: Config, M: sp.csr_matrix | None = None) -> tuple[np.nda
 
 
 def averaged(g: Graph, cfg: Config, W: np.ndarray) -> np.ndarray:
-    """``W`` after ``cfg.average`` steps of the library's averaging
-    (:func:`sepne_spark.spectral.average`; the context vectors are left as they are, as
-    the library leaves them), for the research paths; ``W`` itself without them."""
-    if not cfg.average:
+    """``W`` after the library's filter of ``cfg.propagation`` terms and ``cfg.average``
+    steps of its averaging (:func:`sepne_spark.spectral.smooth`; the context vectors are
+    left as they are, as the library leaves them), for the research paths; ``W`` itself
+    without them."""
+    if not cfg.average and cfg.propagation <= 1:
         return W
-    from sepne_spark.spectral import average
+    from sepne_spark.spectral import smooth
 
-    return average(adjacency(g, cfg.directed, cfg.dups), W, cfg.average)
+    return smooth(adjacency(g, cfg.directed, cfg.dups), W, cfg.propagation, _default("propagation_mu"),
+                  _default("propagation_theta"), average_steps=cfg.average)
 
 
 def combine(W: np.ndarray, C: np.ndarray, output: str) -> np.ndarray:

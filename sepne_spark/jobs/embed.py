@@ -60,7 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help=f"YAML profile: a name ({', '.join(profile_names()) or 'none found'}) or a path; "
                          f"default: auto, which takes {schema.AUTO_SMALL} for sparse graphs of up to "
                          f"{schema.AUTO_SMALL_NODES:,} nodes (its walk window shortened on denser ones) and "
-                         f"{schema.AUTO_LARGE} with propagation otherwise (A+A2, log scaling, landmark-row factors "
+                         f"{schema.AUTO_LARGE} otherwise, both with the propagation (A+A2, log scaling, landmark-row factors "
                          f"while the two-step walks stay under {schema.AUTO_MAX_TWO_STEP_WALKS:,}); the setting "
                          "values shown below are the profile named default")
     io.add_argument("--input", nargs="+", default=None,
