@@ -110,6 +110,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--methods", default=",".join(METHODS))
     ap.add_argument("--datasets", default=",".join(common.DATASETS))
+    ap.add_argument("--out", default="quality_peers.json",
+                    help="results file under benchmarks/results (default: %(default)s)")
     args = ap.parse_args()
     methods = args.methods.split(",")
     for m in methods:
@@ -127,7 +129,7 @@ def main() -> None:
             rows.append(dict(dataset=name, method=m, seconds=round(seconds, 1), test=test, val=val))
             print(f"{name} {m}: test {test[0]:.4f} / {test[1]:.4f}, validation {val[0]:.4f} / {val[1]:.4f}, "
                   f"{seconds:.1f} s", flush=True)
-    common.save_json("quality_peers.json", dict(chosen=asdict(final.CHOSEN), rows=rows))
+    common.save_json(args.out, dict(chosen=asdict(final.CHOSEN), rows=rows))
     print("\n| dataset | method | embed s | test micro-F1 10% | test 90% | validation 10% | validation 90% | "
           "paper SepNE 10% / 90% | paper DeepWalk 10% / 90% |")
     print("|---|---|---|---|---|---|---|---|---|")
