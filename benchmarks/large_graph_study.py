@@ -130,6 +130,10 @@ GRAPHS = {
     # inside a class), fewer and larger classes.
     "sbm-20k-d4.5-mu0.3": lambda: generated("sbm", 20_000, 20, 4.5, 0.3, 1),
     "dcsbm-20k-d4.5-mu0.3": lambda: generated("dcsbm", 20_000, 20, 4.5, 0.3, 1),
+    # Sparse graphs of 50,000 nodes with citation networks' homophily: where the
+    # small-graph tier's size bound is tested (finding 19).
+    "sbm-50k-d4-mu0.3": lambda: generated("sbm", 50_000, 50, 4, 0.3, 2),
+    "dcsbm-50k-d4-mu0.3": lambda: generated("dcsbm", 50_000, 50, 4, 0.3, 2),
     # BlogCatalog's size and density with hubs (BENCHMARKS.md, "Dense graphs").
     "dcsbm-10k-d65": lambda: generated("dcsbm", 10_312, 39, 65, 0.6, 1),
     "cora": lambda: load_dataset("cora"),
