@@ -1,6 +1,6 @@
 """Research: stages after the chosen solve, scored on validation folds only.
 
-The chosen ``document-quality`` solve (the library's, without its averaging) is computed
+The chosen ``document-quality`` solve (the library's, without its filter and averaging) is computed
 once per graph; each variant then applies, in the library's order, the refinement, the
 spectral filter and the averaging of :func:`sepne_spark.spectral.smooth` (the library's
 own NumPy stage), and optionally reshapes the spectrum of the vectors before or after
@@ -43,7 +43,7 @@ from sepne_spark.settings import AUTO_SMALL, auto_needs_walks, auto_profile
 from sepne_spark.spectral import l2_normalize, smooth
 
 LOG = RESULTS_DIR / "post_solve_log.jsonl"
-#: The chosen document-quality solve (VALIDATION_LOG.md, row 118) without its averaging.
+#: The chosen document-quality solve (VALIDATION_LOG.md, row 118) without its filter and averaging.
 CHOSEN = dict(transform="logN", metric="win5", k=250, strategy="GDS", eta=1000.0, average=0)
 KEYS = {"order", "mu", "theta", "refine", "op", "average", "pre", "post", "floor", "center"}
 
