@@ -242,17 +242,38 @@ def walk_summaries(A: DataFrame, graph: Graph, landmarks: DataFrame,
         walks.release()
 
 
+def window_entries_bound_frame(edges: DataFrame, nodes: int, window: int) -> int:
+    """:func:`sepne_spark.sparse.window_entries_bound` of the edge rows ``edges``
+    (``src``, ``dst``): ``window`` aggregations over the edges, one job."""
+    n = F.lit(float(nodes))
+    e = edges.select("src", "dst")
+    c = e.groupBy("src").agg(F.least(F.count(F.lit(1)).cast("double"), n).alias("c"))
+    parts = [c]
+    for _ in range(int(window) - 1):
+        c = (e.join(c.select(F.col("src").alias("dst"), "c"), "dst")
+             .groupBy("src").agg(F.least(F.sum("c"), n).alias("c")))
+        parts.append(c)
+    total = parts[0]
+    for part in parts[1:]:
+        total = total.unionByName(part)
+    row = total.groupBy("src").agg(F.least(F.sum("c"), n).alias("c")).agg(F.sum("c").alias("bound")).first()
+    return int(row["bound"] or 0)
+
+
 def fits_one_task(graph: Graph, params: Mapping[str, Any], nodes: int) -> bool:
     """Whether ``graph`` (of ``nodes`` nodes) is fitted and embedded in one task
     (:mod:`.one_task`): at most ``oneTaskNodes`` nodes and an M of at most
     :data:`sepne_spark.one_task.MAX_ENTRIES` entries, bounded from the degree table
-    (one small job when M = A + A^2)."""
+    (one small job when M = A + A^2, and when a longer window's ``nodes^2`` is over
+    the limit, :func:`window_entries_bound_frame`'s one job)."""
     if nodes > int(params["oneTaskNodes"]):
         return False
     metric, window = params["metric"], int(params["window"])
-    if metric == "A+A2" and window > 2:
-        return proximity_entries_bound(nodes, 0, 0, metric, window) <= one_task.MAX_ENTRIES
     edges = graph.edges.where(F.col("weight") > 0)
+    if metric == "A+A2" and window > 2:
+        if proximity_entries_bound(nodes, 0, 0, metric, window) <= one_task.MAX_ENTRIES:
+            return True
+        return window_entries_bound_frame(edges, nodes, window) <= one_task.MAX_ENTRIES
     if metric == "I+A":
         return proximity_entries_bound(nodes, edges.count(), 0, metric, window) <= one_task.MAX_ENTRIES
     out_deg = edges.groupBy(F.col("src").alias("id")).agg(F.count(F.lit(1)).alias("o"))

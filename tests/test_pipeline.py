@@ -146,3 +146,30 @@ def test_propagated_transform_is_the_filter_of_the_unpropagated_one(spark):
         else:  # stored in float32 between the 2 + 5 products: about 1e-7 relative each
             np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5 * np.abs(want).max())
             assert not np.allclose(got, want, rtol=1e-12, atol=0)  # float32 storage did apply
+
+
+def test_a_long_window_runs_in_one_task_when_its_walks_bound_m(spark, monkeypatch):
+    """Walks of more than two steps: up to n^2 entries of M the graph is taken in one task
+    as before; beyond, the bound from the edges (window_entries_bound_frame, equal to the
+    NumPy one) decides, so a sparse graph whose n^2 is over the limit still is."""
+    from sepne_spark import one_task, pipeline, sparse
+    from sepne_spark.graph import prepare_graph
+
+    g = random_graph(n=400, m=500, seed=31)
+    graph = prepare_graph(_edges(spark, g), directed=False)
+    ids = {v: i for i, v in enumerate(g.ids)}
+    rows = graph.edges.select("src", "dst").collect()
+    src = np.array([ids[r["src"]] for r in rows])
+    dst = np.array([ids[r["dst"]] for r in rows])
+    n = len(g.ids)
+    for window in (3, 5):
+        want = sparse.window_entries_bound(n, src, dst, window)
+        assert pipeline.window_entries_bound_frame(graph.edges, n, window) == want
+        assert want < n * n
+        params = {"oneTaskNodes": 100_000, "metric": "A+A2", "window": window}
+        monkeypatch.setattr(one_task, "MAX_ENTRIES", n * n)
+        assert pipeline.fits_one_task(graph, params, n)  # n^2 within the limit: no job
+        monkeypatch.setattr(one_task, "MAX_ENTRIES", want)
+        assert pipeline.fits_one_task(graph, params, n)
+        monkeypatch.setattr(one_task, "MAX_ENTRIES", want - 1)
+        assert not pipeline.fits_one_task(graph, params, n)

@@ -76,6 +76,32 @@ def test_entries_bound_holds():
         assert M.nnz <= sparse.proximity_entries_bound(n, edge_rows, walks, metric, window)
 
 
+@pytest.mark.parametrize("directed", [True, False])
+def test_window_entries_bound_holds_and_is_tighter_than_n_squared(directed):
+    n, s, t, w = _graph(directed)
+    keep = w > 0
+    # Sparse enough that walks of 3 to 5 steps leave rows of M incomplete.
+    g = random_graph(n=400, m=500, seed=31 + directed)
+    s2, t2 = g.src, g.dst
+    if not directed:
+        s2, t2 = np.concatenate([g.src, g.dst]), np.concatenate([g.dst, g.src])
+    for nodes, src, dst, weight in ((n, s[keep], t[keep], w[keep]), (len(g.ids), s2, t2, np.ones(len(s2)))):
+        for window in (2, 3, 4, 5):
+            M = sparse.sparse_proximity(nodes, src, dst, weight, "A+A2", window)
+            bound = sparse.window_entries_bound(nodes, src, dst, window)
+            assert M.nnz <= bound <= nodes**2
+    # On the sparse graph the bound is far below n^2 (what proximity_entries_bound gives for T > 2).
+    assert sparse.window_entries_bound(len(g.ids), s2, t2, 3) < len(g.ids) ** 2 / 4
+    # Rows are capped at n: on a complete graph (no self-loop) walks of 2 steps already
+    # reach every node, and the bound is M's n^2 entries exactly.
+    k5 = np.array([(i, j) for i in range(5) for j in range(5) if i != j])
+    M = sparse.sparse_proximity(5, k5[:, 0], k5[:, 1], np.ones(len(k5)), "A+A2", 3)
+    assert M.nnz == sparse.window_entries_bound(5, k5[:, 0], k5[:, 1], 3) == 25
+    # Duplicate edge rows only loosen it.
+    assert sparse.window_entries_bound(len(g.ids), np.r_[s2, s2], np.r_[t2, t2], 3) >= \
+        sparse.window_entries_bound(len(g.ids), s2, t2, 3)
+
+
 @pytest.mark.parametrize("metric, window, scaling, directed", CASES)
 def test_summaries_blocks_and_sets_equal_the_dense_oracle(metric, window, scaling, directed):
     n, s, t, w = _graph(directed)
