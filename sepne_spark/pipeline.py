@@ -248,14 +248,11 @@ def window_entries_bound_frame(edges: DataFrame, nodes: int, window: int) -> int
     n = F.lit(float(nodes))
     e = edges.select("src", "dst")
     c = e.groupBy("src").agg(F.least(F.count(F.lit(1)).cast("double"), n).alias("c"))
-    parts = [c]
+    total = c
     for _ in range(int(window) - 1):
         c = (e.join(c.select(F.col("src").alias("dst"), "c"), "dst")
              .groupBy("src").agg(F.least(F.sum("c"), n).alias("c")))
-        parts.append(c)
-    total = parts[0]
-    for part in parts[1:]:
-        total = total.unionByName(part)
+        total = total.unionByName(c)
     row = total.groupBy("src").agg(F.least(F.sum("c"), n).alias("c")).agg(F.sum("c").alias("bound")).first()
     return int(row["bound"] or 0)
 

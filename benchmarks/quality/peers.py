@@ -54,10 +54,11 @@ METHODS = ("sepne", "prone", "prone-base", "netmf-1", "netmf-10", "deepwalk")
 def netmf(g: common.Graph, window: int, d: int = 128) -> np.ndarray:
     """Exact NetMF embedding ``U_d sqrt(S_d)``, b = 1: the dense SVD of the library's own
     log-scaled M for walks of up to ``window`` steps (:func:`common.proximity`, equal to
-    NetMF's ``log max(vol / (b T) (P + ... + P^T) D^-1, 1)`` to 1e-15 on these graphs)."""
-    M = common.proximity(g, False, "logN", f"win{window}").toarray()
-    U, s, _ = np.linalg.svd(M)
-    return U[:, :d] * np.sqrt(s[:d])
+    NetMF's ``log max(vol / (b T) (P + ... + P^T) D^-1, 1)`` to 1e-15 on these graphs),
+    by :func:`sepne_spark.baselines.svd_embedding`."""
+    from sepne_spark.baselines import svd_embedding
+
+    return svd_embedding(common.proximity(g, False, "logN", f"win{window}"), d)[0]
 
 
 def deepwalk(A: sp.spmatrix, d: int = 128, walks: int = 80, length: int = 40, window: int = 10,
