@@ -1,7 +1,7 @@
 # sepne-spark developer commands. `make run` and `make test` set everything up first.
 PY := .venv/bin/python
 
-.PHONY: setup run test test-fast test-spark test-airflow bench wheel clean
+.PHONY: setup run test test-fast test-spark test-airflow airflow-setup bench wheel clean
 
 setup:
 	@bash scripts/setup.sh
@@ -15,7 +15,10 @@ run: setup
 # runs on 2026-12-01), each test module in one of them, so that a module's
 # servers (Spark Connect, the standalone cluster) start once, the longest modules first
 # (tests/conftest.py).
-test: setup
+# The Airflow virtualenv is installed beside the main set-up (two pip installs at once,
+# about 45 s instead of 90 on a fresh machine), its tests run after the suite.
+test:
+	@$(MAKE) --no-print-directory -j2 setup airflow-setup
 	$(PY) -m pytest -q -n 3 --dist loadfile --no-loadscope-reorder --durations=15 tests $(ARGS)
 	@$(MAKE) --no-print-directory test-airflow
 
@@ -28,6 +31,9 @@ test-spark: setup
 # The example Airflow DAG, in its own virtualenv (.venv-airflow) with a pinned Airflow.
 test-airflow:
 	@bash scripts/airflow_check.sh
+
+airflow-setup:
+	@bash scripts/airflow_check.sh --install-only
 
 bench: setup
 	$(PY) benchmarks/solver_bench.py $(ARGS)

@@ -4,9 +4,12 @@
 # Airflow and Spark provider versions, then tests/airflow/ with that virtualenv's pytest.
 # No database server: the tests read the DAG with a DagBag and never touch a database;
 # AIRFLOW_HOME is a temporary folder, removed afterwards.
-# Idempotent: a second run only checks what is already there. Extra arguments go to pytest.
+# Idempotent: a second run only checks what is already there. Extra arguments go to pytest;
+# --install-only (make airflow-setup) installs and stops there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+INSTALL_ONLY=0
+if [ "${1:-}" = "--install-only" ]; then INSTALL_ONLY=1; shift; fi
 
 PY=${PYTHON:-python3}
 VENV=${AIRFLOW_VENV:-.venv-airflow}
@@ -37,6 +40,7 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   echo "$want" > "$stamp"
   echo "[airflow] installed in $(( $(date +%s) - start ))s"
 fi
+[ "$INSTALL_ONLY" = 1 ] && exit 0
 AIRFLOW_HOME=$(mktemp -d)
 trap 'rm -rf "$AIRFLOW_HOME"' EXIT
 export AIRFLOW_HOME
