@@ -45,6 +45,7 @@ _COMMON: dict[str, str] = {
     "spark.sql.codegen.wholeStage": "false",
     "spark.ui.enabled": "false",
     "spark.sql.codegen.factoryMode": "NO_CODEGEN",
+    "spark.buffer.pageSize": "1m",
 }
 
 #: JVM options of every JVM the tests start (drivers, executors, the cluster's daemons).
