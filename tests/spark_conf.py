@@ -35,8 +35,19 @@ two together took the propagation and pipeline tests from 237 s to 224 s, the tw
 variants run side by side, so that both met the same load on this shared machine (two
 runs of the suite twenty minutes apart, that differed only in the order of the modules,
 took 480 s and 716 s). The results are the same (the oracle tests compare to 1e-9 and
-below). Users' sessions keep Spark's defaults: these settings are for the tests' tiny
-inputs.
+below).
+
+Memory pages are 1 MB (``spark.buffer.pageSize``). Spark sizes them from the heap and
+the cores, 32 MB for the test processes' 2 GB drivers, and the hash relation of every
+broadcast join holds at least one page in the driver until the context cleaner frees it:
+four small fits left 1.8 GB of the heap live after a full collection, of which 1.5 GB
+in 14,936 ``long[]`` arrays, and the run spent 17 s of its 42 in collection pauses; with 1 MB pages,
+135 MB live, and a warm distributed fit took 3.3 s instead of 7 to 9.5 s. ``make test``
+went from 520 s to 444 s of pytest (2026-12-03, quiet, one run each). At the product's
+scale this does not arise: a job on 20,000 nodes spent 0.5 s of 57 s in collection
+pauses with the default pages.
+
+Users' sessions keep Spark's defaults: these settings are for the tests' tiny inputs.
 """
 from __future__ import annotations
 
