@@ -16,7 +16,7 @@ run: setup
 # servers (Spark Connect, the standalone cluster) start once, the longest modules first
 # (tests/conftest.py).
 # The Airflow virtualenv is installed beside the main set-up (two pip installs at once,
-# about 45 s instead of 90 on a fresh machine), its tests run after the suite.
+# 58 s instead of 92 on a fresh clone, 2026-12-03), its tests run after the suite.
 test:
 	@$(MAKE) --no-print-directory -j2 setup airflow-setup
 	$(PY) -m pytest -q -n 3 --dist loadfile --no-loadscope-reorder --durations=15 tests $(ARGS)

@@ -40,7 +40,7 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   echo "$want" > "$stamp"
   echo "[airflow] installed in $(( $(date +%s) - start ))s"
 fi
-[ "$INSTALL_ONLY" = 1 ] && exit 0
+if [ "$INSTALL_ONLY" = 1 ]; then exit 0; fi
 AIRFLOW_HOME=$(mktemp -d)
 trap 'rm -rf "$AIRFLOW_HOME"' EXIT
 export AIRFLOW_HOME
