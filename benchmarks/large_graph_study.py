@@ -136,6 +136,8 @@ GRAPHS = {
     "dcsbm-50k-d4-mu0.3": lambda: generated("dcsbm", 50_000, 50, 4, 0.3, 2),
     # BlogCatalog's size and density with hubs (BENCHMARKS.md, "Dense graphs").
     "dcsbm-10k-d65": lambda: generated("dcsbm", 10_312, 39, 65, 0.6, 1),
+    # Flickr's size and density (80,513 nodes, mean degree 146) with hubs, 50 communities.
+    "dcsbm-80k-d146": lambda: generated("dcsbm", 80_513, 50, 146, 0.7, 1),
     "cora": lambda: load_dataset("cora"),
     "citeseer": lambda: load_dataset("citeseer"),
     "wiki": lambda: load_dataset("wiki"),
