@@ -138,6 +138,8 @@ GRAPHS = {
     "dcsbm-10k-d65": lambda: generated("dcsbm", 10_312, 39, 65, 0.6, 1),
     # Flickr's size and density (80,513 nodes, mean degree 146) with hubs, 50 communities.
     "dcsbm-80k-d146": lambda: generated("dcsbm", 80_513, 50, 146, 0.7, 1),
+    # A uniform graph dense enough for the I+A tier (sum of d^2 over 3 x 10^7), under 10^5 nodes.
+    "sbm-50k-d25": lambda: generated("sbm", 50_000, 50, 25, 0.7, 1),
     "cora": lambda: load_dataset("cora"),
     "citeseer": lambda: load_dataset("citeseer"),
     "wiki": lambda: load_dataset("wiki"),
