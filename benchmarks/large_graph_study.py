@@ -140,6 +140,11 @@ GRAPHS = {
     "dcsbm-80k-d146": lambda: generated("dcsbm", 80_513, 50, 146, 0.7, 1),
     # A uniform graph dense enough for the I+A tier (sum of d^2 over 3 x 10^7), under 10^5 nodes.
     "sbm-50k-d25": lambda: generated("sbm", 50_000, 50, 25, 0.7, 1),
+    # The degree-spread rule's test graphs (finding 20): seed 2, shapes not used before.
+    "dcsbm-50k-d25-s2": lambda: generated("dcsbm", 50_000, 50, 25, 0.7, 2),
+    "sbm-30k-d40-s2": lambda: generated("sbm", 30_000, 30, 40, 0.7, 2),
+    "dcsbm-30k-d40-s2": lambda: generated("dcsbm", 30_000, 30, 40, 0.7, 2),
+    "sbm-80k-d60-s2": lambda: generated("sbm", 80_000, 50, 60, 0.7, 2),
     "cora": lambda: load_dataset("cora"),
     "citeseer": lambda: load_dataset("citeseer"),
     "wiki": lambda: load_dataset("wiki"),
