@@ -6,8 +6,10 @@ PY := .venv/bin/python
 setup:
 	@bash scripts/setup.sh
 
+# out/embeddings is replaced at each run; an --output of your own in ARGS is not (the job
+# refuses an existing output unless ARGS says --overwrite).
 run: setup
-	$(PY) jobs/embed.py --output out/embeddings --overwrite $(ARGS)
+	$(PY) jobs/embed.py $(if $(findstring --output,$(ARGS)),,--output out/embeddings --overwrite) $(ARGS)
 
 # Tiers (pytest.ini): unit (no Spark, under a minute), spark (in-process local[2]),
 # e2e (jobs, subprocesses, spark-submit, Spark Connect). `make test` runs them all, in three
