@@ -51,6 +51,12 @@ EMBED_MODULE = ["-m", "sepne_spark.jobs.embed"]
         ([str(ROOT / "jobs" / "evaluate.py")], ["classify", "--embeddings", "emb", "--labels", "l.tsv"],
          ["sepne-evaluate: error:", "--embeddings emb does not exist"]),
         ([str(ROOT / "jobs" / "evaluate.py")], ["clasify"], ["sepne-evaluate: error:", "invalid choice: 'clasify'"]),
+        # A mistyped option of a task is named, not reported as the required one missing.
+        ([str(ROOT / "jobs" / "evaluate.py")], ["classify", "--embedings", "emb", "--labels", "l.tsv"],
+         ["unrecognized arguments: --embedings", "did you mean --embeddings?"]),
+        # Options before the task: the task comes first.
+        ([str(ROOT / "jobs" / "evaluate.py")], ["--embeddings", "emb", "--labels", "l.tsv"],
+         ["invalid choice: 'emb'", "the task comes first: sepne-evaluate {classify,reconstruct,linkpred}"]),
         ([str(ROOT / "jobs" / "generate.py")], ["--output", "g", "--model", "rmat", "--scale", "99"],
          ["sepne-generate: error:", "--scale must be in [1, 62]"]),
     ],

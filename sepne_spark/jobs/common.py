@@ -48,7 +48,24 @@ class JobArgumentParser(argparse.ArgumentParser):
                     names += [s for a in sub._actions for s in a.option_strings]
         return sorted(set(names))
 
+    def parse_args(self, args: Sequence[str] | None = None,  # type: ignore[override]
+                   namespace: argparse.Namespace | None = None) -> argparse.Namespace:
+        """As argparse's, but a mistyped option is reported before what else is missing:
+        argparse would first say that a required option (the one mistyped) is absent."""
+        argv = list(sys.argv[1:] if args is None else args)
+        known = self._options()
+        for word in argv:
+            if word == "--":
+                break
+            name = word.split("=", 1)[0]
+            if name.startswith("--") and not any(k.startswith(name) for k in known):
+                self.error(f"unrecognized arguments: {word}")
+        return super().parse_args(argv, namespace)
+
     def error(self, message: str) -> None:  # type: ignore[override]
+        choices = next((a for a in self._actions if isinstance(a, argparse._SubParsersAction)), None)
+        if choices is not None and message.startswith(f"argument {choices.metavar}: invalid choice"):
+            message += f"; the task comes first: {self.prog} {{{','.join(choices.choices)}}} [options]"
         if message.startswith("unrecognized arguments:"):
             unknown = [w for w in message.split(":", 1)[1].split() if w.startswith("--")]
             for word in unknown:
