@@ -67,9 +67,13 @@ __all__ = [
     "AUTO_MAX_TWO_STEP_WALKS",
     "AUTO_MORE_LANDMARKS_NODES",
     "AUTO_SMALL_NODES",
+    "AUTO_SPREAD",
+    "AUTO_SPREAD_NODES",
+    "AUTO_SPREAD_ROUNDS",
     "AUTO_PROFILE",
     "AUTO_SMALL",
     "auto_needs_walks",
+    "degree_spread",
     "DTYPES",
     "MODEL_PARAMS",
     "MODEL_SETTINGS",
@@ -777,7 +781,20 @@ AUTO_LOG_RATIO_NODES = 100_000
 AUTO_LOG_RATIO_ROUNDS = 64
 #: ... followed by this many steps of neighbourhood averaging of the filter's output.
 AUTO_LOG_RATIO_AVERAGE_STEPS = 3
+#: Up to this many nodes the M = I + A tier takes :data:`AUTO_SPREAD_ROUNDS` refinement
+#: rounds instead of the profile's 8 when the degree spread ``n sum(d^2) / (sum d)^2`` is
+#: above :data:`AUTO_SPREAD` (graphs with hubs; power iteration there drifts towards
+#: eigenvectors held by small pieces of the graph).
+AUTO_SPREAD_NODES = 100_000
+AUTO_SPREAD = 2.0
+AUTO_SPREAD_ROUNDS = 4
 AUTO_SMALL, AUTO_LARGE = "document-quality", "social"
+
+
+def degree_spread(nodes: int, edge_rows: int, two_step_walks: int) -> float:
+    """``n sum(d^2) / (sum d)^2`` of the out-degrees: 1 for a regular graph, one plus the
+    squared coefficient of variation of the degrees in general."""
+    return nodes * two_step_walks / max(edge_rows, 1) ** 2
 
 
 def auto_profile(nodes: int, edge_rows: int, two_step_walks: int | None = None) -> tuple[str, dict[str, Any]]:
@@ -812,8 +829,10 @@ def auto_profile(nodes: int, edge_rows: int, two_step_walks: int | None = None) 
           matrix in place of the profile's 8 by the transition matrix, and
           :data:`AUTO_LOG_RATIO_AVERAGE_STEPS` averaging steps last); otherwise the
           profile's M = I + A with the landmark subspaces of the two-step walks
-          (``landmark_factors: walks``, from the k landmark rows of A^2 only) and, from
-          :data:`AUTO_MORE_LANDMARKS_NODES` nodes, 2,000 landmarks.
+          (``landmark_factors: walks``, from the k landmark rows of A^2 only), from
+          :data:`AUTO_MORE_LANDMARKS_NODES` nodes 2,000 landmarks, and up to
+          :data:`AUTO_SPREAD_NODES` nodes :data:`AUTO_SPREAD_ROUNDS` refinement rounds
+          instead of 8 when the :func:`degree_spread` is above :data:`AUTO_SPREAD`.
     """
     window = _auto_window(nodes, edge_rows)
     if window is None:
@@ -826,8 +845,11 @@ def auto_profile(nodes: int, edge_rows: int, two_step_walks: int | None = None) 
             if nodes <= AUTO_LOG_RATIO_NODES:
                 over.update(refine_operator="pmi", refine_steps=AUTO_LOG_RATIO_ROUNDS,
                             average_steps=AUTO_LOG_RATIO_AVERAGE_STEPS)
-        elif nodes >= AUTO_MORE_LANDMARKS_NODES:
-            over = {"landmarks": 2000}
+        else:
+            if nodes >= AUTO_MORE_LANDMARKS_NODES:
+                over["landmarks"] = 2000
+            if nodes <= AUTO_SPREAD_NODES and degree_spread(nodes, edge_rows, two_step_walks) > AUTO_SPREAD:
+                over["refine_steps"] = AUTO_SPREAD_ROUNDS
         base = load_profile(AUTO_LARGE)
         return AUTO_LARGE, {**over, **_tiny(nodes, base, over)}
     over = {}

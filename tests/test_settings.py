@@ -194,7 +194,7 @@ def test_auto_profile_by_size():
     two_hop = {"metric": "A+A2", "scaling": "log", "landmark_factors": "rows"}
     log_ratio_rounds = {**two_hop, "refine_operator": "pmi", "refine_steps": 64, "average_steps": 3}
     assert settings.auto_profile(4000, 80000, 1_600_000) == ("social", log_ratio_rounds)
-    assert settings.auto_profile(5000, 250_000, 4 * 10**7) == ("social", {})
+    assert settings.auto_profile(5000, 250_000, 4 * 10**7) == ("social", {"refine_steps": 4})  # 3.2: hubs
     # Up to 2,449 nodes M has at most 6 x 10^6 entries whatever the density.
     assert settings.auto_profile(2400, 200_000) == ("document-quality", {})
     with pytest.raises(ValueError, match="two-step walk"):
@@ -207,8 +207,14 @@ def test_auto_profile_by_size():
     assert settings.auto_profile(10_000, 150_000, 2_400_000) == ("social", log_ratio_rounds)
     assert settings.auto_profile(100_000, 1_500_000, 2.4 * 10**7) == ("social", log_ratio_rounds)
     assert settings.auto_profile(100_001, 1_000_000, 2 * 10**7) == ("social", two_hop)
-    # Otherwise social's M = I + A, its landmark subspaces from the two-step walks.
-    assert settings.auto_profile(10_000, 150_000, 10**8) == ("social", {})
+    # Otherwise social's M = I + A, its landmark subspaces from the two-step walks; up to
+    # 100,000 nodes with hubs (degree spread above 2) 4 refinement rounds instead of 8.
+    assert settings.degree_spread(10_000, 150_000, 10**8) == pytest.approx(10_000 * 10**8 / 150_000**2)
+    assert settings.auto_profile(10_000, 500_000, 4 * 10**7) == ("social", {})  # spread 1.6
+    assert settings.auto_profile(10_000, 150_000, 10**8) == ("social", {"refine_steps": 4})  # spread 44
+    assert settings.auto_profile(100_000, 2 * 10**6, 10**8) == ("social", {"landmarks": 2000, "refine_steps": 4})
+    assert settings.auto_profile(100_000, 2 * 10**6, 6 * 10**7) == ("social", {"landmarks": 2000})  # spread 1.5
+    assert settings.auto_profile(100_001, 2 * 10**6, 10**8) == ("social", {"landmarks": 2000})  # above 100,000
     assert settings.auto_profile(10**6, 2.6 * 10**7, 10**9) == ("social", {"landmarks": 2000})
     assert settings.load_profile("social")["landmark_factors"] == "walks"
     with pytest.raises(ValueError, match="two-step walk"):
