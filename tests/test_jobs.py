@@ -237,10 +237,11 @@ def test_manifest_and_summary_a_person_can_trust(spark, tmp_path, capfd, caplog,
 
 
 @pytest.mark.e2e
-def test_auto_with_requested_ids_leaves_out_the_whole_graph_steps(spark, tmp_path):
+def test_auto_with_requested_ids_leaves_out_the_whole_graph_steps(spark, tmp_path, caplog):
     """Without --profile, requested ids on a small graph: auto takes document-quality,
     whose averaging embeds whole graphs only, and turns it off (as it turns off the
-    filter and the refinement of the large-graph tiers); a flag asking for it is refused."""
+    filter and the refinement of the large-graph tiers); a flag asking for it is refused.
+    The graph is too small for the profile's 128 dimensions: a warning says so."""
     from sepne_spark.errors import UserError
     from tests.helpers import random_graph
 
@@ -248,11 +249,15 @@ def test_auto_with_requested_ids_leaves_out_the_whole_graph_steps(spark, tmp_pat
     edges = tmp_path / "edges.tsv"
     edges.write_text("".join(f"{s}\t{d}\t{w}\n" for s, d, w in g.rows), encoding="utf-8")
     out = tmp_path / "some"
+    caplog.set_level(logging.INFO, logger="sepne_spark")
     assert embed.main(spark, ["--input", str(edges), "--output", str(out), "--nodes", ",".join(g.ids[:5])]) == 0
     manifest = json.loads((out / "_manifest.json").read_text())
     assert manifest["profile"].startswith("auto")
     used = manifest["settings"]
     assert (used["average_steps"], used["propagation"], used["refine_steps"], used["window"]) == (0, 1, 0, 5)
+    warned = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING and "dimensions" in r.getMessage()]
+    assert warned == [f"a graph of {len(g.ids)} nodes takes at most {used['landmarks']} landmarks (half its nodes), "
+                      f"so its vectors have {used['dim']} dimensions, not 128; give --dim and --landmarks to choose"]
     with pytest.raises(UserError, match="--average-steps 2 averages every vector.*give --average-steps 0"):
         embed.main(spark, ["--input", str(edges), "--output", str(tmp_path / "other"), "--nodes", g.ids[0],
                            "--average-steps", "2"])

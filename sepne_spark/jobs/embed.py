@@ -197,11 +197,17 @@ def _auto_settings(
             changed.pop("refine_operator", None)  # no rounds to run it
     if ns.nodes and ns.average_steps is None:
         changed["average_steps"] = 0  # nor averaging over the neighbours
-    profile = {**schema.load_profile(name), **changed}
+    base = schema.load_profile(name)
+    profile = {**base, **changed}
     settings = schema.resolve(ns, profile)
     shown = ", ".join(f"{k} {v}" for k, v in changed.items())
     log.info("profile auto: %s for %d nodes%s%s", name, n_nodes,
              f", {walks:,} two-step walks" if walks is not None else "", f" ({shown})" if shown else "")
+    usual = base.get("dim", next(s.default for s in schema.SETTINGS if s.name == "dim"))
+    if "dim" in changed and ns.dim is None and settings.dim < usual:  # the output's width changes
+        log.warning("a graph of %d nodes takes at most %d landmarks (half its nodes), so its vectors have %d "
+                    "dimensions, not %s; give --dim and --landmarks to choose", n_nodes, changed["landmarks"],
+                    settings.dim, usual)
     return settings, name
 
 
