@@ -54,6 +54,10 @@ EMBED_MODULE = ["-m", "sepne_spark.jobs.embed"]
         # A mistyped option of a task is named, not reported as the required one missing.
         ([str(ROOT / "jobs" / "evaluate.py")], ["classify", "--embedings", "emb", "--labels", "l.tsv"],
          ["unrecognized arguments: --embedings", "did you mean --embeddings?"]),
+        # The embed job's --input names the edge list here too (not --input-format, of which
+        # it is a prefix).
+        ([str(ROOT / "jobs" / "evaluate.py")], ["linkpred", "--input", "missing.tsv"],
+         ["--edges missing.tsv does not exist"]),
         # Options before the task: the task comes first.
         ([str(ROOT / "jobs" / "evaluate.py")], ["--embeddings", "emb", "--labels", "l.tsv"],
          ["invalid choice: 'emb'", "the task comes first: sepne-evaluate {classify,reconstruct,linkpred}"]),

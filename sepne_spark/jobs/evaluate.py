@@ -111,9 +111,10 @@ def build_parser() -> argparse.ArgumentParser:
     r = sub.add_parser("reconstruct", help="R^2 of W C^T against the proximity matrix",
                        description="R^2 = 1 - SS_res/SS_tot of W C^T against M over all entries "
                        "and over the non-zero entries of M.")
-    r.add_argument("--edges", required=True, metavar="FILE",
-                   help="edge list src, dst[, weight]: a file or directory (tsv/csv/txt/parquet), read as "
-                   "the embed job reads --input")
+    r.add_argument("--edges", "--input", dest="edges", required=True, metavar="FILE",
+                   help="edge list src, dst[, weight]: a file or directory (tsv/csv/txt/parquet; --input, "
+                   "the embed job's name, also works), read with the embed job's defaults (format from the "
+                   "extension, header detected, the profile's input_format and bad_lines)")
     r.add_argument("--embeddings", required=True, metavar="PARQUET",
                    help="embeddings: columns id, embedding [, context]")
     from sepne_spark import settings as schema
@@ -137,9 +138,10 @@ def build_parser() -> argparse.ArgumentParser:
                         description="Hold out a fraction of the edges, embed the rest with SepNE "
                         "and report the AUC of dot-product scores of held-out edges against as "
                         "many sampled non-edges.")
-    lp.add_argument("--edges", required=True, metavar="FILE",
-                    help="edge list src, dst[, weight]: a file or directory (tsv/csv/txt/parquet), read as "
-                    "the embed job reads --input")
+    lp.add_argument("--edges", "--input", dest="edges", required=True, metavar="FILE",
+                    help="edge list src, dst[, weight]: a file or directory (tsv/csv/txt/parquet; --input, "
+                    "the embed job's name, also works), read with the embed job's defaults (format from the "
+                    "extension, header detected, the profile's input_format and bad_lines)")
     lp.add_argument("--fraction", type=float, default=0.1, help="fraction of edges held out (default: %(default)s)")
     lp.add_argument("--profile", default=None,
                     help="YAML profile of the embedding settings, as for the embed job (a name: "
