@@ -489,15 +489,19 @@ def _run(spark, ns: argparse.Namespace, settings: schema.EmbedSettings, target: 
         from pyspark.sql import functions as F
 
         from sepne_spark.evaluation import node_classification
+        from sepne_spark.progress import stage
 
         # At most SCORED_NODES nodes (the first by a seeded hash of the id) reach the
         # driver: the score of a large generated graph without collecting its vectors.
-        emb = (spark.read.parquet(target).select("id", "embedding")
-               .join(labels.select(F.col("node").alias("id"), "label"), "id")
-               .orderBy(F.xxhash64("id", F.lit(int(settings.seed))), "id").limit(SCORED_NODES).toPandas())
-        X = np.vstack(emb["embedding"].to_numpy())
-        y = [[v] for v in emb["label"]]
-        res = node_classification(X, y, train_ratios=(0.1, 0.5), n_splits=3, seed=settings.seed)
+        # A stage of its own (after the summary's times): seconds pass, and they are said.
+        with stage(spark, "score", f"the planted communities of at most {SCORED_NODES:,} nodes, "
+                   "logistic regression"):
+            emb = (spark.read.parquet(target).select("id", "embedding")
+                   .join(labels.select(F.col("node").alias("id"), "label"), "id")
+                   .orderBy(F.xxhash64("id", F.lit(int(settings.seed))), "id").limit(SCORED_NODES).toPandas())
+            X = np.vstack(emb["embedding"].to_numpy())
+            y = [[v] for v in emb["label"]]
+            res = node_classification(X, y, train_ratios=(0.1, 0.5), n_splits=3, seed=settings.seed)
         for ratio, r in sorted(res["results"].items()):
             print(f"  planted communities, {ratio:.0%} training: micro-F1 {r['micro_f1_mean']:.4f} "
                   f"(logistic regression, {res['n_splits']} splits, {len(emb)} nodes)")
