@@ -209,7 +209,8 @@ def test_auto_profile_by_size():
     assert settings.auto_profile(100_001, 1_000_000, 2 * 10**7) == ("social", two_hop)
     # Otherwise social's M = I + A, its landmark subspaces from the two-step walks; up to
     # 100,000 nodes with hubs (degree spread above 2) 4 refinement rounds instead of 8.
-    assert settings.degree_spread(10_000, 150_000, 10**8) == pytest.approx(10_000 * 10**8 / 150_000**2)
+    assert settings.degree_spread(4, 8, 16) == 1.0  # a 2-regular graph of 4 nodes
+    assert settings.degree_spread(5, 8, 20) == pytest.approx(1.5625)  # a star of 5: degrees 4, 1, 1, 1, 1
     assert settings.auto_profile(10_000, 500_000, 4 * 10**7) == ("social", {})  # spread 1.6
     assert settings.auto_profile(10_000, 150_000, 10**8) == ("social", {"refine_steps": 4})  # spread 44
     assert settings.auto_profile(100_000, 2 * 10**6, 10**8) == ("social", {"landmarks": 2000, "refine_steps": 4})
