@@ -203,10 +203,10 @@ def _auto_settings(
     shown = ", ".join(f"{k} {v}" for k, v in changed.items())
     log.info("profile auto: %s for %d nodes%s%s", name, n_nodes,
              f", {walks:,} two-step walks" if walks is not None else "", f" ({shown})" if shown else "")
-    usual = base.get("dim", next(s.default for s in schema.SETTINGS if s.name == "dim"))
-    if "dim" in changed and ns.dim is None and settings.dim < usual:  # the output's width changes
+    usual = base.get("dim", schema.setting("dim").default)
+    if ns.dim is None and settings.dim < usual:  # auto narrowed a tiny graph's output
         log.warning("a graph of %d nodes takes at most %d landmarks (half its nodes), so its vectors have %d "
-                    "dimensions, not %s; give --dim and --landmarks to choose", n_nodes, changed["landmarks"],
+                    "dimensions, not %s; give --dim and --landmarks to choose", n_nodes, settings.landmarks,
                     settings.dim, usual)
     return settings, name
 
