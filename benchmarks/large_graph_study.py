@@ -145,6 +145,9 @@ GRAPHS = {
     "sbm-30k-d40-s2": lambda: generated("sbm", 30_000, 30, 40, 0.7, 2),
     "dcsbm-30k-d40-s2": lambda: generated("dcsbm", 30_000, 30, 40, 0.7, 2),
     "sbm-80k-d60-s2": lambda: generated("sbm", 80_000, 50, 60, 0.7, 2),
+    # The degree-spread rule above 10^5 nodes (finding 21): seed 4.
+    "dcsbm-300k-d15-s4": lambda: generated("dcsbm", 300_000, 100, 15, 0.7, 4),
+    "dcsbm-300k-d40-s4": lambda: generated("dcsbm", 300_000, 100, 40, 0.7, 4),
     "cora": lambda: load_dataset("cora"),
     "citeseer": lambda: load_dataset("citeseer"),
     "wiki": lambda: load_dataset("wiki"),
