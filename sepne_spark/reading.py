@@ -25,9 +25,11 @@ Header rule
 With ``header=None`` the first non-blank, non-comment line at the top of an input file
 (the first file Spark reads) is a header when one of its fields is a usual column name
 (``src``, ``dst``, ``source``, ``target``, ``from``, ``to``, ``weight``, ``node1`` ...,
-compared case-insensitively), or when the field that would hold the weight (the third
-by default) is present and is not a number. Naming a column by a string (``src_col="from"``) implies
-a header. When a header is in use, every line identical to it is skipped, so part files
+compared case-insensitively), when the field that would hold the weight (the third
+by default) is present and is not a number, or when both its node ids are words while
+both ids are numbers on every one of the next lines of that file (up to four looked at:
+``paper<TAB>cited`` over numeric ids). The job logs which rule decided. Naming a column
+by a string (``src_col="from"``) implies a header. When a header is in use, every line identical to it is skipped, so part files
 that each repeat the header read as one table.
 """
 from __future__ import annotations
@@ -69,6 +71,7 @@ _QUOTED_RE = r'^"(.*)"$'  # a field in double quotes (CSV)
 _STRIP = " \t\r\n\x0b\x0c\ufeff"
 _WS_RE = r"[ \t\n\x0b\f\r]+"  # Java's \s, spelled out so Python splits alike
 _MAX_SHOWN = 120  # characters of an offending line quoted in a message
+_HEAD_LINES = 5  # data lines read at the top of a file to decide on a header
 
 # Reason codes of the line classification.
 _R_SKIP = -1  # blank line, comment or header
@@ -238,12 +241,13 @@ class _TextLayout:
         return f"{self.min_fields} or {self.max_fields} fields"
 
 
-def _first_data_line(spark: SparkSession, paths: Sequence[str], comment: str | None) -> str | None:
-    """The first non-blank, non-comment line at the top of an input file, or ``None``.
+def _head_lines(spark: SparkSession, paths: Sequence[str], comment: str | None) -> list[str]:
+    """Up to :data:`_HEAD_LINES` non-blank, non-comment lines at the top of one input file.
 
-    Only first splits of files are considered and the query stops at the first row
-    found (in the first file Spark reads, usually the largest), so this reads little
-    more than the head of one file.
+    Only first splits of files are considered and the query stops once it has that many
+    rows (from the first file Spark reads, usually the largest; lines of other files are
+    dropped), so this reads little more than the head of one file. Empty when the input
+    has no data line.
     """
     try:
         lines = spark.read.text(list(paths))
@@ -256,21 +260,38 @@ def _first_data_line(spark: SparkSession, paths: Sequence[str], comment: str | N
     if comment:
         cond = cond & ~s.startswith(comment)
     try:
-        rows = lines.where(cond).select("value").limit(1).collect()
+        rows = lines.where(cond).select("value", "_metadata.file_path").limit(_HEAD_LINES).collect()
     except Exception as exc:
         if _is_read_error(exc):
             raise _read_failure(paths, exc) from exc
         raise
-    return rows[0]["value"] if rows else None
+    return [r["value"] for r in rows if r["file_path"] == rows[0]["file_path"]]
 
 
-def _looks_like_header(fields: Sequence[str], weight_index: int | None) -> bool:
-    """The ``header=None`` rule: known column names, or a non-numeric weight field."""
+def _header_reason(
+    fields: Sequence[str], weight_index: int | None, ids: tuple[int, int], below: Sequence[Sequence[str]]
+) -> str | None:
+    """The ``header=None`` rule: why the first line (``fields``) is a header, or None.
+
+    Known column names; a present, non-numeric weight field; or node ids that are words
+    where every line below it (``below``: the next lines of the same file, at least one)
+    has numbers in both id columns.
+    """
     if any(f.strip().lower().lstrip("#").strip() in _HEADER_WORDS for f in fields):
-        return True
-    if weight_index is not None and weight_index < len(fields):
-        return not _is_number(fields[weight_index])
-    return False
+        return "it holds a usual column name"
+    if weight_index is not None and weight_index < len(fields) and not _is_number(fields[weight_index]):
+        return f"its weight field {fields[weight_index].strip()!r} is not a number"
+
+    def numeric_ids(row: Sequence[str]) -> bool:
+        return max(ids) < len(row) and all(_is_number(row[i]) for i in ids)
+
+    def word_ids(row: Sequence[str]) -> bool:
+        return max(ids) < len(row) and not any(_is_number(row[i]) for i in ids)
+
+    if below and word_ids(fields) and all(numeric_ids(row) for row in below):
+        lines = "the next line" if len(below) == 1 else f"the next {len(below)} lines"
+        return f"its node ids are words and those on {lines} are numbers"
+    return None
 
 
 def _column_index(
@@ -304,9 +325,10 @@ def _text_layout(
     dst_col: str | int | None,
     weight_col: str | int | None,
     comment: str | None,
-    first_line: str | None,
+    head: Sequence[str],
 ) -> _TextLayout:
-    """Decide separator, header and column positions for a text input."""
+    """Decide separator, header and column positions for a text input (``head``: the
+    first data lines of one file, from :func:`_head_lines`; may be empty)."""
     if sep is None:
         sep = {"tsv": "\t", "csv": ",", "txt": None}[fmt]
     named = any(isinstance(c, str) for c in (src_col, dst_col, weight_col))
@@ -315,6 +337,7 @@ def _text_layout(
     explicit = src_col is not None or dst_col is not None
     where = _describe(paths)
 
+    first_line = head[0] if head else None
     header_fields: list[str] | None = None
     if first_line is not None and header is not False:
         fields = _split_line(first_line, sep)
@@ -324,8 +347,17 @@ def _text_layout(
             w_guess = weight_col if isinstance(weight_col, int) and not isinstance(weight_col, bool) else (
                 None if explicit else 2
             )
-            if _looks_like_header(fields, w_guess):
+            ids = (
+                src_col if isinstance(src_col, int) else 0,
+                dst_col if isinstance(dst_col, int) else 1,
+            )
+            reason = _header_reason(fields, w_guess, ids, [_split_line(line, sep) for line in head[1:]])
+            if reason is not None:
                 header_fields = fields
+                log.info(
+                    "read the first line of %s, %s, as a header: %s (header=False, --header no, reads it as an edge)",
+                    where, _shorten(first_line), reason,
+                )
 
     src = _column_index(src_col, "src_col", header_fields, where) if src_col is not None else 0
     dst = _column_index(dst_col, "dst_col", header_fields, where) if dst_col is not None else 1
@@ -488,19 +520,19 @@ def _read_text(
     weight_col: str | int | None,
     bad_lines: str,
     comment: str | None,
-    first_line: str | None,
+    head: list[str] | None,
     counts: dict[str, int] | None = None,
 ) -> tuple[DataFrame, int]:
-    """Text branch of :func:`read_edges` (``first_line`` already fetched or ``None``)."""
+    """Text branch of :func:`read_edges` (``head``: :func:`_head_lines`, if already fetched)."""
     where = _describe(paths)
     named = any(isinstance(c, str) for c in (src_col, dst_col, weight_col))
-    if first_line is None and (header is not False or named):  # the header decides the layout
-        first_line = _first_data_line(spark, paths, comment)
-        if first_line is None:
+    if head is None and (header is not False or named):  # the header decides the layout
+        head = _head_lines(spark, paths, comment)
+        if not head:
             raise InputError(
                 f"no edges in {where}: the input has no data lines (only blank or comment lines, or no files)"
             )
-    layout = _text_layout(paths, fmt, sep, header, src_col, dst_col, weight_col, comment, first_line)
+    layout = _text_layout(paths, fmt, sep, header, src_col, dst_col, weight_col, comment, head or [])
 
     # Validation pass: per split, the number of lines, good and bad lines, the row id of
     # its first line and of its first bad line. Only fixed-width values are aggregated,
@@ -750,8 +782,8 @@ def _read_parquet(
 # -------------------------------------------------------------------------- public
 
 
-def _detect_format(spark: SparkSession, paths: list[str], comment: str | None) -> tuple[str, str | None]:
-    """Format for ``fmt="auto"`` and, for text, the first data line if it was read."""
+def _detect_format(spark: SparkSession, paths: list[str], comment: str | None) -> tuple[str, list[str] | None]:
+    """Format for ``fmt="auto"`` and, for text, the first data lines (:func:`_head_lines`) if read."""
     exts = {_EXTENSIONS.get(_extension(p)) for p in paths}
     if len(exts) == 1 and None not in exts:
         return exts.pop(), None  # type: ignore[return-value]
@@ -770,16 +802,17 @@ def _detect_format(spark: SparkSession, paths: list[str], comment: str | None) -
         )
     if files and len(parquet) == len(files):
         return "parquet", None
-    first = _first_data_line(spark, paths, comment)
-    if first is not None and first.startswith("PAR1"):
-        return "parquet", None
-    if first is None:
+    head = _head_lines(spark, paths, comment)
+    if not head:
         return "txt", None
+    first = head[0]
+    if first.startswith("PAR1"):
+        return "parquet", None
     if "\t" in first:
-        return "tsv", first
+        return "tsv", head
     if "," in first:
-        return "csv", first
-    return "txt", first
+        return "csv", head
+    return "txt", head
 
 
 def read_edges(
@@ -879,11 +912,11 @@ def read_edges(
     paths = _as_paths(path)
     comment = comment or None
 
-    first_line: str | None = None
+    head: list[str] | None = None
     if fmt == "auto":
-        fmt, first_line = _detect_format(spark, paths, comment)
+        fmt, head = _detect_format(spark, paths, comment)
     if fmt == "parquet":
         return _read_parquet(spark, paths, src_col, dst_col, weight_col, bad_lines, counts)
     return _read_text(
-        spark, paths, fmt, sep, header, src_col, dst_col, weight_col, bad_lines, comment, first_line, counts
+        spark, paths, fmt, sep, header, src_col, dst_col, weight_col, bad_lines, comment, head, counts
     )

@@ -114,12 +114,30 @@ def test_auto_format_sniffs_separator(spark, tmp_path, name, text, expected):
         ("a\tb\tlabel\n1\t2\t3\n", None, [("1", "2", 3.0)]),  # non-numeric third field
         ("src\tdst\na\tb\n", False, [("src", "dst", 1.0), ("a", "b", 1.0)]),
         ("p\tq\n1\t2\n", True, [("1", "2", 1.0)]),
-        ("p\tq\n1\t2\n", None, [("p", "q", 1.0), ("1", "2", 1.0)]),  # ids, not a header
+        ("p\tq\n1\t2\n", False, [("p", "q", 1.0), ("1", "2", 1.0)]),
+        # word ids over numeric ids: a header (only numeric lines below it count)
+        ("paper\tcited\n1\t2\n3\t4\n", None, [("1", "2", 1.0), ("3", "4", 1.0)]),
+        ("# c\n\npaper\tcited\n1\t2\n", None, [("1", "2", 1.0)]),
+        # ... but not when an id below is a word too, or only one of the first ids is
+        ("p\tq\n1\t2\nr\t3\n", None, [("p", "q", 1.0), ("1", "2", 1.0), ("r", "3", 1.0)]),
+        ("p\t7\n1\t2\n", None, [("p", "7", 1.0), ("1", "2", 1.0)]),
+        ("p\tq\n", None, [("p", "q", 1.0)]),  # nothing below to compare with
     ],
 )
 def test_header_detection(spark, tmp_path, text, header, expected):
     edges, _ = read_edges(spark, write(tmp_path, "g.tsv", text), header=header)
     assert_edges(edges, edges_df(spark, expected))
+
+
+@pytest.mark.parametrize("name, text", [("g.csv", "paper,cited\n1,2\n"), ("g.txt", "paper cited\n1 2\n")])
+def test_word_ids_over_numbers_are_a_header_and_the_log_says_so(spark, tmp_path, caplog, name, text):
+    with caplog.at_level(logging.INFO, logger="sepne_spark.reading"):
+        edges, _ = read_edges(spark, write(tmp_path, name, text))
+    assert_edges(edges, edges_df(spark, [("1", "2", 1.0)]))
+    assert "as a header: its node ids are words and those on the next line are numbers" in caplog.text
+    # columns picked by index: the ids looked at are those columns
+    edges, _ = read_edges(spark, write(tmp_path, "h.tsv", "x\tpaper\tcited\n9\t1\t2\n"), src_col=1, dst_col=2)
+    assert_edges(edges, edges_df(spark, [("1", "2", 1.0)]))
 
 
 def test_header_repeated_in_part_files_and_comment_option(spark, tmp_path):
