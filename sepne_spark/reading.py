@@ -355,7 +355,7 @@ def _text_layout(
             if reason is not None:
                 header_fields = fields
                 log.info(
-                    "read the first line of %s, %s, as a header: %s (header=False, --header no, reads it as an edge)",
+                    "read the first line of %s, %s, as a header: %s (--header no, or header=False, reads it as an edge instead)",
                     where, _shorten(first_line), reason,
                 )
 

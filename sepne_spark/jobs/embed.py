@@ -472,7 +472,8 @@ def _run(spark, ns: argparse.Namespace, settings: schema.EmbedSettings, target: 
     timings["total"] = time.time() - started  # the manifest's is up to its writing
     print(f"SepNE embedded {counts['output_rows']} nodes of {source}")
     size = (f"neighbourhood of the requested nodes: {counts['rows_of_A_read']} rows of A" if local
-            else f"{n_nodes} nodes, {n_edges} directed edge rows")
+            else f"{n_nodes:,} nodes, {n_edges:,} edges" if settings.directed
+            else f"{n_nodes:,} nodes, {n_edges:,} edge rows (an undirected edge counts twice)")
     after = spectral_steps(used)  # what ran over the graph after the solve
     print(f"  {size}; k={len(model.landmark_ids)} ({used['landmarkStrategy']}), "
           f"d={model.factors.Phi.shape[0]}, metric {what}, partition {plan['setup']}, set size {used['setSize']}"
