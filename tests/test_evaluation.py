@@ -508,3 +508,19 @@ def test_job_linkpred_with_a_profile(spark, tmp_path):
     assert res["n_test_edges"] > 0 and res["auc_embedding_embedding"] > 0.6
     with pytest.raises(UserError, match="partition IO"):
         _job().main(spark, args[:-2] + ["--partition", "IO"])
+
+
+@pytest.mark.e2e
+def test_job_linkpred_runs_auto_on_the_training_graph(spark, tmp_path):
+    edges = tmp_path / "edges.tsv"
+    edges.write_text("".join(f"{a}\t{b}\n" for a, b in _two_communities(20, p=0.5)), encoding="utf-8")
+    out = tmp_path / "lp.json"
+    args = ["linkpred", "--edges", str(edges), "--landmarks", "8", "--dim", "4", "--iters", "5",
+            "--fraction", "0.2", "--json", str(out)]
+    assert _job().main(spark, args) == 0
+    res = json.loads(out.read_text())
+    # auto's choice for a small sparse graph, as the embed job makes it, with the flags over it
+    assert res["profile"] == "auto: document-quality"
+    used = res["settings"]
+    assert (used["landmarks"], used["dim"], used["eta"], used["propagation"]) == (8, 4, 1000.0, 3)
+    assert res["auc_embedding_embedding"] > 0.6

@@ -26,6 +26,7 @@ from sepne_spark import settings as schema
 from sepne_spark.jobs.common import (
     JobArgumentParser,
     UserError,
+    auto_settings,
     check_inputs_exist,
     profile_names,
     run_job,
@@ -171,44 +172,6 @@ def _checked(argv: Sequence[str] | None) -> tuple[argparse.Namespace, schema.Emb
     if ns.save_model:
         check_output_path(ns.save_model, ns.input or [], overwrite=ns.overwrite, what="--save-model path")
     return ns, settings, target
-
-
-def _auto_settings(
-    spark, ns: argparse.Namespace, graph, n_nodes: int, n_edges: int, timings: dict[str, float]
-) -> tuple[schema.EmbedSettings, str]:
-    """The settings of ``--profile auto`` for a graph of this size (flags still win),
-    and the profile chosen; the count of two-step walks, where needed, is the stage
-    ``auto_profile``."""
-    walks = None
-    if schema.auto_needs_walks(n_nodes, n_edges):
-        from pyspark.sql import functions as F
-
-        from sepne_spark.progress import stage
-
-        with stage(spark, "auto_profile", "two-step walks, the sum of squared out-degrees", timings):
-            # Sum of squared out-degrees: the two-step walks, the size of A^2 at most.
-            walks = int(graph.edges.groupBy("src").count().agg(F.sum(F.col("count") * F.col("count"))).first()[0] or 0)
-    name, changed = schema.auto_profile(n_nodes, n_edges, walks)
-    if ns.nodes and ns.propagation is None:
-        changed["propagation"] = 1  # requested ids only: no whole-graph filter
-    if ns.nodes and ns.refine_steps is None:
-        changed["refine_steps"] = 0  # nor whole-graph refinement
-        if ns.refine_operator is None:
-            changed.pop("refine_operator", None)  # no rounds to run it
-    if ns.nodes and ns.average_steps is None:
-        changed["average_steps"] = 0  # nor averaging over the neighbours
-    base = schema.load_profile(name)
-    profile = {**base, **changed}
-    settings = schema.resolve(ns, profile)
-    shown = ", ".join(f"{k} {v}" for k, v in changed.items())
-    log.info("profile auto: %s for %d nodes%s%s", name, n_nodes,
-             f", {walks:,} two-step walks" if walks is not None else "", f" ({shown})" if shown else "")
-    usual = base.get("dim", schema.setting("dim").default)
-    if ns.dim is None and settings.dim < usual:  # auto narrowed a tiny graph's output
-        log.warning("a graph of %d nodes takes at most %d landmarks (half its nodes), so its vectors have %d "
-                    "dimensions, not %s; give --dim and --landmarks to choose", n_nodes, settings.landmarks,
-                    settings.dim, usual)
-    return settings, name
 
 
 def zero_reason(used: dict, what: str) -> str:
@@ -396,7 +359,7 @@ def _run(spark, ns: argparse.Namespace, settings: schema.EmbedSettings, target: 
     # A saved model's parameters replace the profile's (see _with_model_params).
     profile_used = ns.profile if model is None else f"none: the parameters of the saved model {ns.model}"
     if ns.profile == schema.AUTO_PROFILE and model is None:
-        settings, chosen = _auto_settings(spark, ns, graph, n_nodes, n_edges, timings)
+        settings, chosen = auto_settings(spark, ns, graph, n_nodes, n_edges, timings)
         profile_used = f"auto: {chosen}"
     # Before fitting: requested ids that are not nodes are reported (an error when none is).
     # With a loaded model the embedding does that itself.

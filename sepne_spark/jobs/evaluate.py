@@ -12,8 +12,7 @@ Tasks (a subcommand, or ``--task NAME``)::
         --embeddings out/emb
 
     # AUC of held-out edges against sampled non-edges, embedding with SepNE
-    sepne-evaluate linkpred --edges /data/cora/edges.tsv --fraction 0.1 \\
-        --profile document-quality
+    sepne-evaluate linkpred --edges /data/cora/edges.tsv --fraction 0.1
 
 Embeddings are Parquet with columns ``id``, ``embedding`` (array or ML vector) and
 optionally ``context``. Ids are matched to the labels and edge files as strings.
@@ -40,6 +39,7 @@ from pyspark.sql import functions as F
 from sepne_spark.sparse import sparse_proximity
 from sepne_spark.jobs.common import (
     JobArgumentParser,
+    auto_settings,
     UserError,
     check_inputs_exist,
     profile_names,
@@ -143,9 +143,10 @@ def build_parser() -> argparse.ArgumentParser:
                     "the embed job's name, also works), read with the embed job's defaults (format from the "
                     "extension, header detected, the profile's input_format and bad_lines)")
     lp.add_argument("--fraction", type=float, default=0.1, help="fraction of edges held out (default: %(default)s)")
-    lp.add_argument("--profile", default=None,
+    lp.add_argument("--profile", default=schema.AUTO_PROFILE,
                     help="YAML profile of the embedding settings, as for the embed job (a name: "
-                    f"{', '.join(profile_names()) or 'none found'}; or a path; default: the default profile); the flags below override it. --seed "
+                    f"{', '.join(profile_names()) or 'none found'}; or a path; default: auto, chosen from the "
+                    "training graph's size as the embed job chooses); the flags below override it. --seed "
                     "also seeds the held-out edges and the sampled non-edges")
     schema.add_arguments(lp)
     show_profile_defaults(lp)
@@ -440,12 +441,23 @@ def run_linkpred(spark: SparkSession, ns: argparse.Namespace) -> dict[str, Any]:
     edges, _ = read_edges(spark, ns.edges, settings.input_format, bad_lines=settings.bad_lines)
 
     models = []
+    profile = ns.profile
+    cached: list[DataFrame] = []
 
     def fit_embed(train: DataFrame) -> DataFrame:
+        nonlocal settings, profile
+        from sepne_spark.graph import prepare_graph
         from sepne_spark.model import SepNE
 
-        models.append(SepNE(**schema.model_params(settings)).fit(train))
-        return models[-1].transform(train)
+        data: Any = train
+        if ns.profile == schema.AUTO_PROFILE:  # chosen from the training graph, as the embed job does
+            data = prepare_graph(train, settings.directed, duplicates=settings.duplicates,
+                                 self_loops=settings.self_loops)
+            cached.extend(frame.persist() for frame in (data.edges, data.vertices))
+            settings, chosen = auto_settings(spark, ns, data, data.vertices.count(), data.edges.count())
+            profile = f"auto: {chosen}"
+        models.append(SepNE(**schema.model_params(settings)).fit(data))
+        return models[-1].transform(data)
 
     try:
         res = link_prediction(spark, edges, fit_embed, fraction=ns.fraction, seed=settings.seed,
@@ -453,7 +465,9 @@ def run_linkpred(spark: SparkSession, ns: argparse.Namespace) -> dict[str, Any]:
     finally:  # the scores are collected: nothing the fit or the embedding cached is kept
         for model in models:
             model.release()
-    res.update({"task": "linkpred", "edges": ns.edges, "profile": ns.profile,
+        for frame in cached:
+            frame.unpersist()
+    res.update({"task": "linkpred", "edges": ns.edges, "profile": profile,
                 "settings": {k: v for k, v in settings.as_dict().items() if k != "spark"}})
     print(f"link prediction: {res['n_test_edges']} held-out edges vs {res['n_negative']} non-edges, "
           f"{res['n_train_edges']} training edges")
