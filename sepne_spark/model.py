@@ -33,10 +33,10 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from sepne_spark import __version__, pipeline
-from sepne_spark.errors import RequestedIdsError  # noqa: F401 - re-exported here
+from sepne_spark.errors import RequestedIdsError, SettingError  # noqa: F401 - RequestedIdsError re-exported here
 from sepne_spark.graph import requested_ids  # noqa: F401 - part of the API, used by the embed job
 from sepne_spark.proximity import check_window
-from sepne_spark.settings import MODEL_SETTINGS, Setting, param_converter, setting
+from sepne_spark.settings import FITTED_PARAMS, MODEL_SETTINGS, Setting, param_converter, setting
 from sepne_spark.solver import LandmarkFactors
 
 log = logging.getLogger(__name__)
@@ -74,6 +74,14 @@ class _SepNEParams(Params):
     def settings(self) -> dict[str, Any]:
         """All parameter values (defaults included) by Param name."""
         return {p.name: self.getOrDefault(p) for p in self.params}
+
+    def _set(self, **kwargs: Any) -> Any:
+        # pyspark.ml skips a Param's converter for None, which would then fail late, in a
+        # Spark task; every setting has a value, so None is refused here, at the call.
+        for name, value in kwargs.items():
+            if value is None:
+                raise SettingError(f"{name}: expected {setting(name).allowed()}, got None")
+        return super()._set(**kwargs)
 
 
 def _getter(name: str):
@@ -203,11 +211,15 @@ class SepNE(Estimator, _SepNEParams, MLWritable, MLReadable):
 
     def _fit(self, dataset: Any) -> "SepNEModel":
         s = self.settings()
-        check_window(s["metric"], s["window"])  # before any Spark work
+        try:
+            check_window(s["metric"], s["window"])  # before any Spark work
+        except ValueError as exc:
+            raise SettingError(str(exc)) from None
         if s["dim"] > s["landmarks"]:
-            raise ValueError(
-                f"dim={s['dim']} is more than landmarks={s['landmarks']}: the landmark embedding "
-                "has at most as many dimensions as there are landmarks"
+            default = " (the default)" if not self.isSet(self.dim) else ""
+            raise SettingError(
+                f"dim={s['dim']}{default} is more than landmarks={s['landmarks']}: the landmark embedding "
+                f"has at most as many dimensions as there are landmarks; set dim to {s['landmarks']} or less"
             )
         graph = _as_graph(dataset, s["directed"], s["duplicates"], s["selfLoops"])
         check_graph_reading(graph, s)  # a Graph read otherwise would be saved under the wrong settings
@@ -215,6 +227,7 @@ class SepNE(Estimator, _SepNEParams, MLWritable, MLReadable):
         fitted, cache = pipeline.fit(graph, s, timings)
         model = SepNEModel(fitted.landmark_ids, fitted.factors, fitted.S_A, fitted.S_B, fitted.id_type)
         self._copyValues(model)
+        model._hold_fitted_values()
         model._fitted = cache
         model._fit_input = dataset
         model.timings = timings
@@ -255,6 +268,23 @@ class SepNEModel(Model, _SepNEParams, MLWritable, MLReadable):
         self.timings: dict[str, float] = {}
         #: what the last :meth:`embed` set up: ``setup`` (RP, LP, IO), ``sets``, ``nodes``
         self.plan: dict[str, Any] = {}
+        self._fitted_values: dict[str, Any] = {}  # FITTED_PARAMS' values at the fit
+
+    def _hold_fitted_values(self) -> None:
+        """Record the values of the Params the fit fixed (after the fit or a load)."""
+        self._fitted_values = {p: self.getOrDefault(p) for p in FITTED_PARAMS}
+
+    def _check_fitted_values(self) -> None:
+        """Refuse values of the fit's Params other than those the model was fitted with:
+        the landmarks, their factors and M are the fit's, and would not follow them."""
+        changed = [f"{p}={self.getOrDefault(p)!r} (fitted with {v!r})"
+                   for p, v in self._fitted_values.items() if self.getOrDefault(p) != v]
+        if changed:
+            raise SettingError(
+                "this model was set to " + ", ".join(changed) + ": " + ", ".join(FITTED_PARAMS)
+                + " are fixed when the model is fitted (its landmarks, their factors and the proximity); "
+                "set them back, or fit SepNE with the new values"
+            )
 
     # -- embedding -------------------------------------------------------------------
     @property
@@ -332,6 +362,7 @@ class SepNEModel(Model, _SepNEParams, MLWritable, MLReadable):
         return self._embed(ids, graph, nodes, count_small=True)
 
     def _embed(self, ids: DataFrame | None, graph: Any, nodes: int | None, count_small: bool) -> DataFrame:
+        self._check_fitted_values()
         s = self.settings()
         if not isinstance(graph, _graph_type()):
             graph = _as_graph(graph, s["directed"], s["duplicates"], s["selfLoops"])
@@ -427,6 +458,7 @@ class SepNEWriter(DefaultParamsWriter):
         if isinstance(instance, SepNEModel):
             if instance.factors is None:
                 raise ValueError("this SepNEModel holds no fitted factors: fit it before saving")
+            instance._check_fitted_values()
             extra.update(k=len(instance.landmark_ids), d=int(instance.factors.Phi.shape[0]))
         DefaultParamsWriter.saveMetadata(instance, path, spark, extraMetadata=extra)
         if isinstance(instance, SepNEModel):
@@ -463,6 +495,7 @@ class SepNEModelReader(MLReader):
         model = self._build(spark, path, row, _parse_datatype_json_string(row["idType"]))
         model._resetUid(metadata["uid"])
         DefaultParamsReader.getAndSetParams(model, metadata)
+        model._hold_fitted_values()
         return model
 
     def _build(self, spark: SparkSession, path: str, row: Any, id_type: Any) -> "SepNEModel":
@@ -486,6 +519,7 @@ class SepNEModelReader(MLReader):
         meta = json.loads(row["meta"])
         model = self._build(spark, path, row, _parse_datatype_json_string(meta["id_type"]))
         model._set(**meta["params"])
+        model._hold_fitted_values()
         return model
 
 

@@ -75,6 +75,7 @@ __all__ = [
     "auto_needs_walks",
     "degree_spread",
     "DTYPES",
+    "FITTED_PARAMS",
     "MODEL_PARAMS",
     "MODEL_SETTINGS",
     "SETTINGS",
@@ -130,6 +131,8 @@ class Setting:
     or ``dict`` (the ``spark`` mapping of Spark configuration keys to string values).
     ``minimum``/``maximum`` bound numbers; ``exclusive_minimum`` makes the minimum
     itself invalid. Booleans have a second flag, ``negative_flag``, that sets ``False``.
+    ``fitted`` marks a model setting that the fit fixes (the landmarks, their factors, the
+    proximity and how the graph is read): a fitted model refuses another value of it.
     """
 
     name: str
@@ -146,6 +149,7 @@ class Setting:
     metavar: str | None = None
     negative_flag: str | None = None
     negative_help: str | None = None
+    fitted: bool = False
 
     def allowed(self) -> str:
         """What values are allowed, in words (used in help texts and error messages)."""
@@ -192,21 +196,21 @@ def _setting(name: str, type_: type, default: Any, help: str, scope: str = MODEL
 #: The embedding job's settings, in the order they are listed in ``--help``.
 SETTINGS: tuple[Setting, ...] = (
     _setting("metric", str, "A+A2", "proximity matrix M: I+A is M = I + A, A+A2 is M = A + A*A, "
-             "A the row-normalised transition matrix", choices=METRICS),
+             "A the row-normalised transition matrix", choices=METRICS, fitted=True),
     _setting("window", int, 2, "powers of A in metric A+A2: M = A + A*A + ... + A^T for a window "
              "of T; 2 is the paper's A + A*A. Each extra power is one more join and M grows "
              "roughly by the average degree per power, so keep it small on large graphs",
-             minimum=2, maximum=MAX_WINDOW, metavar="T"),
+             minimum=2, maximum=MAX_WINDOW, metavar="T", fitted=True),
     _setting("scaling", str, "none", "element-wise scaling of M: none, or log, which replaces each "
              "entry m of column v by log(max(vol * m / (T * s_in(v)), 1)) with vol the total edge "
              "weight, s_in(v) the weight into v and T the window (a shifted-PMI transform; M stays "
              "sparse)",
-             choices=SCALINGS),
-    _setting("dim", int, 128, "embedding dimension d, at most --landmarks", minimum=1, metavar="D"),
-    _setting("landmarks", int, 200, "number of landmarks k", minimum=1, metavar="K"),
+             choices=SCALINGS, fitted=True),
+    _setting("dim", int, 128, "embedding dimension d, at most --landmarks", minimum=1, metavar="D", fitted=True),
+    _setting("landmarks", int, 200, "number of landmarks k", minimum=1, metavar="K", fitted=True),
     _setting("landmark_strategy", str, "DD", "how landmarks are chosen: DD highest degree, "
              "DP sampled proportionally to degree, UF sampled uniformly, GDS greedy dominating set",
-             choices=STRATEGIES),
+             choices=STRATEGIES, fitted=True),
     _setting("partition", str, "RP", "how the other nodes are split into sets: RP random, "
              "LP label propagation communities, IO only the requested nodes",
              choices=SETUPS),
@@ -222,13 +226,13 @@ SETTINGS: tuple[Setting, ...] = (
              minimum=0, maximum=2**63 - 1, metavar="SEED"),
     _setting("directed", bool, False, "edges are directed: a line 'u v' means u -> v only",
              negative_flag="--undirected",
-             negative_help="edges are undirected: a line 'u v' also means v -> u (the default)"),
+             negative_help="edges are undirected: a line 'u v' also means v -> u (the default)", fitted=True),
     _setting("input_format", str, "auto", "format of the edge input; auto picks it from the "
              "file extension", choices=FORMATS, scope=JOB),
     _setting("duplicates", str, "sum", "how repeated edges are merged: sum or max of their weights",
-             choices=DUPLICATE_POLICIES),
+             choices=DUPLICATE_POLICIES, fitted=True),
     _setting("self_loops", str, "drop", "what to do with edges from a node to itself",
-             choices=SELF_LOOP_POLICIES),
+             choices=SELF_LOOP_POLICIES, fitted=True),
     _setting("bad_lines", str, "fail", "what to do with edge lines that cannot be parsed: "
              "fail the job or skip them", choices=BAD_LINE_POLICIES, scope=JOB),
     _setting("lp_max_iter", int, 10, "label propagation iterations, used with --partition LP",
@@ -238,7 +242,7 @@ SETTINGS: tuple[Setting, ...] = (
     _setting("landmark_factors", str, "M00", "landmark subspaces: M00 (the paper: the landmark block's "
              "singular vectors), rows (top eigenvectors of the landmark rows' and columns' Gram matrices "
              "S_A + M00 M00^T, S_B + M00^T M00; for M = I + A) or walks (the same of the log-scaled "
-             "A + A^2, whatever the metric; costs k rows of A^2)", choices=FACTORISATIONS),
+             "A + A^2, whatever the metric; costs k rows of A^2)", choices=FACTORISATIONS, fitted=True),
     _setting("propagation", int, 1, "Chebyshev terms of the spectral propagation applied after the "
              "per-set solve (ProNE's filter; it reaches 2 * T - 1 hops and costs 2 * T - 1 sparse "
              "products over the whole graph); 1 turns it off (the paper's SepNE). The embed job without "
@@ -294,6 +298,8 @@ _BY_NAME: dict[str, Setting] = {s.name: s for s in SETTINGS}
 #: The settings a fitted model holds: one estimator Param each, in schema order.
 MODEL_SETTINGS: tuple[Setting, ...] = tuple(s for s in SETTINGS if s.scope == MODEL)
 _BY_PARAM: dict[str, Setting] = {s.param: s for s in MODEL_SETTINGS if s.param is not None}
+#: The Params a fitted model holds fixed (``Setting.fitted``), in schema order.
+FITTED_PARAMS: tuple[str, ...] = tuple(s.param for s in MODEL_SETTINGS if s.fitted and s.param is not None)
 _RESERVED = ("extends",)  # profile keys that are not settings
 
 # Names people write for a setting (the paper's symbols, singular/plural slips).

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -135,3 +136,39 @@ def test_model_saved_before_a_setting_existed_takes_its_default(spark, tmp_path,
     assert old.getUnreached() == "zero"
     assert old.settings() == model.settings()
     assert_same_embeddings(model.transform(edges), old.transform(edges))
+
+
+@pytest.mark.parametrize("change", [dict(dim=2), dict(landmarks=6), dict(metric="A+A2"), dict(directed=True),
+                                   dict(landmarkStrategy="GDS")])
+def test_a_fitted_model_refuses_other_values_of_the_fits_params(spark, tmp_path, edges, fitted, change):
+    """The fit fixes the landmarks, their factors and M: a model set to another dim,
+    metric, reading of the graph ... would embed with arrays that do not follow it. It
+    says so at transform, embed and save, and again once loaded; the solve's own
+    settings stay free."""
+    model = fitted.stages[0]
+    path = tmp_path / "m"
+    model.save(str(path))
+    for m in (model, SepNEModel.load(str(path))):
+        changed = m.copy(dict((getattr(m, k), v) for k, v in change.items()))
+        name, value = next(iter(change.items()))
+        with pytest.raises(ValueError, match=re.escape(f"set to {name}={value!r} (fitted with ")):
+            changed.transform(edges)
+        with pytest.raises(ValueError, match="fixed when the model is fitted"):
+            changed.embed(None, edges)
+        with pytest.raises(ValueError, match="fixed when the model is fitted"):
+            changed.save(str(tmp_path / "other"))
+    assert not (tmp_path / "other").exists()
+    assert model.copy({model.iters: 3, model.setSize: 10}).transform(edges).count() == 40
+
+
+def test_params_refuse_none_and_the_fit_names_the_default_dim(spark, edges):
+    from sepne_spark.errors import SettingError
+
+    with pytest.raises(SettingError, match="iters: expected an integer >= 0, got None"):
+        SepNE(iters=None)
+    with pytest.raises(SettingError, match="lam: expected a number >= 0, got None"):
+        SepNE().setLam(None)
+    with pytest.raises(SettingError, match=r"dim=128 \(the default\) is more than landmarks=8.*set dim to 8 or less"):
+        SepNE(landmarks=8).fit(edges)
+    with pytest.raises(SettingError, match="metric I[+]A has no window"):
+        SepNE(metric="I+A", window=3, dim=4, landmarks=8).fit(edges)
