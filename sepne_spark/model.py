@@ -33,7 +33,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from sepne_spark import __version__, pipeline
-from sepne_spark.errors import RequestedIdsError, SettingError  # noqa: F401 - RequestedIdsError re-exported here
+from sepne_spark.errors import InputError, RequestedIdsError, SettingError  # noqa: F401 - RequestedIdsError re-exported here
 from sepne_spark.graph import requested_ids  # noqa: F401 - part of the API, used by the embed job
 from sepne_spark.proximity import check_window
 from sepne_spark.settings import FITTED_PARAMS, MODEL_SETTINGS, Setting, param_converter, setting
@@ -222,7 +222,7 @@ class SepNE(Estimator, _SepNEParams, MLWritable, MLReadable):
                 f"has at most as many dimensions as there are landmarks; set dim to {s['landmarks']} or less"
             )
         graph = _as_graph(dataset, s["directed"], s["duplicates"], s["selfLoops"])
-        check_graph_reading(graph, s)  # a Graph read otherwise would be saved under the wrong settings
+        check_graph_reading(graph, s, fitting=True)  # a Graph read otherwise would be saved under the wrong settings
         timings: dict[str, float] = {}
         fitted, cache = pipeline.fit(graph, s, timings)
         model = SepNEModel(fitted.landmark_ids, fitted.factors, fitted.S_A, fitted.S_B, fitted.id_type)
@@ -359,6 +359,11 @@ class SepNEModel(Model, _SepNEParams, MLWritable, MLReadable):
             A ``ValueError`` (and a ``UserError`` for the jobs) when ``ids`` is empty or
             none of its ids is a node of ``graph``.
         """
+        if ids is not None and not isinstance(ids, DataFrame):
+            raise TypeError(f"ids must be a DataFrame with a column id (or None for every node), not a "
+                            f"{type(ids).__name__}: spark.createDataFrame([(i,) for i in ids], ['id']) makes one")
+        if nodes is not None and (isinstance(nodes, bool) or not isinstance(nodes, int) or nodes < 0):
+            raise SettingError(f"nodes must be the number of nodes of the graph (an integer >= 0), not {nodes!r}")
         return self._embed(ids, graph, nodes, count_small=True)
 
     def _embed(self, ids: DataFrame | None, graph: Any, nodes: int | None, count_small: bool) -> DataFrame:
@@ -470,6 +475,25 @@ class SepNEWriter(DefaultParamsWriter):
 class SepNEReader(DefaultParamsReader):
     """Reads a :class:`SepNE` estimator written by :class:`SepNEWriter`."""
 
+    def load(self, path: str) -> "SepNE":
+        metadata = DefaultParamsReader.loadMetadata(path, self.sparkSession)
+        _check_saved_class(path, metadata, SepNE)
+        instance = SepNE()
+        instance._resetUid(metadata["uid"])
+        DefaultParamsReader.getAndSetParams(instance, metadata)
+        return instance
+
+
+def _check_saved_class(path: str, metadata: dict[str, Any], cls: type) -> None:
+    """Refuse a saved estimator read as a model, and the reverse, naming the right call."""
+    found = str(metadata.get("class", "")).rsplit(".", 1)[-1]
+    if found == cls.__name__:
+        return
+    what = {"SepNE": "a SepNE estimator (its parameters; fit it to get a model)",
+            "SepNEModel": "a fitted SepNEModel"}.get(found, f"a {metadata.get('class')!r}")
+    raise InputError(f"{path} holds {what}, not a {cls.__name__}: load it with "
+                     f"{found if found in ('SepNE', 'SepNEModel') else 'its own class'}.load")
+
 
 class SepNEModelReader(MLReader):
     """Reads a :class:`SepNEModel` written by :class:`SepNEWriter`.
@@ -491,6 +515,7 @@ class SepNEModelReader(MLReader):
             metadata = DefaultParamsReader.loadMetadata(path, spark)
         except AnalysisException:
             return self._load_v0(spark, path)
+        _check_saved_class(path, metadata, SepNEModel)
         row = spark.read.parquet(path + "/data").first()
         model = self._build(spark, path, row, _parse_datatype_json_string(row["idType"]))
         model._resetUid(metadata["uid"])
@@ -532,19 +557,27 @@ def _graph_type():
     return Graph
 
 
-def check_graph_reading(graph: Any, params: dict[str, Any]) -> None:
-    """Raise ``ValueError`` unless ``graph`` was read the way the model's parameters say.
+def check_graph_reading(graph: Any, params: dict[str, Any], fitting: bool = False) -> None:
+    """Raise ``SettingError`` unless ``graph`` was read the way the Params say.
 
     A :class:`~sepne_spark.graph.Graph` carries its own reading (direction, duplicate
     and self-loop policy); embedding it with a model fitted on another reading would mix
-    two proximity matrices without any error.
+    two proximity matrices without any error. ``fitting``: the Params are an
+    estimator's, which can still take the graph's values.
     """
-    wanted = {"directed": params["directed"], "duplicates": params["duplicates"], "self_loops": params["selfLoops"]}
+    names = {"directed": "directed", "duplicates": "duplicates", "self_loops": "selfLoops"}
     got = {"directed": graph.directed, "duplicates": graph.duplicates, "self_loops": graph.self_loops}
-    diff = [f"{k}={got[k]!r} (the model has {wanted[k]!r})" for k in wanted if got[k] != wanted[k]]
-    if diff:
-        raise ValueError("the graph was read with " + ", ".join(diff)
-                         + ": read it with the model's settings, or pass the edge list DataFrame")
+    diff = {k: got[k] for k, p in names.items() if got[k] != params[p]}
+    if not diff:
+        return
+    read = ", ".join(f"{k}={v!r} ({'the estimator' if fitting else 'the model'} has {params[names[k]]!r})"
+                     for k, v in diff.items())
+    if fitting:
+        fix = ", ".join(f"{names[k]}={v!r}" for k, v in diff.items())
+        raise SettingError(f"the graph was read with {read}: set SepNE({fix}) to fit it as read, or pass "
+                           "the edge list DataFrame")
+    raise SettingError(f"the graph was read with {read}: read it with the model's settings, or pass the "
+                       "edge list DataFrame")
 
 
 def _as_graph(dataset: Any, directed: bool, duplicates: str, self_loops: str):
@@ -553,12 +586,41 @@ def _as_graph(dataset: Any, directed: bool, duplicates: str, self_loops: str):
 
     if isinstance(dataset, Graph):
         return dataset
-    if not isinstance(dataset, DataFrame) or not {"src", "dst"} <= set(dataset.columns):
-        raise ValueError("expected an edge list DataFrame with columns src, dst[, weight] or a Graph")
-    raw = dataset.select(
-        "src", "dst", (F.col("weight").cast("double") if "weight" in dataset.columns else F.lit(1.0)).alias("weight")
-    )
-    return prepare_graph(raw, directed, duplicates=duplicates, self_loops=self_loops)
+    expected = "expected an edge list DataFrame with columns src, dst[, weight] or a Graph"
+    if isinstance(dataset, str):
+        raise TypeError(f"{expected}, got the string {dataset!r}: read a file with "
+                        "sepne_spark.load_graph(spark, path, directed=...) and pass its Graph")
+    if not isinstance(dataset, DataFrame):
+        raise TypeError(f"{expected}, got a {type(dataset).__module__}.{type(dataset).__name__}"
+                        + (": spark.createDataFrame(it) first" if type(dataset).__name__ == "DataFrame" else ""))
+    if not {"src", "dst"} <= set(dataset.columns):
+        raise InputError(f"{expected}; the DataFrame has columns {dataset.columns}")
+    return prepare_graph(_checked_edges(dataset), directed, duplicates=duplicates, self_loops=self_loops)
+
+
+def _checked_edges(edges: DataFrame) -> DataFrame:
+    """``src, dst, weight double`` of an edge DataFrame, with the checks that
+    :func:`~sepne_spark.graph.load_graph` makes of a file: the weight's type now, and
+    as part of the plan (no extra pass; a Spark error with this message at the first
+    action) no null id and no negative, NaN or infinite weight."""
+    from pyspark.sql.types import BooleanType, NumericType
+
+    weight = F.lit(1.0)
+    if "weight" in edges.columns:
+        kind = edges.schema["weight"].dataType
+        if not isinstance(kind, NumericType) or isinstance(kind, BooleanType):
+            raise InputError(f"the edge list DataFrame's weight column is {kind.simpleString()}: "
+                             "weights must be numbers (cast it, or drop it for weights of 1)")
+        w = F.col("weight").cast("double")
+        weight = F.when(w.isNull() | F.isnan(w) | (w < 0) | (w == float("inf")), F.raise_error(F.concat(
+            F.lit("the edge list DataFrame has the weight "), F.coalesce(w.cast("string"), F.lit("null")),
+            F.lit(" on the edge "), F.coalesce(F.col("src").cast("string"), F.lit("null")), F.lit(" -> "),
+            F.coalesce(F.col("dst").cast("string"), F.lit("null")),
+            F.lit(": weights must be finite numbers >= 0")))).otherwise(w)
+    src = F.when(F.col("src").isNull() | F.col("dst").isNull(), F.raise_error(F.concat(
+        F.lit("the edge list DataFrame has a null node id: src "), F.coalesce(F.col("src").cast("string"), F.lit("null")),
+        F.lit(", dst "), F.coalesce(F.col("dst").cast("string"), F.lit("null"))))).otherwise(F.col("src"))
+    return edges.select(src.alias("src"), "dst", weight.alias("weight"))
 
 
 def _active() -> SparkSession:

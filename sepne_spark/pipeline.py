@@ -45,7 +45,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import DataType, IntegerType, StructField, StructType
 
 from sepne_spark import one_task
-from sepne_spark.errors import SettingError
+from sepne_spark.errors import InputError, SettingError
 from sepne_spark.graph import Graph, incident_ends, requested_ids, rows_of
 from sepne_spark.landmarks import select_landmarks
 from sepne_spark.partition import lp_partition, random_partition, requested_partition
@@ -147,6 +147,8 @@ def _fit(graph: Graph, params: Mapping[str, Any], timings: dict[str, float] | No
     spark = graph.edges.sparkSession
     n_nodes = graph.vertices.count()  # fills the cache that the landmark choice reads
     k = params["landmarks"]
+    if n_nodes == 0:
+        raise InputError("the graph has no edges: the edge list is empty (or held only dropped self-loops)")
     if k > n_nodes:
         raise SettingError(f"landmarks={k} is more than the {n_nodes} nodes of the graph")
     small = fits_one_task(graph, params, int(n_nodes))

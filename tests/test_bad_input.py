@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import logging
 import os
+import re
 import stat
 from pathlib import Path
 
@@ -242,6 +243,34 @@ def test_parameter_out_of_range_in_a_fit_param_map(weird):
         est.fit(weird["edges"], {est.lam: -2.0})
     with pytest.raises(ValueError, match="dim=9 is more than landmarks=8"):
         est.fit(weird["edges"], {est.dim: 9})
+
+
+def test_an_edge_dataframe_is_checked_as_a_file_is(spark):
+    """``fit`` of a DataFrame: the wrong object or columns at the call, a weight that is
+    not a number at the call, null ids and bad weights at the first action, each named."""
+    from pyspark.errors import PySparkException
+
+    from sepne_spark.errors import InputError
+
+    est = SepNE(dim=2, landmarks=3, iters=2)
+    rows = [(1, 2, 1.0), (2, 3, 1.0), (3, 4, 1.0), (4, 1, 1.0), (1, 3, 1.0)]
+    with pytest.raises(TypeError, match="got the string '/data/edges.tsv': read a file with sepne_spark.load_graph"):
+        est.fit("/data/edges.tsv")
+    with pytest.raises(InputError, match=r"the DataFrame has columns \['a', 'b'\]"):
+        est.fit(spark.createDataFrame([(1, 2)], "a long, b long"))
+    with pytest.raises(InputError, match="weight column is string: weights must be numbers"):
+        est.fit(spark.createDataFrame([(1, 2, "abc")], "src long, dst long, weight string"))
+    with pytest.raises(InputError, match="the graph has no edges: the edge list is empty"):
+        est.fit(spark.createDataFrame([], "src long, dst long"))
+    bad = {
+        "the edge list DataFrame has a null node id: src null, dst 7": rows + [(None, 7, 1.0)],
+        "the edge list DataFrame has the weight -5.0 on the edge 2 -> 3: weights must be finite numbers >= 0":
+            [(1, 2, 1.0), (2, 3, -5.0), (3, 4, 1.0), (4, 1, 1.0)],
+        "has the weight NaN on the edge 1 -> 2": [(1, 2, float("nan")), (2, 3, 1.0), (3, 4, 1.0), (4, 1, 1.0)],
+    }
+    for words, data in bad.items():
+        with pytest.raises(PySparkException, match=re.escape(words)):
+            est.fit(spark.createDataFrame(data, "src long, dst long, weight double"))
 
 
 @pytest.mark.parametrize(

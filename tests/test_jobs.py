@@ -174,7 +174,7 @@ def test_saved_model_io_reads_only_the_neighbourhood(spark, tmp_path, capsys):
     ids = spark.createDataFrame([(i,) for i in asked], "id string")
     ref = {r["id"]: r["embedding"] for r in model.embed(ids, bare).collect()}
     assert sorted(got) == sorted(ref)
-    with pytest.raises(ValueError, match=r"directed=True \(the model has False\)"):
+    with pytest.raises(ValueError, match=r"directed=True \(the model has False\): read it with the model.s settings"):
         model.embed(ids, load_graph(spark, str(edges), directed=True))
     scale = max(np.abs(v).max() for v in ref.values())
     for node, vec in ref.items():

@@ -172,3 +172,31 @@ def test_params_refuse_none_and_the_fit_names_the_default_dim(spark, edges):
         SepNE(landmarks=8).fit(edges)
     with pytest.raises(SettingError, match="metric I[+]A has no window"):
         SepNE(metric="I+A", window=3, dim=4, landmarks=8).fit(edges)
+
+
+def test_an_estimator_and_a_model_are_not_loaded_as_each_other(spark, tmp_path, fitted):
+    from sepne_spark.errors import InputError
+
+    fitted.stages[0].save(str(tmp_path / "model"))
+    SepNE(**PARAMS).save(str(tmp_path / "estimator"))
+    with pytest.raises(InputError, match="holds a fitted SepNEModel, not a SepNE: load it with SepNEModel.load"):
+        SepNE.load(str(tmp_path / "model"))
+    with pytest.raises(InputError, match=r"holds a SepNE estimator \(its parameters; fit it to get a model\), "
+                                         "not a SepNEModel: load it with SepNE.load"):
+        SepNEModel.load(str(tmp_path / "estimator"))
+
+
+def test_fit_names_the_param_for_a_graph_read_otherwise_and_embed_checks_its_arguments(spark, edges, fitted):
+    from sepne_spark.errors import SettingError
+    from sepne_spark.graph import prepare_graph
+
+    directed = prepare_graph(edges, True)
+    with pytest.raises(SettingError, match=re.escape(
+            "the graph was read with directed=True (the estimator has False): set SepNE(directed=True) to fit it "
+            "as read")):
+        SepNE(**PARAMS).fit(directed)
+    model = fitted.stages[0]
+    with pytest.raises(TypeError, match="ids must be a DataFrame with a column id .*not a list"):
+        model.embed(["a"], edges)
+    with pytest.raises(SettingError, match="nodes must be the number of nodes of the graph"):
+        model.embed(None, edges, nodes=-1)
