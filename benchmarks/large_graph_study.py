@@ -148,6 +148,7 @@ GRAPHS = {
     # The degree-spread rule above 10^5 nodes (finding 21): seed 4.
     "dcsbm-300k-d15-s4": lambda: generated("dcsbm", 300_000, 100, 15, 0.7, 4),
     "dcsbm-300k-d40-s4": lambda: generated("dcsbm", 300_000, 100, 40, 0.7, 4),
+    "dcsbm-1m-d15-s5": lambda: generated("dcsbm", 1_000_000, 100, 15, 0.7, 5),
     "cora": lambda: load_dataset("cora"),
     "citeseer": lambda: load_dataset("citeseer"),
     "wiki": lambda: load_dataset("wiki"),
