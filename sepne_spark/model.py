@@ -603,12 +603,12 @@ def _checked_edges(edges: DataFrame) -> DataFrame:
     :func:`~sepne_spark.graph.load_graph` makes of a file: the weight's type now, and
     as part of the plan (no extra pass; a Spark error with this message at the first
     action) no null id and no negative, NaN or infinite weight."""
-    from pyspark.sql.types import BooleanType, NumericType
+    from pyspark.sql.types import NumericType
 
     weight = F.lit(1.0)
     if "weight" in edges.columns:
         kind = edges.schema["weight"].dataType
-        if not isinstance(kind, NumericType) or isinstance(kind, BooleanType):
+        if not isinstance(kind, NumericType):
             raise InputError(f"the edge list DataFrame's weight column is {kind.simpleString()}: "
                              "weights must be numbers (cast it, or drop it for weights of 1)")
         w = F.col("weight").cast("double")
