@@ -790,8 +790,9 @@ AUTO_LOG_RATIO_AVERAGE_STEPS = 3
 #: Up to this many nodes the M = I + A tier takes :data:`AUTO_SPREAD_ROUNDS` refinement
 #: rounds instead of the profile's 8 when the degree spread ``n sum(d^2) / (sum d)^2`` is
 #: above :data:`AUTO_SPREAD` (graphs with hubs; power iteration there drifts towards
-#: eigenvectors held by small pieces of the graph).
-AUTO_SPREAD_NODES = 100_000
+#: eigenvectors held by small pieces of the graph). Measured up to 300,000 nodes
+#: (benchmarks/LARGE_GRAPH_STUDY.md, findings 20 and 21).
+AUTO_SPREAD_NODES = 300_000
 AUTO_SPREAD = 2.0
 AUTO_SPREAD_ROUNDS = 4
 AUTO_SMALL, AUTO_LARGE = "document-quality", "social"
