@@ -68,7 +68,6 @@ __all__ = [
     "AUTO_MORE_LANDMARKS_NODES",
     "AUTO_SMALL_NODES",
     "AUTO_SPREAD",
-    "AUTO_SPREAD_NODES",
     "AUTO_SPREAD_ROUNDS",
     "AUTO_PROFILE",
     "AUTO_SMALL",
@@ -787,12 +786,11 @@ AUTO_LOG_RATIO_NODES = 100_000
 AUTO_LOG_RATIO_ROUNDS = 64
 #: ... followed by this many steps of neighbourhood averaging of the filter's output.
 AUTO_LOG_RATIO_AVERAGE_STEPS = 3
-#: Up to this many nodes the M = I + A tier takes :data:`AUTO_SPREAD_ROUNDS` refinement
-#: rounds instead of the profile's 8 when the degree spread ``n sum(d^2) / (sum d)^2`` is
-#: above :data:`AUTO_SPREAD` (graphs with hubs; power iteration there drifts towards
-#: eigenvectors held by small pieces of the graph). Measured up to 300,000 nodes
+#: The M = I + A tier takes :data:`AUTO_SPREAD_ROUNDS` refinement rounds instead of the
+#: profile's 8 when the degree spread ``n sum(d^2) / (sum d)^2`` is above
+#: :data:`AUTO_SPREAD` (graphs with hubs; power iteration there drifts towards
+#: eigenvectors held by small pieces of the graph). Measured from 30,000 to 10^6 nodes
 #: (benchmarks/LARGE_GRAPH_STUDY.md, findings 20 and 21).
-AUTO_SPREAD_NODES = 300_000
 AUTO_SPREAD = 2.0
 AUTO_SPREAD_ROUNDS = 4
 AUTO_SMALL, AUTO_LARGE = "document-quality", "social"
@@ -837,9 +835,9 @@ def auto_profile(nodes: int, edge_rows: int, two_step_walks: int | None = None) 
           :data:`AUTO_LOG_RATIO_AVERAGE_STEPS` averaging steps last); otherwise the
           profile's M = I + A with the landmark subspaces of the two-step walks
           (``landmark_factors: walks``, from the k landmark rows of A^2 only), from
-          :data:`AUTO_MORE_LANDMARKS_NODES` nodes 2,000 landmarks, and up to
-          :data:`AUTO_SPREAD_NODES` nodes :data:`AUTO_SPREAD_ROUNDS` refinement rounds
-          instead of 8 when the :func:`degree_spread` is above :data:`AUTO_SPREAD`.
+          :data:`AUTO_MORE_LANDMARKS_NODES` nodes 2,000 landmarks, and
+          :data:`AUTO_SPREAD_ROUNDS` refinement rounds instead of 8 when the
+          :func:`degree_spread` is above :data:`AUTO_SPREAD`.
     """
     window = _auto_window(nodes, edge_rows)
     if window is None:
@@ -855,7 +853,7 @@ def auto_profile(nodes: int, edge_rows: int, two_step_walks: int | None = None) 
         else:
             if nodes >= AUTO_MORE_LANDMARKS_NODES:
                 over["landmarks"] = 2000
-            if nodes <= AUTO_SPREAD_NODES and degree_spread(nodes, edge_rows, two_step_walks) > AUTO_SPREAD:
+            if degree_spread(nodes, edge_rows, two_step_walks) > AUTO_SPREAD:
                 over["refine_steps"] = AUTO_SPREAD_ROUNDS
         base = load_profile(AUTO_LARGE)
         return AUTO_LARGE, {**over, **_tiny(nodes, base, over)}

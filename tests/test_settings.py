@@ -207,8 +207,8 @@ def test_auto_profile_by_size():
     assert settings.auto_profile(10_000, 150_000, 2_400_000) == ("social", log_ratio_rounds)
     assert settings.auto_profile(100_000, 1_500_000, 2.4 * 10**7) == ("social", log_ratio_rounds)
     assert settings.auto_profile(100_001, 1_000_000, 2 * 10**7) == ("social", two_hop)
-    # Otherwise social's M = I + A, its landmark subspaces from the two-step walks; up to
-    # 300,000 nodes with hubs (degree spread above 2) 4 refinement rounds instead of 8.
+    # Otherwise social's M = I + A, its landmark subspaces from the two-step walks; with
+    # hubs (degree spread above 2) 4 refinement rounds instead of 8, at every size.
     assert settings.degree_spread(4, 8, 16) == 1.0  # a 2-regular graph of 4 nodes
     assert settings.degree_spread(5, 8, 20) == pytest.approx(1.5625)  # a star of 5: degrees 4, 1, 1, 1, 1
     assert settings.auto_profile(10_000, 500_000, 4 * 10**7) == ("social", {})  # spread 1.6
@@ -216,9 +216,9 @@ def test_auto_profile_by_size():
     assert settings.auto_profile(100_000, 2 * 10**6, 10**8) == ("social", {"landmarks": 2000, "refine_steps": 4})
     assert settings.auto_profile(100_000, 2 * 10**6, 6 * 10**7) == ("social", {"landmarks": 2000})  # spread 1.5
     assert settings.auto_profile(100_001, 2 * 10**6, 10**8) == ("social", {"landmarks": 2000, "refine_steps": 4})
-    assert settings.auto_profile(300_000, 6 * 10**6, 10**9) == ("social", {"landmarks": 2000, "refine_steps": 4})
-    assert settings.auto_profile(300_001, 6 * 10**6, 10**9) == ("social", {"landmarks": 2000})  # above 300,000
-    assert settings.auto_profile(10**6, 2.6 * 10**7, 10**9) == ("social", {"landmarks": 2000})
+    assert settings.auto_profile(300_001, 6 * 10**6, 10**9) == ("social", {"landmarks": 2000, "refine_steps": 4})
+    assert settings.auto_profile(10**6, 1.5 * 10**7, 3 * 10**9) == ("social", {"landmarks": 2000, "refine_steps": 4})
+    assert settings.auto_profile(10**6, 2.6 * 10**7, 10**9) == ("social", {"landmarks": 2000})  # spread 1.5
     assert settings.load_profile("social")["landmark_factors"] == "walks"
     with pytest.raises(ValueError, match="two-step walk"):
         settings.auto_profile(10_000, 150_000)
