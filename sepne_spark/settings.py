@@ -789,7 +789,7 @@ AUTO_LOG_RATIO_AVERAGE_STEPS = 3
 #: The M = I + A tier takes :data:`AUTO_SPREAD_ROUNDS` refinement rounds instead of the
 #: profile's 8 when the degree spread ``n sum(d^2) / (sum d)^2`` is above
 #: :data:`AUTO_SPREAD` (graphs with hubs; power iteration there drifts towards
-#: eigenvectors held by small pieces of the graph). Measured from 30,000 to 10^6 nodes
+#: eigenvectors held by small pieces of the graph). Measured from 10,000 to 10^6 nodes
 #: (benchmarks/LARGE_GRAPH_STUDY.md, findings 20 and 21).
 AUTO_SPREAD = 2.0
 AUTO_SPREAD_ROUNDS = 4

@@ -39,8 +39,8 @@ from pyspark.sql import functions as F
 from sepne_spark.sparse import sparse_proximity
 from sepne_spark.jobs.common import (
     JobArgumentParser,
-    auto_settings,
     UserError,
+    auto_settings,
     check_inputs_exist,
     profile_names,
     run_job,
