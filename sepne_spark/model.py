@@ -600,10 +600,13 @@ def _as_graph(dataset: Any, directed: bool, duplicates: str, self_loops: str):
 
 def _checked_edges(edges: DataFrame) -> DataFrame:
     """``src, dst, weight double`` of an edge DataFrame, with the checks that
-    :func:`~sepne_spark.graph.load_graph` makes of a file: the weight's type now, and
-    as part of the plan (no extra pass; a Spark error with this message at the first
-    action) no null id and no negative, NaN or infinite weight."""
-    from pyspark.sql.types import NumericType
+    :func:`~sepne_spark.graph.load_graph` makes of a Parquet file's rows
+    (:func:`~sepne_spark.reading.row_reason`): the weight's type now, and as part of
+    the plan (no extra pass; a Spark error with this message at the first action) no
+    null or empty id and no null, negative, NaN or infinite weight."""
+    from pyspark.sql.types import NumericType, StringType
+
+    from sepne_spark.reading import row_problem, row_reason
 
     weight = F.lit(1.0)
     if "weight" in edges.columns:
@@ -611,16 +614,17 @@ def _checked_edges(edges: DataFrame) -> DataFrame:
         if not isinstance(kind, NumericType):
             raise InputError(f"the edge list DataFrame's weight column is {kind.simpleString()}: "
                              "weights must be numbers (cast it, or drop it for weights of 1)")
-        w = F.col("weight").cast("double")
-        weight = F.when(w.isNull() | F.isnan(w) | (w < 0) | (w == float("inf")), F.raise_error(F.concat(
-            F.lit("the edge list DataFrame has the weight "), F.coalesce(w.cast("string"), F.lit("null")),
-            F.lit(" on the edge "), F.coalesce(F.col("src").cast("string"), F.lit("null")), F.lit(" -> "),
-            F.coalesce(F.col("dst").cast("string"), F.lit("null")),
-            F.lit(": weights must be finite numbers >= 0")))).otherwise(w)
-    src = F.when(F.col("src").isNull() | F.col("dst").isNull(), F.raise_error(F.concat(
-        F.lit("the edge list DataFrame has a null node id: src "), F.coalesce(F.col("src").cast("string"), F.lit("null")),
-        F.lit(", dst "), F.coalesce(F.col("dst").cast("string"), F.lit("null"))))).otherwise(F.col("src"))
-    return edges.select(src.alias("src"), "dst", weight.alias("weight"))
+        weight = F.col("weight").cast("double")
+    src, dst = F.col("src"), F.col("dst")
+    reason = row_reason(src, dst, weight, isinstance(edges.schema["src"].dataType, StringType))
+
+    def shown(c):
+        return F.coalesce(c.cast("string"), F.lit("null"))
+
+    message = F.concat(F.lit("the edge list DataFrame has a bad row: "), row_problem(reason, weight),
+                       F.lit(" (src "), shown(src), F.lit(", dst "), shown(dst), F.lit(")"))
+    return edges.select(F.when(reason > 0, F.raise_error(message)).otherwise(src).alias("src"), "dst",
+                        weight.alias("weight"))
 
 
 def _active() -> SparkSession:

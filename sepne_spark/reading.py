@@ -638,6 +638,47 @@ def _parquet_column(df: DataFrame, col: str | int, role: str, where: str) -> str
     raise InputError(f"{where}: no column {col!r}; the columns are {names}")
 
 
+def _empty_id(c: Column, string_ids: bool) -> Column:
+    """A null node id, or an empty one when ids are strings."""
+    return c.isNull() | (c == "") if string_ids else c.isNull()
+
+
+def row_reason(src: Column, dst: Column, weight: Column, string_ids: bool) -> Column:
+    """The reason code of an edge row of typed columns: 0 for a good one, else why it is
+    bad (a null or empty id; a null, NaN, infinite or negative weight). The rule of a
+    Parquet file's rows and of an edge DataFrame given to ``fit``; text lines have
+    their own, :func:`_classify_text`."""
+    return (
+        F.when(_empty_id(src, string_ids) | _empty_id(dst, string_ids), _R_EMPTY_ID)
+        .when(weight.isNull(), _R_NULL_WEIGHT)
+        .when(F.isnan(weight) | (F.abs(weight) == F.lit(float("inf"))), _R_NONFINITE)
+        .when(weight < 0, _R_NEGATIVE)
+        .otherwise(_R_OK)
+        .cast("int")
+    )
+
+
+def _row_problem(reason: int, weight: str) -> str:
+    """What is wrong with a row of :func:`row_reason` ``reason`` (> 0)."""
+    return {
+        _R_EMPTY_ID: "null or empty node id",
+        _R_NULL_WEIGHT: "null weight",
+        _R_NONFINITE: f"weight {weight} is NaN or infinite",
+        _R_NEGATIVE: f"weight {weight} is negative",
+    }[reason]
+
+
+def row_problem(reason: Column, weight: Column) -> Column:
+    """:func:`_row_problem` as a Spark expression, for an error raised inside a plan."""
+    shown = F.coalesce(weight.cast("string"), F.lit("null"))
+    return (
+        F.when(reason == _R_EMPTY_ID, F.lit(_row_problem(_R_EMPTY_ID, "")))
+        .when(reason == _R_NULL_WEIGHT, F.lit(_row_problem(_R_NULL_WEIGHT, "")))
+        .when(reason == _R_NONFINITE, F.concat(F.lit("weight "), shown, F.lit(" is NaN or infinite")))
+        .otherwise(F.concat(F.lit("weight "), shown, F.lit(" is negative")))
+    )
+
+
 def _read_parquet(
     spark: SparkSession,
     paths: list[str],
@@ -705,18 +746,10 @@ def _read_parquet(
     s, d = quoted(src).cast(id_type), quoted(dst).cast(id_type)
     w = quoted(weight).cast("double") if weight is not None else F.lit(1.0)
 
-    def empty(c: Column) -> Column:
-        return c.isNull() | (c == "") if isinstance(id_type, T.StringType) else c.isNull()
-
-    reason = (
-        F.when(empty(s) | empty(d), _R_EMPTY_ID)
-        .when(w.isNull(), _R_NULL_WEIGHT)
-        .when(F.isnan(w) | (F.abs(w) == F.lit(float("inf"))), _R_NONFINITE)
-        .when(w < 0, _R_NEGATIVE)
-        .otherwise(_R_OK)
-        .cast("int")
-    )
-    bad_col = F.when(empty(s), F.lit(src)).when(empty(d), F.lit(dst)).otherwise(F.lit(weight or ""))
+    strings = isinstance(id_type, T.StringType)
+    reason = row_reason(s, d, w, strings)
+    bad_col = (F.when(_empty_id(s, strings), F.lit(src)).when(_empty_id(d, strings), F.lit(dst))
+               .otherwise(F.lit(weight or "")))
     edge_cols = [s.alias("src"), d.alias("dst"), w.alias("weight"), reason.alias("reason")]
     checked = df.select(
         *edge_cols,
@@ -752,12 +785,7 @@ def _read_parquet(
     first_msg = None
     if bad:
         fb = stats["first_bad"]
-        what = {
-            _R_EMPTY_ID: "null or empty node id",
-            _R_NULL_WEIGHT: "null weight",
-            _R_NONFINITE: f"weight {fb['w']} is NaN or infinite",
-            _R_NEGATIVE: f"weight {fb['w']} is negative",
-        }[int(fb["reason"])]
+        what = _row_problem(int(fb["reason"]), str(fb["w"]))
         first_msg = (
             f"{_display_file(fb['_file'])}: row {int(fb['_row']) + 1}, column {fb['_col']!r}: {what} "
             f"(src={fb['s']!r}, dst={fb['d']!r}, weight={fb['w']!r})"

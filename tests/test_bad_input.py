@@ -263,10 +263,12 @@ def test_an_edge_dataframe_is_checked_as_a_file_is(spark):
     with pytest.raises(InputError, match="the graph has no edges: the edge list is empty"):
         est.fit(spark.createDataFrame([], "src long, dst long"))
     bad = {
-        "the edge list DataFrame has a null node id: src null, dst 7": rows + [(None, 7, 1.0)],
-        "the edge list DataFrame has the weight -5.0 on the edge 2 -> 3: weights must be finite numbers >= 0":
+        "the edge list DataFrame has a bad row: null or empty node id (src null, dst 7)": rows + [(None, 7, 1.0)],
+        "the edge list DataFrame has a bad row: weight -5.0 is negative (src 2, dst 3)":
             [(1, 2, 1.0), (2, 3, -5.0), (3, 4, 1.0), (4, 1, 1.0)],
-        "has the weight NaN on the edge 1 -> 2": [(1, 2, float("nan")), (2, 3, 1.0), (3, 4, 1.0), (4, 1, 1.0)],
+        "has a bad row: weight NaN is NaN or infinite (src 1, dst 2)":
+            [(1, 2, float("nan")), (2, 3, 1.0), (3, 4, 1.0), (4, 1, 1.0)],
+        "has a bad row: null weight (src 1, dst 2)": [(1, 2, None), (2, 3, 1.0), (3, 4, 1.0), (4, 1, 1.0)],
     }
     for words, data in bad.items():
         with pytest.raises(PySparkException, match=re.escape(words)):
