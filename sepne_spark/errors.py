@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-__all__ = ["SepNEError", "UserError", "SettingError", "InputError", "RequestedIdsError", "LabelsError",
+__all__ = ["SepNEError", "UserError", "SettingError", "UnknownParamError", "InputError", "RequestedIdsError", "LabelsError",
            "MissingExtraError", "check_choice"]
 
 
@@ -32,6 +32,11 @@ class UserError(SepNEError):
 
 class SettingError(UserError, ValueError):
     """A setting's value breaks its rule (a Param, a keyword argument, a flag value)."""
+
+
+class UnknownParamError(SettingError, TypeError):
+    """A keyword argument that is no Param of the estimator (a ``TypeError``, as Python
+    raises for an unexpected keyword); the message names the Param meant, if one is close."""
 
 
 class InputError(UserError, ValueError):

@@ -18,6 +18,7 @@ can be saved and loaded.
 """
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import re
@@ -33,10 +34,12 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from sepne_spark import __version__, pipeline
-from sepne_spark.errors import InputError, RequestedIdsError, SettingError  # noqa: F401 - RequestedIdsError re-exported here
+from sepne_spark.errors import InputError, RequestedIdsError, SettingError, UnknownParamError  # noqa: F401 - RequestedIdsError re-exported here
 from sepne_spark.graph import requested_ids  # noqa: F401 - part of the API, used by the embed job
 from sepne_spark.proximity import check_window
-from sepne_spark.settings import FITTED_PARAMS, MODEL_SETTINGS, Setting, param_converter, setting
+from sepne_spark.settings import (
+    FITTED_PARAMS, MODEL_PARAMS, MODEL_SETTINGS, Setting, param_converter, setting, unknown_param_message,
+)
 from sepne_spark.solver import LandmarkFactors
 
 log = logging.getLogger(__name__)
@@ -110,6 +113,20 @@ for _s in MODEL_SETTINGS:
 del _s, _cap, _get, _set_
 
 
+def _known_keywords(method):
+    """Refuse a keyword that is no Param before ``keyword_only`` passes it on, naming the
+    Param meant (``set_size`` -> ``setSize``) instead of Python's bare ``TypeError``."""
+
+    @functools.wraps(method)
+    def checked(self, *args: Any, **kwargs: Any) -> Any:
+        for key in kwargs:
+            if key not in MODEL_PARAMS:
+                raise UnknownParamError(unknown_param_message(key, type(self).__name__))
+        return method(self, *args, **kwargs)
+
+    return checked
+
+
 class SepNE(Estimator, _SepNEParams, MLWritable, MLReadable):
     """Separated Network Embedding estimator.
 
@@ -117,6 +134,7 @@ class SepNE(Estimator, _SepNEParams, MLWritable, MLReadable):
     optional ``weight`` (ids of any type), or a :class:`sepne_spark.graph.Graph`.
     """
 
+    @_known_keywords
     @keyword_only
     def __init__(
         self,
@@ -157,6 +175,7 @@ class SepNE(Estimator, _SepNEParams, MLWritable, MLReadable):
         kwargs = self._input_kwargs
         self._set(**kwargs)
 
+    @_known_keywords
     @keyword_only
     def setParams(
         self,

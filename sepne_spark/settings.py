@@ -92,6 +92,7 @@ __all__ = [
     "param_converter",
     "resolve",
     "setting",
+    "unknown_param_message",
 ]
 
 #: How the landmark subspaces are chosen: ``M00`` (the paper: M00's own singular vectors,
@@ -454,6 +455,25 @@ def _unknown(key: Any, origin: str) -> UserError:
     did_you_mean = f" (did you mean {hint}?)" if hint else ""
     valid = ", ".join(SETTING_NAMES + _RESERVED)
     return UserError(f"{origin}: unknown setting {key!r}{did_you_mean}; valid settings: {valid}")
+
+
+def unknown_param_message(key: str, owner: str) -> str:
+    """The message for a keyword argument ``key`` that is no Param of ``owner``: the Param
+    meant when ``key`` is a setting's profile name (``set_size``), an alias (``k``) or
+    close to a Param name, or the note that a job setting is not a Param."""
+    norm = key.strip().lower().replace("-", "_")
+    meant = _BY_NAME.get(norm) or _BY_NAME.get(_ALIASES.get(norm, ""))
+    by_lower = {p.lower(): p for p in _BY_PARAM}
+    if meant is None and norm.replace("_", "") in by_lower:
+        meant = _BY_PARAM[by_lower[norm.replace("_", "")]]
+    if meant is not None and meant.param is None:
+        hint = f"; {meant.name!r} is a setting of the jobs (a flag or a profile key), not a Param of {owner}"
+    elif meant is not None:
+        hint = f" (did you mean {meant.param!r}?)"
+    else:
+        close = difflib.get_close_matches(key, list(_BY_PARAM), n=1, cutoff=0.6)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+    return f"{owner}: unknown parameter {key!r}{hint}; its parameters are {', '.join(_BY_PARAM)}"
 
 
 def _check_mapping(values: Mapping[Any, Any], origin: str) -> dict[str, Any]:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import inspect
+import re
 
 import pytest
 
@@ -82,6 +83,29 @@ def test_keyword_only_signature_lists_every_param_with_the_schema_default(method
     assert {p.name: p.default for p in params} == {s.param: s.default for s in MODEL_SETTINGS}
     with pytest.raises(TypeError):
         SepNE(16)  # positional arguments are refused
+
+
+@pytest.mark.parametrize(
+    "keyword, hint",
+    [
+        ("set_size", "(did you mean 'setSize'?)"),  # the profile key and flag word
+        ("setsize", "(did you mean 'setSize'?)"),
+        ("k", "(did you mean 'landmarks'?)"),  # the paper's symbol
+        ("landmark", "(did you mean 'landmarks'?)"),  # a typo
+        ("lp_max_iter", "(did you mean 'lpMaxIter'?)"),
+        ("context", "'context' is a setting of the jobs (a flag or a profile key), not a Param of SepNE"),
+    ],
+)
+def test_an_unknown_keyword_names_the_param_meant(keyword, hint):
+    from sepne_spark.errors import UnknownParamError
+
+    for call in (lambda: SepNE(**{keyword: 5}), lambda: SepNE().setParams(**{keyword: 5})):
+        with pytest.raises(UnknownParamError, match=re.escape(f"SepNE: unknown parameter {keyword!r}")) as exc:
+            call()
+        assert hint in str(exc.value) and "setSize" in str(exc.value)
+        assert isinstance(exc.value, TypeError) and isinstance(exc.value, SettingError)
+    with pytest.raises(UnknownParamError, match=r"unknown parameter 'zzz'; its parameters are metric, "):
+        SepNE(zzz=1)
 
 
 def test_flags_are_the_settings_with_the_same_defaults_and_choices():
