@@ -8,7 +8,8 @@
 ``fit`` does the work that is shared by every set: landmarks, the landmark SVD and the
 k x k summaries S_A, S_B. ``transform`` embeds sets of nodes independently; given an
 edge list it embeds every node with the configured partition (RP or LP), given a
-DataFrame of ``id`` it embeds only those nodes (IO).
+DataFrame of ``id`` it embeds only those nodes (IO), keeping that DataFrame's rows and
+other columns (an id that is no node of the graph is left out, with a warning).
 
 Both classes are complete pyspark.ml stages: one Param per model setting of
 :data:`sepne_spark.settings.SETTINGS` with ``getX``/``setX``, keyword-only
@@ -37,6 +38,7 @@ from sepne_spark import __version__, pipeline
 from sepne_spark.errors import InputError, RequestedIdsError, SettingError, UnknownParamError  # noqa: F401 - RequestedIdsError re-exported here
 from sepne_spark.graph import requested_ids  # noqa: F401 - part of the API, used by the embed job
 from sepne_spark.proximity import check_window
+from sepne_spark.set_stage import output_schema
 from sepne_spark.settings import (
     FITTED_PARAMS, MODEL_PARAMS, MODEL_SETTINGS, Setting, param_converter, setting, unknown_param_message,
 )
@@ -324,7 +326,18 @@ class SepNEModel(Model, _SepNEParams, MLWritable, MLReadable):
         if isinstance(dataset, DataFrame) and "id" in dataset.columns and "src" not in dataset.columns:
             if self._graph is None:
                 raise ValueError("this model holds no graph: pass the edge list with transform(edges) or use embed(ids, edges)")
-            return self._embed(dataset, self._graph, None, count_small=False)
+            extra = [c for c in dataset.columns if c != "id"]
+            clash = [c for c in extra if c in output_schema(self.id_type).names]
+            if clash:
+                raise SettingError(f"the requested ids' columns {clash} would be replaced by the embedding's; "
+                                   f"rename or drop them")
+            out = self._embed(dataset.select("id"), self._graph, None, count_small=False)
+            if not extra:
+                return out
+            # pyspark.ml's contract: the input's rows and columns, the output's appended.
+            # The ids are matched as embed matches them (cast to the graph's id type).
+            ids = dataset.withColumn("_sepne_id", F.col("id").try_cast(self.id_type))
+            return ids.join(out.withColumnRenamed("id", "_sepne_id"), "_sepne_id").drop("_sepne_id")
         if dataset is self._fit_input and self._graph is not None:
             return self._embed(None, self._graph, None, count_small=False)  # the fitted graph: reuse its blocks
         return self._embed(None, dataset, None, count_small=False)
@@ -471,9 +484,11 @@ class SepNEWriter(DefaultParamsWriter):
     def save(self, path: str) -> None:
         """Write to ``path``; raise ``FileExistsError`` if it exists and
         :meth:`overwrite` was not called."""
-        from sepne_spark.storage import atomic_write
+        from sepne_spark.storage import atomic_write, resolve_output
 
-        atomic_write(self.saveImpl, path, overwrite=self.shouldOverwrite)
+        # Resolved as Spark resolves it (the session's default file system), so that the
+        # moves into place act on the files Spark wrote.
+        atomic_write(self.saveImpl, resolve_output(self.sparkSession, path), overwrite=self.shouldOverwrite)
 
     def saveImpl(self, path: str) -> None:
         spark = self.sparkSession
@@ -495,12 +510,26 @@ class SepNEReader(DefaultParamsReader):
     """Reads a :class:`SepNE` estimator written by :class:`SepNEWriter`."""
 
     def load(self, path: str) -> "SepNE":
+        _check_saved_path(self.sparkSession, path, "SepNE estimator")
         metadata = DefaultParamsReader.loadMetadata(path, self.sparkSession)
         _check_saved_class(path, metadata, SepNE)
         instance = SepNE()
         instance._resetUid(metadata["uid"])
         DefaultParamsReader.getAndSetParams(instance, metadata)
         return instance
+
+
+def _check_saved_path(spark: SparkSession, path: str, what: str) -> None:
+    """Raise ``FileNotFoundError`` when ``path`` does not exist, before Spark's readers
+    try it (they log a warning with a Java stack trace first)."""
+    from sepne_spark import storage
+
+    try:
+        missing = not storage.exists(storage.resolve_output(spark, path))
+    except Exception:  # a file system the storage layer cannot reach from here: Spark's reader decides
+        return
+    if missing:
+        raise FileNotFoundError(f"no {what} at {path}: the path does not exist")
 
 
 def _check_saved_class(path: str, metadata: dict[str, Any], cls: type) -> None:
@@ -530,6 +559,7 @@ class SepNEModelReader(MLReader):
 
         spark = self.sparkSession
         path = path.rstrip("/")
+        _check_saved_path(spark, path, "SepNE model")
         try:
             metadata = DefaultParamsReader.loadMetadata(path, spark)
         except AnalysisException:

@@ -51,6 +51,26 @@ def dense_dd(g, directed, k):
     return order, deg, pairs
 
 
+def test_transform_of_requested_ids_keeps_their_other_columns(spark):
+    """pyspark.ml's contract for transform: the input's rows and columns, the output's
+    appended; the vectors are those of the ids alone, an id that is no node is left out."""
+    from sepne_spark.errors import SettingError
+
+    g = random_graph(seed=4)
+    model = SepNE(dim=D, landmarks=K, metric="I+A", partition="IO", setSize=SET, lam=LAM, eta=ETA, iters=ITERS,
+                  seed=3).fit(edges_df(spark, g, True))
+    rows = [(g.ids[0], "a", 1), (g.ids[0], "b", 2), (g.ids[5], "c", 3), ("no-such-node", "d", 4)]
+    asked = spark.createDataFrame(rows, "id string, name string, n int")
+    out = model.transform(asked)
+    assert out.columns == ["id", "name", "n", "embedding", "context", "is_landmark", "set_id"]
+    alone = model.transform(asked.select("id"))
+    want = asked.join(alone, "id").select(out.columns)
+    assert_df_equality(out, want, ignore_row_order=True)
+    assert sorted((r["id"], r["name"]) for r in out.collect()) == [(g.ids[0], "a"), (g.ids[0], "b"), (g.ids[5], "c")]
+    with pytest.raises(SettingError, match=r"columns \['embedding'\] would be replaced"):
+        model.transform(asked.withColumn("embedding", F.lit(1)))
+
+
 @pytest.mark.parametrize("metric,directed,weighted,strategy,setup,one_task", GRID)
 def test_matches_dense_oracle(spark, metric, directed, weighted, strategy, setup, one_task):
     g = random_graph(seed=len(metric) + 2 * directed + 4 * weighted)

@@ -111,8 +111,13 @@ def test_model_saved_in_the_0_1_layout_still_loads(spark, tmp_path, fitted):
     assert old.landmark_ids == model.landmark_ids and old.settings() == model.settings()
     np.testing.assert_array_equal(old.factors.P, model.factors.P)
     np.testing.assert_array_equal(old.S_B, model.S_B)
-    with pytest.raises(FileNotFoundError, match="no SepNE model at .*nowhere"):
+    with pytest.raises(FileNotFoundError, match="no SepNE model at .*nowhere: the path does not exist"):
         SepNEModel.load(str(tmp_path / "nowhere"))
+    with pytest.raises(FileNotFoundError, match="no SepNE estimator at .*nowhere: the path does not exist"):
+        SepNE.load(str(tmp_path / "nowhere"))
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(FileNotFoundError, match="no SepNE model at .*empty: it holds neither metadata/"):
+        SepNEModel.load(str(tmp_path / "empty"))
 
 
 def test_model_saved_before_a_setting_existed_takes_its_default(spark, tmp_path, edges, fitted):
