@@ -436,16 +436,21 @@ def _coerce_spark(value: Any) -> dict[str, str]:
     raise _Invalid(f"expected {_BY_NAME['spark'].allowed()}, got {_show(value)}")
 
 
+def _named(norm: str) -> Setting | None:
+    """The setting that ``norm`` (lower case, words joined by ``_``) names, exactly or by
+    one of :data:`_ALIASES`."""
+    return _BY_NAME.get(norm) or _BY_NAME.get(_ALIASES.get(norm, ""))
+
+
 def _suggest(key: Any) -> str | None:
     """A hint for an unknown profile key: the closest valid key, or where it belongs."""
     text = str(key).strip()
     if text.startswith("spark."):
         return f"put {text!r} under 'spark:'"
     norm = text.lower().replace("-", "_").replace(" ", "_")
-    if norm in _BY_NAME:
-        return f"'{norm}'"
-    if norm in _ALIASES:
-        return f"'{_ALIASES[norm]}'"
+    named = _named(norm)
+    if named is not None:
+        return f"'{named.name}'"
     close = difflib.get_close_matches(norm, SETTING_NAMES + _RESERVED, n=1, cutoff=0.6)
     return f"'{close[0]}'" if close else None
 
@@ -462,7 +467,7 @@ def unknown_param_message(key: str, owner: str) -> str:
     meant when ``key`` is a setting's profile name (``set_size``), an alias (``k``) or
     close to a Param name, or the note that a job setting is not a Param."""
     norm = key.strip().lower().replace("-", "_")
-    meant = _BY_NAME.get(norm) or _BY_NAME.get(_ALIASES.get(norm, ""))
+    meant = _named(norm)
     by_lower = {p.lower(): p for p in _BY_PARAM}
     if meant is None and norm.replace("_", "") in by_lower:
         meant = _BY_PARAM[by_lower[norm.replace("_", "")]]
