@@ -15,6 +15,10 @@ import pytest
 from tests.spark_conf import TEST_CONF
 
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+# Every JVM the tests start (this process's session, the jobs in subprocesses, their
+# Python workers' daemons) listens on the loopback interface only; Spark's default is
+# the address the host name resolves to, or the first interface's.
+os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 
 TIERS = ("unit", "spark", "e2e")
 #: Modules whose every test is end-to-end, marked here rather than in the module.
