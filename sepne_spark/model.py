@@ -19,11 +19,12 @@ can be saved and loaded.
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import logging
 import re
-from typing import Any
+from typing import Any, Iterator
 
 import numpy as np
 from pyspark import keyword_only
@@ -35,7 +36,8 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from sepne_spark import __version__, pipeline
-from sepne_spark.errors import InputError, RequestedIdsError, SettingError, UnknownParamError  # noqa: F401 - RequestedIdsError re-exported here
+from sepne_spark.errors import (BAD_ROW, InputError, RequestedIdsError, SettingError,  # noqa: F401 - RequestedIdsError re-exported here
+                                 UnknownParamError, bad_row_error)
 from sepne_spark.graph import requested_ids  # noqa: F401 - part of the API, used by the embed job
 from sepne_spark.proximity import check_window
 from sepne_spark.set_stage import output_schema
@@ -245,7 +247,8 @@ class SepNE(Estimator, _SepNEParams, MLWritable, MLReadable):
         graph = _as_graph(dataset, s["directed"], s["duplicates"], s["selfLoops"])
         check_graph_reading(graph, s, fitting=True)  # a Graph read otherwise would be saved under the wrong settings
         timings: dict[str, float] = {}
-        fitted, cache = pipeline.fit(graph, s, timings)
+        with _bad_rows_as_input_errors():
+            fitted, cache = pipeline.fit(graph, s, timings)
         model = SepNEModel(fitted.landmark_ids, fitted.factors, fitted.S_A, fitted.S_B, fitted.id_type)
         self._copyValues(model)
         model._hold_fitted_values()
@@ -405,8 +408,9 @@ class SepNEModel(Model, _SepNEParams, MLWritable, MLReadable):
             graph = _as_graph(graph, s["directed"], s["duplicates"], s["selfLoops"])
         else:
             check_graph_reading(graph, s)
-        return pipeline.embed(self._state(), s, graph, ids, self._fitted, self.plan, self.timings, nodes=nodes,
-                              count_small=count_small, cached=self._embedded)
+        with _bad_rows_as_input_errors():  # the queries that run at the call
+            return pipeline.embed(self._state(), s, graph, ids, self._fitted, self.plan, self.timings, nodes=nodes,
+                                  count_small=count_small, cached=self._embedded)
 
     def release(self) -> None:
         """Unpersist the tables cached for the graph this model was fitted on and those
@@ -647,6 +651,19 @@ def _as_graph(dataset: Any, directed: bool, duplicates: str, self_loops: str):
     return prepare_graph(_checked_edges(dataset), directed, duplicates=duplicates, self_loops=self_loops)
 
 
+@contextlib.contextmanager
+def _bad_rows_as_input_errors() -> Iterator[None]:
+    """Raise the :class:`InputError` of an edge-list DataFrame's bad row (checked inside
+    the plan, see :func:`_checked_edges`) in place of the Spark error that carries it."""
+    try:
+        yield
+    except Exception as exc:
+        bad = bad_row_error(exc)
+        if bad is None:
+            raise
+        raise bad from None
+
+
 def _checked_edges(edges: DataFrame) -> DataFrame:
     """``src, dst, weight double`` of an edge DataFrame, with the checks that
     :func:`~sepne_spark.graph.load_graph` makes of a Parquet file's rows
@@ -670,7 +687,7 @@ def _checked_edges(edges: DataFrame) -> DataFrame:
     def shown(c):
         return F.coalesce(c.cast("string"), F.lit("null"))
 
-    message = F.concat(F.lit("the edge list DataFrame has a bad row: "), row_problem(reason, weight),
+    message = F.concat(F.lit(BAD_ROW), row_problem(reason, weight),
                        F.lit(" (src "), shown(src), F.lit(", dst "), shown(dst), F.lit(")"))
     return edges.select(F.when(reason > 0, F.raise_error(message)).otherwise(src).alias("src"), "dst",
                         weight.alias("weight"))

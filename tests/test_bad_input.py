@@ -247,9 +247,8 @@ def test_parameter_out_of_range_in_a_fit_param_map(weird):
 
 def test_an_edge_dataframe_is_checked_as_a_file_is(spark):
     """``fit`` of a DataFrame: the wrong object or columns at the call, a weight that is
-    not a number at the call, null ids and bad weights at the first action, each named."""
-    from pyspark.errors import PySparkException
-
+    not a number at the call, null ids and bad weights at the fit's first query, each
+    named in an ``InputError``; ``transform`` of such a DataFrame fails at its first action."""
     from sepne_spark.errors import InputError
 
     est = SepNE(dim=2, landmarks=3, iters=2)
@@ -271,8 +270,17 @@ def test_an_edge_dataframe_is_checked_as_a_file_is(spark):
         "has a bad row: null weight (src 1, dst 2)": [(1, 2, None), (2, 3, 1.0), (3, 4, 1.0), (4, 1, 1.0)],
     }
     for words, data in bad.items():
-        with pytest.raises(PySparkException, match=re.escape(words)):
-            est.fit(spark.createDataFrame(data, "src long, dst long, weight double"))
+        df = spark.createDataFrame(data, "src long, dst long, weight double")
+        with pytest.raises(InputError) as info:  # Spark's error from inside the plan, as the library's
+            est.fit(df)
+        assert words in str(info.value) and str(info.value).endswith(")"), str(info.value)
+        assert "SQLSTATE" not in str(info.value) and "USER_RAISED_EXCEPTION" not in str(info.value)
+    # transform stays lazy: Spark's error at the first action, with the same words
+    model = est.fit(spark.createDataFrame(rows, "src long, dst long, weight double"))
+    bad_edges = spark.createDataFrame(bad["has a bad row: null weight (src 1, dst 2)"], "src long, dst long, weight double")
+    out = model.transform(bad_edges)
+    with pytest.raises(Exception, match=re.escape("has a bad row: null weight (src 1, dst 2)")):
+        out.collect()  # a PySparkException, or py4j's error when it comes through a broadcast
 
 
 @pytest.mark.parametrize(
