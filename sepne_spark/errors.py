@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 __all__ = ["SepNEError", "UserError", "SettingError", "UnknownParamError", "InputError", "RequestedIdsError", "LabelsError",
-           "MissingExtraError", "check_choice", "BAD_ROW", "bad_row_error"]
+           "MissingExtraError", "check_choice"]
 
 
 class SepNEError(Exception):
@@ -57,29 +57,6 @@ class LabelsError(UserError, ValueError):
 
 class MissingExtraError(UserError, ImportError):
     """A task needs an optional dependency (an extra of the package) that is not installed."""
-
-
-#: How the error that an edge-list DataFrame's bad row raises inside a Spark plan begins
-#: (:func:`sepne_spark.model._checked_edges`); :func:`bad_row_error` finds it again.
-BAD_ROW = "the edge list DataFrame has a bad row: "
-
-
-def bad_row_error(exc: BaseException) -> InputError | None:
-    """The :class:`InputError` that a Spark error raised by a bad row of an edge-list
-    DataFrame stands for (its message, without Spark's error class and SQLSTATE), or
-    None when ``exc`` is another error.
-
-    The check of a DataFrame's rows is part of the plan, so it fails inside a Spark
-    task: the driver gets Spark's exception (a classic session's or Spark Connect's),
-    whose text holds the message the plan raised.
-    """
-    text = str(exc)
-    at = text.find(BAD_ROW)
-    if at < 0:
-        return None
-    message = text[at:].splitlines()[0]
-    cut = message.find(" SQLSTATE:")
-    return InputError((message[:cut] if cut >= 0 else message).rstrip())
 
 
 def check_choice(name: str, value: Any, allowed: Sequence[str]) -> None:

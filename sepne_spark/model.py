@@ -36,8 +36,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from sepne_spark import __version__, pipeline
-from sepne_spark.errors import (BAD_ROW, InputError, RequestedIdsError, SettingError,  # noqa: F401 - RequestedIdsError re-exported here
-                                 UnknownParamError, bad_row_error)
+from sepne_spark.errors import InputError, RequestedIdsError, SettingError, UnknownParamError  # noqa: F401 - RequestedIdsError re-exported here
 from sepne_spark.graph import requested_ids  # noqa: F401 - part of the API, used by the embed job
 from sepne_spark.proximity import check_window
 from sepne_spark.set_stage import output_schema
@@ -651,17 +650,25 @@ def _as_graph(dataset: Any, directed: bool, duplicates: str, self_loops: str):
     return prepare_graph(_checked_edges(dataset), directed, duplicates=duplicates, self_loops=self_loops)
 
 
+#: How the error that :func:`_checked_edges` raises inside a plan for a bad row begins.
+_BAD_ROW = "the edge list DataFrame has a bad row: "
+
+
 @contextlib.contextmanager
 def _bad_rows_as_input_errors() -> Iterator[None]:
-    """Raise the :class:`InputError` of an edge-list DataFrame's bad row (checked inside
-    the plan, see :func:`_checked_edges`) in place of the Spark error that carries it."""
+    """Raise the :class:`InputError` of an edge-list DataFrame's bad row in place of the
+    Spark error that carries it: :func:`_checked_edges` checks the rows inside the plan,
+    so the driver gets Spark's exception (a classic session's or Spark Connect's) with
+    the message on one line, between Spark's error class and its SQLSTATE."""
     try:
         yield
     except Exception as exc:
-        bad = bad_row_error(exc)
-        if bad is None:
+        text = str(exc)
+        at = text.find(_BAD_ROW)
+        if at < 0:
             raise
-        raise bad from None
+        message = text[at:].splitlines()[0].split(" SQLSTATE:")[0].rstrip()
+        raise InputError(message) from None
 
 
 def _checked_edges(edges: DataFrame) -> DataFrame:
@@ -687,7 +694,7 @@ def _checked_edges(edges: DataFrame) -> DataFrame:
     def shown(c):
         return F.coalesce(c.cast("string"), F.lit("null"))
 
-    message = F.concat(F.lit(BAD_ROW), row_problem(reason, weight),
+    message = F.concat(F.lit(_BAD_ROW), row_problem(reason, weight),
                        F.lit(" (src "), shown(src), F.lit(", dst "), shown(dst), F.lit(")"))
     return edges.select(F.when(reason > 0, F.raise_error(message)).otherwise(src).alias("src"), "dst",
                         weight.alias("weight"))

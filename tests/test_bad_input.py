@@ -245,6 +245,27 @@ def test_parameter_out_of_range_in_a_fit_param_map(weird):
         est.fit(weird["edges"], {est.dim: 9})
 
 
+def test_a_bad_row_raised_inside_a_spark_plan_becomes_an_input_error():
+    # How Spark reports the check's raise_error: on one line of a longer text, with its
+    # error class before it and its SQLSTATE after it (classic sessions and Spark Connect).
+    from sepne_spark.errors import InputError
+    from sepne_spark.model import _bad_rows_as_input_errors
+
+    java = ("An error occurred while calling o2798.collectToPython.\n: java.util.concurrent.ExecutionException: "
+            "org.apache.spark.SparkRuntimeException: [USER_RAISED_EXCEPTION] the edge list DataFrame has a bad "
+            "row: weight -5.0 is negative (src 2, dst 3) SQLSTATE: P0001\n\tat java.base/java.util...")
+    with pytest.raises(InputError) as info, _bad_rows_as_input_errors():
+        raise RuntimeError(java)
+    assert str(info.value) == "the edge list DataFrame has a bad row: weight -5.0 is negative (src 2, dst 3)"
+    with pytest.raises(InputError, match=r"^the edge list DataFrame has a bad row: null weight \(src 1, dst 2\)$"):
+        with _bad_rows_as_input_errors():
+            raise RuntimeError("the edge list DataFrame has a bad row: null weight (src 1, dst 2)")
+    other = RuntimeError("[DIVIDE_BY_ZERO] Division by zero. SQLSTATE: 22012")
+    with pytest.raises(RuntimeError) as info, _bad_rows_as_input_errors():
+        raise other
+    assert info.value is other
+
+
 def test_an_edge_dataframe_is_checked_as_a_file_is(spark):
     """``fit`` of a DataFrame: the wrong object or columns at the call, a weight that is
     not a number at the call, null ids and bad weights at the fit's first query, each

@@ -20,20 +20,6 @@ def test_hierarchy():
         assert issubclass(cls, errors.UserError) and issubclass(cls, ValueError)
 
 
-def test_a_bad_row_raised_inside_a_spark_plan_is_found_again():
-    # How Spark reports the check's raise_error: on one line of a longer text, with its
-    # error class before it and its SQLSTATE after it (classic sessions and Spark Connect).
-    java = ("An error occurred while calling o2798.collectToPython.\n: java.util.concurrent.ExecutionException: "
-            "org.apache.spark.SparkRuntimeException: [USER_RAISED_EXCEPTION] the edge list DataFrame has a bad "
-            "row: weight -5.0 is negative (src 2, dst 3) SQLSTATE: P0001\n\tat java.base/java.util...")
-    err = errors.bad_row_error(RuntimeError(java))
-    assert isinstance(err, errors.InputError)
-    assert str(err) == "the edge list DataFrame has a bad row: weight -5.0 is negative (src 2, dst 3)"
-    plain = errors.bad_row_error(RuntimeError(errors.BAD_ROW + "null weight (src 1, dst 2)"))
-    assert str(plain) == "the edge list DataFrame has a bad row: null weight (src 1, dst 2)"
-    assert errors.bad_row_error(RuntimeError("[DIVIDE_BY_ZERO] Division by zero. SQLSTATE: 22012")) is None
-
-
 def test_the_errors_are_also_importable_where_they_are_raised():
     from sepne_spark.jobs.common import UserError
     from sepne_spark.model import RequestedIdsError
