@@ -36,7 +36,7 @@ import pytest
 
 from jobs import embed
 from tests import gf_support
-from tests.spark_conf import JAVA_OPTIONS, spark_flags
+from tests.spark_conf import CLUSTER_CONF, JAVA_OPTIONS, spark_flags
 
 pytestmark = [pytest.mark.cluster, pytest.mark.e2e]
 
@@ -171,7 +171,7 @@ def _submit(cluster: Cluster, wheel: Path, workdir: Path, out: Path) -> subproce
     jars = ",".join(gf_support.core_jars())
     cmd = [
         str(SPARK_SUBMIT), "--master", cluster.url, "--deploy-mode", "client",
-        *spark_flags("--conf", **{
+        *spark_flags("--conf", CLUSTER_CONF, **{
             "spark.executor.memory": "640m", "spark.executor.cores": "1", "spark.cores.max": "2",
             "spark.driver.host": HOST, "spark.driver.bindAddress": HOST, "spark.pyspark.python": sys.executable,
             "spark.checkpoint.dir": str(workdir / "checkpoints"),
