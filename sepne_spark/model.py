@@ -549,8 +549,8 @@ def _check_saved_class(path: str, metadata: dict[str, Any], cls: type) -> None:
 class SepNEModelReader(MLReader):
     """Reads a :class:`SepNEModel` written by :class:`SepNEWriter`.
 
-    Models saved by sepne-spark 0.1 (``path/model`` Parquet with columns ``meta``,
-    ``arrays`` and ``shapes``, and ``path/landmarks``) are read too.
+    Models saved before the settings schema (2026-11-27: ``path/model`` Parquet with
+    columns ``meta``, ``arrays`` and ``shapes``, and ``path/landmarks``) are read too.
     """
 
     def __init__(self, cls: type) -> None:

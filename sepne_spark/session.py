@@ -13,7 +13,7 @@ import os
 import sys
 import tempfile
 from pathlib import Path
-from typing import Mapping
+from typing import Any, Mapping
 
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
@@ -109,6 +109,13 @@ def runs_here(master: str | None, launched: Mapping[str, str]) -> bool:
     return (master or launched.get("spark.master", "")).startswith("local")
 
 
+def replaced_submitted(conf: Mapping[str, Any], launched: Mapping[str, str]) -> dict[str, tuple[str, str]]:
+    """The settings of ``conf`` that replace a different value the submission set
+    (``launched``): key -> (submitted value, new value), in ``conf``'s order."""
+    return {key: (launched[key], str(value)) for key, value in conf.items()
+            if key in launched and launched[key] != str(value)}
+
+
 def get_spark(
     app_name: str = "sepne-spark",
     master: str | None = None,
@@ -123,9 +130,11 @@ def get_spark(
     per core with adaptive execution coalescing them (in persisted tables' plans too),
     hides the console progress bar (the library logs its stages instead), starts its
     Python workers through :mod:`sepne_spark.daemon`, and has the GraphFrames JARs of
-    :func:`jar_dir` on ``spark.jars``. ``conf`` overrides any of these. Under
-    ``spark-submit`` (no session yet, the JVM launched with the submission's settings)
-    a setting the submission gives (``--conf``, ``spark-defaults.conf``) keeps its value.
+    :func:`jar_dir` on ``spark.jars``. Under ``spark-submit`` (no session yet, the JVM
+    launched with the submission's settings) a setting the submission gives
+    (``--conf``, ``spark-defaults.conf``) keeps its value against these defaults.
+    ``conf`` overrides all of them, the submission's included: each submitted value it
+    replaces is named in a warning.
 
     Parameters
     ----------
@@ -199,6 +208,11 @@ def get_spark(
         # properties) stand: a cluster's spark.checkpoint.dir or adaptive settings are
         # not replaced by this local-session default.
         settings = {key: value for key, value in settings.items() if key not in launched}
+        replaced = replaced_submitted(conf or {}, launched)
+        if replaced:
+            log.warning("the session's Spark settings (in the jobs: the profile's spark: block and --spark) replace "
+                        "%d submitted value(s) (spark-submit --conf or spark-defaults.conf): %s", len(replaced),
+                        "; ".join(f"{key}={new} (submitted: {old})" for key, (old, new) in replaced.items()))
     settings.update(conf or {})
     for key, value in settings.items():
         builder = builder.config(key, value)

@@ -161,6 +161,8 @@ class Setting:
             return "a mapping of Spark settings (keys start with 'spark.') to values"
         noun = "an integer" if self.type is int else "a number"
         if self.minimum is not None and self.maximum is not None:
+            if self.exclusive_minimum:
+                return f"{noun} > {_num(self.minimum)} and <= {_num(self.maximum)}"
             return f"{noun} from {_num(self.minimum)} to {_num(self.maximum)}"
         if self.minimum is not None:
             return f"{noun} {'>' if self.exclusive_minimum else '>='} {_num(self.minimum)}"
@@ -237,16 +239,17 @@ SETTINGS: tuple[Setting, ...] = (
              "fail the job or skip them", choices=BAD_LINE_POLICIES, scope=JOB),
     _setting("lp_max_iter", int, 10, "label propagation iterations, used with --partition LP",
              minimum=1, metavar="N"),
-    _setting("dtype", str, "float64", "floating-point type of the per-set solve and of the output",
+    _setting("dtype", str, "float64", "floating-point type of the per-set solve's iterations (the k x k "
+             "factorisations and the output stay float64)",
              choices=DTYPES),
     _setting("landmark_factors", str, "M00", "landmark subspaces: M00 (the paper: the landmark block's "
              "singular vectors), rows (top eigenvectors of the landmark rows' and columns' Gram matrices "
              "S_A + M00 M00^T, S_B + M00^T M00; for M = I + A) or walks (the same of the log-scaled "
              "A + A^2, whatever the metric; costs k rows of A^2)", choices=FACTORISATIONS, fitted=True),
     _setting("propagation", int, 1, "Chebyshev terms of the spectral propagation applied after the "
-             "per-set solve (ProNE's filter; it reaches 2 * T - 1 hops and costs 2 * T - 1 sparse "
-             "products over the whole graph); 1 turns it off (the paper's SepNE). The embed job without "
-             "--profile (auto) uses 3 at every size. It embeds whole graphs only",
+             "per-set solve (ProNE's filter: 2 * T - 1 hops, 2 * T - 1 sparse products over the "
+             "whole graph); 1 turns it off (the paper's SepNE). The embed job without "
+             "--profile (auto) uses 3 at every size, 1 with --nodes: it embeds whole graphs only",
              minimum=1, maximum=30, metavar="T"),
     _setting("average_steps", int, 0, "steps of neighbourhood averaging, last: a vector e of the per-set "
              "solve (or of the refinement and propagation, when they run) L2-normalised becomes e + T e + ... + "
@@ -554,9 +557,7 @@ def _field(s: Setting) -> tuple[str, Any, Any]:
 
 #: All settings of one embedding run, resolved and validated. Frozen; built by
 #: :func:`resolve`, or directly (``EmbedSettings(dim=64)``, validated the same way).
-#: Fields, in schema order: metric, window, scaling, dim, landmarks, landmark_strategy, partition,
-#: set_size, lam, eta, iters, seed, directed, input_format, duplicates, self_loops,
-#: bad_lines, lp_max_iter, dtype, context, spark.
+#: Its fields are :data:`SETTING_NAMES`, in schema order (the class's ``__doc__`` lists them).
 EmbedSettings = dataclasses.make_dataclass(
     "EmbedSettings",
     [_field(s) for s in SETTINGS],

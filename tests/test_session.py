@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from sepne_spark import daemon
+from sepne_spark.session import replaced_submitted
 
 
 def _installed(tmp_path: Path) -> tuple[Path, list[Path]]:
@@ -79,3 +80,14 @@ def test_only_local_masters_are_told_this_interpreter():
     assert runs_here("local[2]", {}) and runs_here(None, {"spark.master": "local[*]"})
     assert not runs_here(None, {"spark.master": "yarn"}) and not runs_here("spark://127.0.0.1:7077", {})
     assert not runs_here(None, {})  # submitted without a master setting: the cluster decides
+
+
+@pytest.mark.unit
+def test_settings_that_replace_a_submitted_value_are_named():
+    """Under spark-submit, a session's conf (a profile's spark: block, --spark) replaces
+    what the submission set; get_spark warns with each value this finds (test_submit
+    reads the warning of a real submission)."""
+    launched = {"spark.executor.memory": "32g", "spark.sql.shuffle.partitions": "800", "spark.master": "yarn"}
+    conf = {"spark.executor.memory": "16g", "spark.sql.shuffle.partitions": 800, "spark.executor.cores": "4"}
+    assert replaced_submitted(conf, launched) == {"spark.executor.memory": ("32g", "16g")}
+    assert replaced_submitted({}, launched) == {}

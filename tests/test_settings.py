@@ -296,3 +296,13 @@ def test_the_library_functions_keyword_defaults_are_the_schemas(function, parame
     module, name = function.rsplit(".", 1)
     f = getattr(importlib.import_module(f"sepne_spark.{module}"), name)
     assert inspect.signature(f).parameters[parameter].default == settings._BY_NAME[setting].default
+
+
+def test_an_excluded_bound_is_said_as_excluded(capsys):
+    """propagationTheta refuses 0: the words say so, in the Param's, the flag's and the
+    help's text alike (they all come from Setting.allowed)."""
+    assert settings.setting("propagation_theta").allowed() == "a number > 0 and <= 10"
+    with pytest.raises(SettingError, match=r"propagationTheta: must be a number > 0 and <= 10, got 0"):
+        SepNE(propagationTheta=0)
+    assert "must be a number > 0 and <= 10" in flag_error(capsys, "--propagation-theta", "0")
+    assert SepNE(propagationTheta=10).getPropagationTheta() == 10

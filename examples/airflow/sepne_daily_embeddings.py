@@ -78,6 +78,9 @@ OUTPUT = _var("sepne_output", "hdfs:///data/sepne/embeddings")
 JOBS_DIR = _var("sepne_jobs_dir", "/opt/sepne-spark/jobs")
 WHEEL = _var("sepne_wheel", "/opt/sepne-spark/dist/sepne_spark-0.1.0-py3-none-any.whl")
 ENV_ARCHIVE = _var("sepne_env_archive", "hdfs:///apps/sepne/pyspark_env.tar.gz")
+# A folder every executor reaches: label propagation's and the propagation's checkpoints
+# then survive a lost executor (README, "Checkpoints").
+CHECKPOINTS = _var("sepne_checkpoint_dir", "hdfs:///tmp/sepne-checkpoints")
 
 with DAG(
     dag_id="sepne_daily_embeddings",
@@ -100,11 +103,15 @@ with DAG(
         application=f"{JOBS_DIR}/embed.py",
         py_files=WHEEL,
         packages="io.graphframes:graphframes-spark4_2.13:0.11.0",
+        # The driver's size is fixed when YARN starts it: the profile's spark.driver.memory
+        # cannot change it any more, so it is given here.
+        driver_memory="8g",
         conf={
             # = --archives ENV_ARCHIVE#environment (the archives argument is not templated)
             "spark.yarn.dist.archives": f"{ENV_ARCHIVE}#environment",
             "spark.yarn.appMasterEnv.PYSPARK_PYTHON": "./environment/bin/python",
             "spark.executorEnv.PYSPARK_PYTHON": "./environment/bin/python",
+            "spark.checkpoint.dir": CHECKPOINTS,
         },
         name="sepne-embed-{{ ds }}",
         application_args=[

@@ -156,8 +156,9 @@ def _shown(value: Any) -> str:
 
 
 def show_profile_defaults(parser: argparse.ArgumentParser) -> None:
-    """Make the help of each setting flag give the value a run without ``--profile``
-    uses (the ``default`` profile's), where it differs from the built-in default.
+    """Make the help of each setting flag give the value a run with ``--profile default``
+    uses (the ``default`` profile's), where it differs from the built-in default (a run
+    without ``--profile`` takes ``auto``, which chooses per graph).
 
     A default profile that cannot be read leaves the help as it is: the run reports it.
     """

@@ -113,8 +113,8 @@ def build_parser() -> argparse.ArgumentParser:
                        "and over the non-zero entries of M.")
     r.add_argument("--edges", "--input", dest="edges", required=True, metavar="FILE",
                    help="edge list src, dst[, weight]: a file or directory (tsv/csv/txt/parquet; --input, "
-                   "the embed job's name, also works), read with the embed job's defaults (format from the "
-                   "extension, header detected, the profile's input_format and bad_lines)")
+                   "the embed job's name, also works), read as the embed job read it (format from the "
+                   "extension, header detected, the embeddings' manifest's input_format and bad_lines)")
     r.add_argument("--embeddings", required=True, metavar="PARQUET",
                    help="embeddings: columns id, embedding [, context]")
     from sepne_spark import settings as schema

@@ -175,6 +175,8 @@ def test_spark_submit_command(dag, embed, tmp_path, monkeypatch):
     confs = [argv[i + 1] for i, a in enumerate(argv) if a == "--conf"]
     assert "spark.yarn.appMasterEnv.PYSPARK_PYTHON=./environment/bin/python" in confs
     assert "spark.executorEnv.PYSPARK_PYTHON=./environment/bin/python" in confs
+    assert "spark.checkpoint.dir=hdfs:///tmp/sepne-checkpoints" in confs
+    assert _option(argv, "--driver-memory") == "8g"
     archives = [c for c in confs if c.startswith("spark.yarn.dist.archives=")]
     assert len(archives) == 1 and archives[0].endswith("/pyspark_env.tar.gz#environment")
     app = next(a for a in argv if a.endswith(".py"))
