@@ -4,7 +4,9 @@ Every writer of the package goes through it (the embed job's output, saved model
 generator's files, the evaluation's JSON). Everything is written to a temporary sibling
 path first and moved into place only when complete; an existing output is replaced only
 after the new one is whole. Paths are local paths or URIs (``file:``, ``hdfs:``,
-``s3a:``), resolved against the session's default file system.
+``s3a:``, ``dbfs:``), resolved against the session's default file system. Spark writes a
+``dbfs:`` path itself; the moves, listings and manifests around its writes go through
+the driver's local view of it, Databricks' file mounts (:data:`DBFS_MOUNTS`).
 """
 from __future__ import annotations
 
@@ -22,22 +24,47 @@ log = logging.getLogger(__name__)
 
 _GLOB_CHARS = "*?[{"
 
+#: Where a Databricks driver sees ``dbfs:`` paths as local files (its FUSE mounts): Unity
+#: Catalog volumes (``dbfs:/Volumes/...``) at ``/Volumes``, the rest of DBFS under
+#: ``/dbfs``. Pairs of (``dbfs:`` path prefix, local folder), the first that applies wins.
+DBFS_MOUNTS: tuple[tuple[str, str], ...] = (("/Volumes", "/Volumes"), ("/", "/dbfs"))
+
+
+def _dbfs_local(path: str) -> str:
+    """The driver's local path of ``dbfs:/...`` ``path`` (:data:`DBFS_MOUNTS`)."""
+    parsed = urlparse(path)
+    inner = posixpath.normpath("/" + parsed.path.lstrip("/"))
+    if parsed.netloc:
+        raise UserError(f"{path}: a dbfs: path names no host; write dbfs:{inner}")
+    for prefix, local in DBFS_MOUNTS:
+        if inner == prefix or inner.startswith(prefix.rstrip("/") + "/"):
+            mounted = local.rstrip("/") + "/" + inner[len(prefix.rstrip("/")):].lstrip("/")
+            if not os.path.isdir(local):
+                raise UserError(f"{path}: dbfs: paths are written through Databricks' {local} mount, which "
+                                f"this machine lacks; run on a Databricks cluster, or give a path of another "
+                                f"file system")
+            return mounted.rstrip("/") or "/"
+    raise AssertionError(f"no mount for {path}")  # pragma: no cover - "/" matches every path
+
 
 def _filesystem(path: str):
     """A pyarrow filesystem and the path inside it, for local paths and URIs."""
     from pyarrow import fs
 
     parsed = urlparse(path)
-    if parsed.scheme in ("", "file"):
-        return fs.LocalFileSystem(), (parsed.path if parsed.scheme else path)
+    if parsed.scheme in ("", "file") or len(parsed.scheme) == 1:  # a Windows drive letter is local
+        return fs.LocalFileSystem(), (parsed.path if parsed.scheme == "file" else path)
+    if parsed.scheme == "dbfs":
+        return fs.LocalFileSystem(), _dbfs_local(path)
     uri = path.replace("s3a://", "s3://", 1).replace("s3n://", "s3://", 1)
     return fs.FileSystem.from_uri(uri)
 
 
 def _has_scheme(path: str) -> bool:
-    """Whether ``path`` is a URI (``scheme://...`` or ``file:/...``)."""
-    head, sep, _ = path.partition("://")
-    return (bool(sep) and "/" not in head) or path.startswith("file:")
+    """Whether ``path`` is a URI: ``scheme://...`` or ``scheme:/...`` (``file:/x``,
+    ``dbfs:/x``, ``hdfs:/x``), as Hadoop reads it; a Windows drive letter is no scheme."""
+    scheme = urlparse(path).scheme
+    return len(scheme) > 1 and path[len(scheme) + 1:len(scheme) + 2] == "/"
 
 
 def resolve_output(spark, path: str) -> str:
@@ -99,6 +126,11 @@ def _location(path: str) -> tuple[str, str]:
     for other URIs the filesystem is the scheme and authority (``s3a``/``s3n`` as ``s3``).
     """
     parsed = urlparse(path)
+    if parsed.scheme == "dbfs":
+        try:
+            return "file", os.path.realpath(_dbfs_local(path))
+        except UserError:  # no mount here: compared as written
+            return "dbfs://", posixpath.normpath("/" + parsed.path.lstrip("/"))
     if parsed.scheme in ("", "file"):
         local = parsed.path if parsed.scheme else path
         return "file", os.path.realpath(os.path.expanduser(local))

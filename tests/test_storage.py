@@ -5,7 +5,10 @@ import os
 
 import pytest
 
+from pathlib import Path
+
 from sepne_spark import storage
+from sepne_spark.errors import UserError
 from sepne_spark.storage import atomic_write, exists
 
 
@@ -79,6 +82,12 @@ class _Conf:
     ("file:///tmp/emb", "hdfs://nn:8020", "file:///tmp/emb"),  # a URI is kept
     ("hdfs://nn:8020/emb", None, "hdfs://nn:8020/emb"),
     ("s3a://bucket/emb", "hdfs://nn:8020", "s3a://bucket/emb"),
+    # Databricks' spellings: a one-slash URI is kept (it was once taken for a relative
+    # local path), a bare path goes to the dbfs: default file system.
+    ("dbfs:/models/sepne", None, "dbfs:/models/sepne"),
+    ("dbfs:/Volumes/main/graphs/emb", "dbfs:/", "dbfs:/Volumes/main/graphs/emb"),
+    ("/Volumes/main/graphs/emb", "dbfs:/", "dbfs:/Volumes/main/graphs/emb"),
+    ("hdfs:/emb", None, "hdfs:/emb"),
 ])
 def test_output_path_rules(path, default_fs, expected):
     assert storage.resolve_output(_Conf(default_fs), path) == expected
@@ -133,3 +142,37 @@ def test_write_json_replaces_a_file_whole_or_not_at_all(tmp_path, uri):
     storage.write_json(path, {"micro_f1": 0.85})
     assert json.loads(target.read_text()) == {"micro_f1": 0.85}
     assert os.listdir(target.parent) == ["cora.json"]
+
+
+def test_dbfs_paths_are_written_through_the_drivers_mounts(tmp_path, monkeypatch):
+    """A dbfs: output (as a Databricks notebook names it) is moved, listed and checked
+    through the driver's local mounts: volumes at /Volumes, the rest of DBFS under /dbfs
+    (here two temporary folders); without the mount the path is refused by name. The
+    writes themselves are Spark's, which reads dbfs: on Databricks only: the writer here
+    writes through the mount as Spark's dbfs: file system would."""
+    dbfs, volumes = tmp_path / "dbfs", tmp_path / "Volumes"
+    if not os.path.isdir("/dbfs"):  # no Databricks mount on this machine: the path is refused by name
+        with pytest.raises(UserError, match=r"dbfs:/models/m: dbfs: paths are written through Databricks' /dbfs"):
+            storage.exists("dbfs:/models/m")
+    dbfs.mkdir()
+    volumes.mkdir()
+    monkeypatch.setattr(storage, "DBFS_MOUNTS", (("/Volumes", str(volumes)), ("/", str(dbfs))))
+    assert storage._filesystem("dbfs:/Volumes/main/g/emb")[1] == str(volumes / "main" / "g" / "emb")
+    assert storage._filesystem("dbfs:/models/m")[1] == str(dbfs / "models" / "m")
+
+    def write(uri: str) -> None:  # what Spark's dbfs: file system would do on Databricks
+        local = storage._filesystem(uri)[1]
+        os.makedirs(local)
+        (Path(local) / "part-0.parquet").write_text("rows")
+
+    out = "dbfs:/Volumes/main/g/emb"
+    atomic_write(write, out)
+    assert storage.exists(out) and storage.data_files(out) == [out + "/part-0.parquet"]
+    assert sorted(os.listdir(volumes / "main" / "g")) == ["emb"]  # no temporary left
+    with pytest.raises(FileExistsError):
+        atomic_write(write, out)
+    # An output inside the input is refused, whichever spelling names the input.
+    with pytest.raises(UserError, match="inside"):
+        storage.check_output_path("dbfs:/models/in/out", [str(dbfs / "models" / "in")], overwrite=False)
+    with pytest.raises(UserError, match="no host"):
+        storage.exists("dbfs://host/models/m")
