@@ -25,6 +25,9 @@ _LAZY = {
     "InputError": "sepne_spark.errors",
     "RequestedIdsError": "sepne_spark.errors",
     "SettingError": "sepne_spark.errors",
+    "UnknownParamError": "sepne_spark.errors",
+    "LabelsError": "sepne_spark.errors",
+    "MissingExtraError": "sepne_spark.errors",
 }
 _SUBMODULES = ("errors", "settings")
 
@@ -32,7 +35,8 @@ __all__ = ["__version__", "set_verbosity", *_LAZY, *_SUBMODULES]
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from sepne_spark import errors, settings
-    from sepne_spark.errors import InputError, RequestedIdsError, SepNEError, SettingError, UserError
+    from sepne_spark.errors import (InputError, LabelsError, MissingExtraError, RequestedIdsError, SepNEError,
+                                    SettingError, UnknownParamError, UserError)
     from sepne_spark.graph import load_graph
     from sepne_spark.model import SepNE, SepNEModel
     from sepne_spark.session import get_spark

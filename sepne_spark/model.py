@@ -327,7 +327,8 @@ class SepNEModel(Model, _SepNEParams, MLWritable, MLReadable):
         # not fitted on in this session takes the distributed path.
         if isinstance(dataset, DataFrame) and "id" in dataset.columns and "src" not in dataset.columns:
             if self._graph is None:
-                raise ValueError("this model holds no graph: pass the edge list with transform(edges) or use embed(ids, edges)")
+                raise SettingError("this model holds no graph (it was loaded, or release() let it go): pass the "
+                                   "edge list with transform(edges), or use embed(ids, edges)")
             extra = [c for c in dataset.columns if c != "id"]
             clash = [c for c in extra if c in output_schema(self.id_type).names]
             if clash:
@@ -414,7 +415,10 @@ class SepNEModel(Model, _SepNEParams, MLWritable, MLReadable):
     def release(self) -> None:
         """Unpersist the tables cached for the graph this model was fitted on and those
         its embeddings (:meth:`transform`, :meth:`embed`) persisted: call it once their
-        results have been written or collected; a result used after it is recomputed."""
+        results have been written or collected; a result used after it is recomputed.
+
+        The model then holds no graph, as a loaded one: ``transform(edges)`` and
+        ``embed(ids, edges)`` embed, ``transform(ids)`` raises :class:`SettingError`."""
         for df in self._embedded:
             df.unpersist()
         self._embedded.clear()

@@ -405,8 +405,11 @@ def embed(
     DataFrame
         ``id, embedding, context, is_landmark, set_id``, lazy.
     """
+    if ids is None and params["partition"] == "IO":
+        raise SettingError("partition IO embeds only requested ids: transform a DataFrame of ids (column id), "
+                           "or set partition RP or LP to embed the whole graph")
     if ids is not None and _whole_graph_only(params):
-        raise ValueError(
+        raise SettingError(
             "spectral propagation reads every node's vector within 2 * propagation - 1 hops, averaging "
             "(averageSteps) within averageSteps hops and refinement (refineSteps) every node's, so they embed "
             "whole graphs only: embed every node, or set propagation=1, averageSteps=0 and refineSteps=0 for "

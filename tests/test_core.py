@@ -70,6 +70,13 @@ def test_transform_of_requested_ids_keeps_their_other_columns(spark):
         assert r.asDict() == {**alone[r["id"]].asDict(), "name": r["name"], "n": r["n"]}
     with pytest.raises(SettingError, match=r"columns \['embedding'\] would be replaced"):
         model.transform(asked.withColumn("embedding", F.lit(1)))
+    # IO embeds requested ids only: a whole graph is refused (it ran RP sets unasked).
+    with pytest.raises(SettingError, match="partition IO embeds only requested ids"):
+        model.transform(edges_df(spark, g, True))
+    # After release() the model holds no graph, as a loaded one.
+    model.release()
+    with pytest.raises(SettingError, match="holds no graph"):
+        model.transform(asked)
 
 
 @pytest.mark.parametrize("metric,directed,weighted,strategy,setup,one_task", GRID)

@@ -125,6 +125,7 @@ def test_saved_model_io_reads_only_the_neighbourhood(spark, tmp_path, capsys):
     vectors equal those of the path that merges it."""
     import numpy as np
 
+    from sepne_spark.errors import SettingError
     from sepne_spark.model import SepNEModel
     from sepne_spark.graph import Graph, load_graph
     from tests.helpers import random_graph
@@ -164,10 +165,10 @@ def test_saved_model_io_reads_only_the_neighbourhood(spark, tmp_path, capsys):
     model = SepNEModel.load(str(model_path))
     merged = load_graph(spark, str(edges), directed=False)
     assert (model.getRefineSteps(), model.getPropagation(), model.getAverageSteps()) == (2, 3, 2)
-    with pytest.raises(ValueError, match="whole graphs only"):
+    with pytest.raises(SettingError, match="whole graphs only"):
         model.embed(spark.createDataFrame([(g.ids[0],)], "id string"), merged)
     model.setRefineSteps(0).setPropagation(1)
-    with pytest.raises(ValueError, match="whole graphs only"):  # the averaging alone too
+    with pytest.raises(SettingError, match="whole graphs only"):  # the averaging alone too
         model.embed(spark.createDataFrame([(g.ids[0],)], "id string"), merged)
     model.setAverageSteps(0)
     bare = Graph(edges=merged.edges, vertices=merged.vertices, directed=False)
