@@ -44,7 +44,7 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from sepne_spark.errors import InputError, UserError, check_choice  # noqa: F401 - InputError, UserError re-exported here
+from sepne_spark.errors import InputError, SettingError, UserError, check_choice  # noqa: F401 - InputError, UserError re-exported here
 
 __all__ = ["BAD_LINE_POLICIES", "FORMATS", "InputError", "read_edges"]
 
@@ -91,7 +91,7 @@ def _as_paths(path: str | Sequence[str]) -> list[str]:
     """``path`` as a non-empty list of path strings."""
     paths = [path] if isinstance(path, str) else list(path)
     if not paths or not all(isinstance(p, str) and p for p in paths):
-        raise ValueError(f"path must be a non-empty string or list of strings; got {path!r}")
+        raise SettingError(f"path must be a non-empty string or list of strings; got {path!r}")
     return paths
 
 
@@ -299,15 +299,15 @@ def _column_index(
 ) -> int:
     """Index of a column given by name (needs a header) or 0-based position."""
     if isinstance(col, bool) or not isinstance(col, (int, str)):
-        raise ValueError(f"{role} must be a column name or a 0-based index; got {col!r}")
+        raise SettingError(f"{role} must be a column name or a 0-based index; got {col!r}")
     if isinstance(col, int):
         if col < 0:
-            raise ValueError(f"{role} must be a non-negative index; got {col}")
+            raise SettingError(f"{role} must be a non-negative index; got {col}")
         if header_fields is not None and col >= len(header_fields):
             raise InputError(f"{where}: {role}={col} but the header has only {len(header_fields)} columns")
         return col
     if header_fields is None:
-        raise ValueError(f"{role}={col!r} names a column, which needs a header line (header=True)")
+        raise SettingError(f"{role}={col!r} names a column, which needs a header line (header=True, --header yes)")
     if col in header_fields:
         return list(header_fields).index(col)
     lowered = [h.lower() for h in header_fields]
@@ -333,7 +333,7 @@ def _text_layout(
         sep = {"tsv": "\t", "csv": ",", "txt": None}[fmt]
     named = any(isinstance(c, str) for c in (src_col, dst_col, weight_col))
     if header is False and named:
-        raise ValueError("columns given by name need a header line; pass header=True (--header yes) or use 0-based indices")
+        raise SettingError("columns given by name need a header line; pass header=True (--header yes) or use 0-based indices")
     explicit = src_col is not None or dst_col is not None
     where = _describe(paths)
 
@@ -362,13 +362,13 @@ def _text_layout(
     src = _column_index(src_col, "src_col", header_fields, where) if src_col is not None else 0
     dst = _column_index(dst_col, "dst_col", header_fields, where) if dst_col is not None else 1
     if src == dst:
-        raise ValueError(f"src_col and dst_col name the same column ({src})")
+        raise SettingError(f"src_col and dst_col (--src-col, --dst-col) name the same column ({src})")
     weight: int | None
     optional = False
     if weight_col is not None:
         weight = _column_index(weight_col, "weight_col", header_fields, where)
         if weight in (src, dst):
-            raise ValueError("weight_col must differ from src_col and dst_col")
+            raise SettingError("weight_col (--weight-col) must differ from src_col and dst_col")
     elif header_fields is not None:
         lowered = [h.lower() for h in header_fields]
         if "weight" in lowered and lowered.index("weight") not in (src, dst):
@@ -625,7 +625,7 @@ def _parquet_column(df: DataFrame, col: str | int, role: str, where: str) -> str
     """Name of the Parquet column given by name or 0-based position."""
     names = df.columns
     if isinstance(col, bool) or not isinstance(col, (int, str)):
-        raise ValueError(f"{role} must be a column name or a 0-based index; got {col!r}")
+        raise SettingError(f"{role} must be a column name or a 0-based index; got {col!r}")
     if isinstance(col, int):
         if not 0 <= col < len(names):
             raise InputError(f"{where}: {role}={col} but the data have {len(names)} columns {names}")
@@ -707,7 +707,7 @@ def _read_parquet(
         src = _parquet_column(df, src_col if src_col is not None else 0, "src_col", where)
         dst = _parquet_column(df, dst_col if dst_col is not None else 1, "dst_col", where)
     if src == dst:
-        raise ValueError(f"src_col and dst_col name the same column ({src!r})")
+        raise SettingError(f"src_col and dst_col (--src-col, --dst-col) name the same column ({src!r})")
     if weight_col is not None:
         weight: str | None = _parquet_column(df, weight_col, "weight_col", where)
     elif "weight" in lowered and names[lowered.index("weight")] not in (src, dst):
@@ -722,7 +722,7 @@ def _read_parquet(
         if not isinstance(types[name], _ID_TYPES):
             raise InputError(
                 f"{where}, column {name!r}: node ids must be strings or integers, "
-                f"found {types[name].simpleString()} (choose the column with {role}_col)"
+                f"found {types[name].simpleString()} (choose the column with {role}_col, --{role}-col)"
             )
     st, dt = types[src], types[dst]
     id_type: T.DataType = st
@@ -737,7 +737,7 @@ def _read_parquet(
     if weight is not None and not isinstance(types[weight], T.NumericType):
         raise InputError(
             f"{where}, column {weight!r}: a weight must be numeric, found {types[weight].simpleString()} "
-            "(choose another column with weight_col)"
+            "(choose another column with weight_col, --weight-col)"
         )
 
     def quoted(name: str) -> Column:
@@ -930,13 +930,13 @@ def read_edges(
     check_choice("fmt", fmt, FORMATS)
     check_choice("bad_lines", bad_lines, BAD_LINE_POLICIES)
     if header is not None and not isinstance(header, bool):
-        raise ValueError(f"header must be True, False or None; got {header!r}")
+        raise SettingError(f"header must be True, False or None; got {header!r}")
     if comment is not None and not isinstance(comment, str):
-        raise ValueError(f"comment must be a string or None; got {comment!r}")
+        raise SettingError(f"comment must be a string or None; got {comment!r}")
     if sep is not None and (not isinstance(sep, str) or sep == ""):
-        raise ValueError(f"sep must be a non-empty string; got {sep!r}")
+        raise SettingError(f"sep must be a non-empty string; got {sep!r}")
     if header is False and any(isinstance(c, str) for c in (src_col, dst_col, weight_col)):
-        raise ValueError("columns given by name need a header line; pass header=True (--header yes) or use 0-based indices")
+        raise SettingError("columns given by name need a header line; pass header=True (--header yes) or use 0-based indices")
     paths = _as_paths(path)
     comment = comment or None
 

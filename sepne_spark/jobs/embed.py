@@ -97,6 +97,21 @@ def _col(value: str | None):
     return int(value) if value.isdigit() else value
 
 
+def _check_columns(ns: argparse.Namespace) -> None:
+    """The column flags' conflicts that need no file: refused before Spark starts."""
+    cols = {flag: _col(value) for flag, value in (("--src-col", ns.src_col), ("--dst-col", ns.dst_col),
+                                                   ("--weight-col", ns.weight_col)) if value is not None}
+    named = [f"{flag} {value}" for flag, value in cols.items() if isinstance(value, str)]
+    if ns.header == "no" and named:
+        raise UserError(f"{', '.join(named)} names a column, which needs a header line: drop --header no, "
+                        "or give 0-based indices")
+    flags = list(cols)
+    for i, a in enumerate(flags):
+        for b in flags[i + 1:]:
+            if cols[a] == cols[b]:
+                raise UserError(f"{a} and {b} name the same column ({cols[a]})")
+
+
 def _requested(spark, text: str):
     """The ids of ``--nodes`` as strings (column ``id``), as written.
 
@@ -150,6 +165,7 @@ def _checked(argv: Sequence[str] | None) -> tuple[argparse.Namespace, schema.Emb
 
     if settings.partition == "IO" and not ns.nodes:
         raise UserError("partition IO embeds only requested nodes: give them with --nodes")
+    _check_columns(ns)
     if ns.nodes and not ns.model and (settings.propagation > 1 or settings.refine_steps > 0
                                       or settings.average_steps > 0):
         what = [f"--propagation {settings.propagation} smooths every vector over 2 x {settings.propagation} - 1 "
