@@ -1005,7 +1005,8 @@ def resolve(
 
     ``args`` is the namespace from a parser set up by :func:`add_arguments` (other
     attributes are ignored), or a dict of setting name -> value; ``None`` values mean
-    "not given". Strings are parsed as from the command line, and errors name the flag.
+    "not given". Strings are parsed as from the command line, and errors (a
+    :class:`SettingError`) name the flag, also for a dict (the jobs pass their flags so).
     ``profile`` is what :func:`load_profile` returned (checked again here). Spark
     settings are merged key by key: flags over the profile's ``spark:`` block.
     """
@@ -1024,7 +1025,7 @@ def resolve(
         try:
             value = _coerce(s, value, text=True)
         except _Invalid as exc:
-            raise UserError(f"argument {s.flag}: {exc}") from None
+            raise SettingError(f"argument {s.flag}: {exc}") from None
         if s.type is dict:
             values[s.name] = {**values[s.name], **value}
         else:
