@@ -489,6 +489,37 @@ def test_job_reconstruct_takes_m_from_the_manifest(spark, tmp_path, capsys):
     assert r2[0] > r2[1]  # the vectors are the truncated SVD of the manifest's M, not of the other
 
 
+def test_reconstruct_reads_the_edges_laid_out_as_the_embed_job_read_them(spark, tmp_path):
+    """The embed job records its layout flags (--sep, --header, the columns) in the
+    manifest, and reconstruct reads the same file with them: columns named in the header
+    and in another order (weight, destination, source) give the R^2 of the plain file."""
+    from sepne_spark.jobs import embed
+    from tests.helpers import random_graph
+
+    g = random_graph(n=40, m=150, seed=6)
+    laid_out = tmp_path / "edges.csv"
+    laid_out.write_text("w;to;from\n" + "".join(f"{w};{d};{s}\n" for s, d, w in g.rows), encoding="utf-8")
+    plain = tmp_path / "edges.tsv"
+    plain.write_text("".join(f"{s}\t{d}\t{w}\n" for s, d, w in g.rows), encoding="utf-8")
+    out = tmp_path / "emb"
+    layout = ["--sep", ";", "--header", "yes", "--src-col", "from", "--dst-col", "to", "--weight-col", "w"]
+    assert embed.main(spark, ["--input", str(laid_out), "--output", str(out), "--profile", "default",
+                              "--landmarks", "8", "--dim", "4", "--iters", "3", "--set-size", "20"] + layout) == 0
+    manifest = json.loads((out / "_manifest.json").read_text())
+    assert manifest["read"] == {"sep": ";", "header": "yes", "src_col": "from", "dst_col": "to", "weight_col": "w"}
+    results = []
+    for edges in (laid_out, plain):
+        res_json = tmp_path / f"r-{edges.suffix[1:]}.json"
+        args = ["reconstruct", "--edges", str(edges), "--embeddings", str(out), "--json", str(res_json)]
+        if edges is plain:  # the manifest's layout is the laid-out file's: the plain file's flags override it
+            args += ["--sep", "\t", "--header", "no", "--src-col", "0", "--dst-col", "1", "--weight-col", "2"]
+        assert _job().main(spark, args) == 0
+        results.append(json.loads(res_json.read_text()))
+    assert results[0]["n_nodes"] == len(g.ids) == results[1]["n_nodes"]
+    assert results[0]["r2_all"] == pytest.approx(results[1]["r2_all"], abs=1e-12)
+    assert results[0]["r2_nonzero"] == pytest.approx(results[1]["r2_nonzero"], abs=1e-12)
+
+
 @pytest.mark.e2e
 def test_job_linkpred_with_a_profile(spark, tmp_path):
     n = 40

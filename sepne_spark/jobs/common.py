@@ -393,3 +393,48 @@ def _package_location() -> str:
     import sepne_spark
 
     return str(Path(sepne_spark.__file__).parent)
+
+
+#: How a text edge list is laid out: the options of ``--sep``, ``--header`` and the
+#: column flags, shared by the jobs that read edge lists; the embed job records those it
+#: was given in its manifest (``read``), and ``evaluate reconstruct`` reads the same way.
+READ_OPTIONS = ("sep", "header", "src_col", "dst_col", "weight_col")
+
+
+def add_read_arguments(group: Any) -> None:
+    """Add ``--sep``, ``--header``, ``--src-col``, ``--dst-col`` and ``--weight-col``."""
+    group.add_argument("--sep", default=None, help="field separator for text input (default: by format)")
+    group.add_argument("--header", default=None, choices=["auto", "yes", "no"], help="text input has a header line")
+    group.add_argument("--src-col", default=None, help="source column (name or 0-based index)")
+    group.add_argument("--dst-col", default=None, help="destination column (name or 0-based index)")
+    group.add_argument("--weight-col", default=None, help="weight column (name or 0-based index)")
+
+
+def _col(value: str | int | None) -> str | int | None:
+    if value is None or isinstance(value, int):
+        return value
+    return int(value) if value.isdigit() else value
+
+
+def given_read_options(ns: Any) -> dict[str, str]:
+    """The read options given on the command line, as written (for a manifest)."""
+    return {k: getattr(ns, k) for k in READ_OPTIONS if getattr(ns, k, None) is not None}
+
+
+def read_options(ns: Any, saved: dict[str, Any] | None = None) -> dict[str, Any]:
+    """:func:`sepne_spark.graph.load_graph`'s layout keywords: the flags over ``saved``
+    (a manifest's ``read``), refused before Spark starts when they conflict."""
+    given = {**(saved or {}), **given_read_options(ns)}
+    cols = {k: _col(given.get(k)) for k in ("src_col", "dst_col", "weight_col")}
+    flags = {k: "--" + k.replace("_", "-") for k in cols}
+    named = [f"{flags[k]} {v}" for k, v in cols.items() if isinstance(v, str)]
+    if given.get("header") == "no" and named:
+        raise UserError(f"{', '.join(named)} names a column, which needs a header line: drop --header no, "
+                        "or give 0-based indices")
+    keys = [k for k, v in cols.items() if v is not None]
+    for i, a in enumerate(keys):
+        for b in keys[i + 1:]:
+            if cols[a] == cols[b]:
+                raise UserError(f"{flags[a]} and {flags[b]} name the same column ({cols[a]})")
+    header = {"auto": None, "yes": True, "no": False, None: None}[given.get("header")]
+    return {"sep": given.get("sep"), "header": header, **cols}

@@ -26,9 +26,12 @@ from sepne_spark import settings as schema
 from sepne_spark.jobs.common import (
     JobArgumentParser,
     UserError,
+    add_read_arguments,
     auto_settings,
     check_inputs_exist,
+    given_read_options,
     profile_names,
+    read_options,
     run_job,
     settings_checked_quietly,
     show_profile_defaults,
@@ -70,11 +73,7 @@ def build_parser() -> argparse.ArgumentParser:
     io.add_argument("--overwrite", action="store_true", help="replace an existing output")
     io.add_argument("--run-date", default=None, metavar="YYYY-MM-DD",
                     help="write to OUTPUT/dt=YYYY-MM-DD/, replacing only that partition")
-    io.add_argument("--sep", default=None, help="field separator for text input (default: by format)")
-    io.add_argument("--header", default=None, choices=["auto", "yes", "no"], help="text input has a header line")
-    io.add_argument("--src-col", default=None, help="source column (name or 0-based index)")
-    io.add_argument("--dst-col", default=None, help="destination column (name or 0-based index)")
-    io.add_argument("--weight-col", default=None, help="weight column (name or 0-based index)")
+    add_read_arguments(io)
     io.add_argument("--nodes", default=None,
                     help="embed only these ids (IO): a comma-separated list or @FILE with one id per line")
     io.add_argument("--save-model", default=None, metavar="PATH", help="also save the fitted model here")
@@ -89,27 +88,6 @@ def build_parser() -> argparse.ArgumentParser:
     schema.add_arguments(p)
     show_profile_defaults(p)
     return p
-
-
-def _col(value: str | None):
-    if value is None:
-        return None
-    return int(value) if value.isdigit() else value
-
-
-def _check_columns(ns: argparse.Namespace) -> None:
-    """The column flags' conflicts that need no file: refused before Spark starts."""
-    cols = {flag: _col(value) for flag, value in (("--src-col", ns.src_col), ("--dst-col", ns.dst_col),
-                                                   ("--weight-col", ns.weight_col)) if value is not None}
-    named = [f"{flag} {value}" for flag, value in cols.items() if isinstance(value, str)]
-    if ns.header == "no" and named:
-        raise UserError(f"{', '.join(named)} names a column, which needs a header line: drop --header no, "
-                        "or give 0-based indices")
-    flags = list(cols)
-    for i, a in enumerate(flags):
-        for b in flags[i + 1:]:
-            if cols[a] == cols[b]:
-                raise UserError(f"{a} and {b} name the same column ({cols[a]})")
 
 
 def _requested(spark, text: str):
@@ -165,7 +143,7 @@ def _checked(argv: Sequence[str] | None) -> tuple[argparse.Namespace, schema.Emb
 
     if settings.partition == "IO" and not ns.nodes:
         raise UserError("partition IO embeds only requested nodes: give them with --nodes")
-    _check_columns(ns)
+    read_options(ns)  # conflicting layout flags are refused here, before Spark starts
     if ns.nodes and not ns.model and (settings.propagation > 1 or settings.refine_steps > 0
                                       or settings.average_steps > 0):
         what = [f"--propagation {settings.propagation} smooths every vector over 2 x {settings.propagation} - 1 "
@@ -342,12 +320,10 @@ def _run(spark, ns: argparse.Namespace, settings: schema.EmbedSettings, target: 
     what_read = ", ".join(ns.input) if ns.input else f"a generated SBM graph of {ns.gen_nodes} nodes"
     with stage(spark, "read", what_read, timings) as st:
         if ns.input:
-            header = {"auto": None, "yes": True, "no": False, None: None}[ns.header]
             graph = load_graph(
                 spark, ns.input, settings.input_format, directed=settings.directed,
                 duplicates=settings.duplicates, self_loops=settings.self_loops, bad_lines=settings.bad_lines,
-                sep=ns.sep, header=header, src_col=_col(ns.src_col), dst_col=_col(ns.dst_col),
-                weight_col=_col(ns.weight_col),
+                **read_options(ns),
             )
             source = what_read
         else:
@@ -432,6 +408,7 @@ def _run(spark, ns: argparse.Namespace, settings: schema.EmbedSettings, target: 
             "spark_app_id": _conf(spark, "spark.app.id"),
             "profile": profile_used,
             "input": source, "input_files": input_fingerprint(spark, ns.input or []),
+            "read": given_read_options(ns),
             "output": target, "settings": settings.as_dict(), "counts": counts,
             "sets": plan, "model": ns.model, "nodes": ns.nodes,
             "graphframes_used": bool(getattr(spark, "_sepne_graphframes", False)),

@@ -40,9 +40,11 @@ from sepne_spark.sparse import sparse_proximity
 from sepne_spark.jobs.common import (
     JobArgumentParser,
     UserError,
+    add_read_arguments,
     auto_settings,
     check_inputs_exist,
     profile_names,
+    read_options,
     run_job,
     settings_checked_quietly,
     show_profile_defaults,
@@ -113,10 +115,12 @@ def build_parser() -> argparse.ArgumentParser:
                        "and over the non-zero entries of M.")
     r.add_argument("--edges", "--input", dest="edges", required=True, metavar="FILE",
                    help="edge list src, dst[, weight]: a file or directory (tsv/csv/txt/parquet; --input, "
-                   "the embed job's name, also works), read as the embed job read it (format from the "
-                   "extension, header detected, the embeddings' manifest's input_format and bad_lines)")
+                   "the embed job's name, also works), read as the embed job read it: the embeddings' "
+                   "manifest's input_format, bad_lines and layout (--sep, --header and the column flags "
+                   "the embed job was given), the flags below over it")
     r.add_argument("--embeddings", required=True, metavar="PARQUET",
                    help="embeddings: columns id, embedding [, context]")
+    add_read_arguments(r.add_argument_group("edge list layout (default: the embeddings' manifest's)"))
     from sepne_spark import settings as schema
 
     schema.add_arguments(
@@ -140,8 +144,10 @@ def build_parser() -> argparse.ArgumentParser:
                         "many sampled non-edges.")
     lp.add_argument("--edges", "--input", dest="edges", required=True, metavar="FILE",
                     help="edge list src, dst[, weight]: a file or directory (tsv/csv/txt/parquet; --input, "
-                    "the embed job's name, also works), read with the embed job's defaults (format from the "
-                    "extension, header detected, the profile's input_format and bad_lines)")
+                    "the embed job's name, also works), read as the embed job reads it (format from the "
+                    "extension, header detected, the profile's input_format and bad_lines, and the layout "
+                    "flags below)")
+    add_read_arguments(lp.add_argument_group("edge list layout, as for the embed job"))
     lp.add_argument("--fraction", type=float, default=0.1, help="fraction of edges held out (default: %(default)s)")
     lp.add_argument("--profile", default=schema.AUTO_PROFILE,
                     help="YAML profile of the embedding settings, as for the embed job (a name: "
@@ -355,11 +361,14 @@ def run_reconstruct(spark: SparkSession, ns: argparse.Namespace) -> dict[str, An
     from sepne_spark.proximity import metric_text
     from sepne_spark.graph import load_graph
 
+    from sepne_spark.storage import read_manifest
+
     settings, source = matrix_settings(ns)
-    # The embed job's own reading: the same validation, merging and self-loop policy.
+    # The embed job's own reading: the same layout, validation, merging and self-loop policy.
+    layout = read_options(ns, (read_manifest(ns.embeddings) or {}).get("read"))
     graph = load_graph(spark, ns.edges, settings["input_format"], directed=settings["directed"],
                        duplicates=settings["duplicates"], self_loops=settings["self_loops"],
-                       bad_lines=settings["bad_lines"])
+                       bad_lines=settings["bad_lines"], **layout)
     nodes = sorted(str(r["id"]) for r in graph.vertices.collect())  # self-loop-only nodes too
     index = {k: i for i, k in enumerate(nodes)}
     n = len(nodes)
@@ -438,7 +447,7 @@ def run_linkpred(spark: SparkSession, ns: argparse.Namespace) -> dict[str, Any]:
     settings = schema.resolve(ns, schema.load_profile(ns.profile))
     if settings.partition == "IO":
         raise UserError("partition IO embeds only requested nodes; link prediction needs every node")
-    edges, _ = read_edges(spark, ns.edges, settings.input_format, bad_lines=settings.bad_lines)
+    edges, _ = read_edges(spark, ns.edges, settings.input_format, bad_lines=settings.bad_lines, **read_options(ns))
 
     models = []
     profile = ns.profile
@@ -495,6 +504,8 @@ def session_conf(argv: Sequence[str]) -> dict[str, str]:
 
     ns = parse_args(argv)
     _check_paths(ns)
+    if ns.task in ("reconstruct", "linkpred"):
+        read_options(ns)  # conflicting layout flags, before Spark starts
     if ns.task == "classify":
         from sepne_spark.evaluation import require_classifier
 
