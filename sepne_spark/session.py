@@ -109,11 +109,23 @@ def runs_here(master: str | None, launched: Mapping[str, str]) -> bool:
     return (master or launched.get("spark.master", "")).startswith("local")
 
 
+#: Settings of the driver's JVM itself: under spark-submit it is running before any
+#: session is built, so a session's value for them changes nothing.
+LAUNCH_ONLY = ("spark.driver.memory", "spark.driver.cores", "spark.driver.extraJavaOptions",
+               "spark.driver.extraClassPath", "spark.driver.extraLibraryPath")
+
+
+def _text(value: Any) -> str:
+    """A setting's value as Spark holds it (``True`` is ``"true"``)."""
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
 def replaced_submitted(conf: Mapping[str, Any], launched: Mapping[str, str]) -> dict[str, tuple[str, str]]:
     """The settings of ``conf`` that replace a different value the submission set
-    (``launched``): key -> (submitted value, new value), in ``conf``'s order."""
-    return {key: (launched[key], str(value)) for key, value in conf.items()
-            if key in launched and launched[key] != str(value)}
+    (``launched``): key -> (submitted value, new value), in ``conf``'s order; the
+    driver's launch settings (:data:`LAUNCH_ONLY`) are not among them."""
+    return {key: (launched[key], _text(value)) for key, value in conf.items()
+            if key in launched and key not in LAUNCH_ONLY and launched[key] != _text(value)}
 
 
 def get_spark(
@@ -213,6 +225,13 @@ def get_spark(
             log.warning("the session's Spark settings (in the jobs: the profile's spark: block and --spark) replace "
                         "%d submitted value(s) (spark-submit --conf or spark-defaults.conf): %s", len(replaced),
                         "; ".join(f"{key}={new} (submitted: {old})" for key, (old, new) in replaced.items()))
+        late = {key: _text(value) for key, value in (conf or {}).items()
+                if key in LAUNCH_ONLY and launched.get(key) != _text(value)}
+        if late:
+            log.warning("%s: the driver spark-submit started is already running, so this changes nothing; give it "
+                        "to spark-submit (--driver-memory, --driver-cores, --driver-java-options or --conf)",
+                        ", ".join(f"{key}={value}" for key, value in late.items()))
+        conf = {key: value for key, value in (conf or {}).items() if key not in LAUNCH_ONLY}
     settings.update(conf or {})
     for key, value in settings.items():
         builder = builder.config(key, value)

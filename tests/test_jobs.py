@@ -120,7 +120,7 @@ def test_solve_progress_reports_first_set_then_throttles(capsys):
 
 
 @pytest.mark.e2e
-def test_saved_model_io_reads_only_the_neighbourhood(spark, tmp_path, capsys):
+def test_saved_model_io_reads_only_the_neighbourhood(spark, tmp_path, capsys, caplog):
     """--model with --nodes and M = I + A: the input is never merged as a whole, and the
     vectors equal those of the path that merges it."""
     import numpy as np
@@ -180,6 +180,17 @@ def test_saved_model_io_reads_only_the_neighbourhood(spark, tmp_path, capsys):
     scale = max(np.abs(v).max() for v in ref.values())
     for node, vec in ref.items():
         np.testing.assert_allclose(got[node], vec, rtol=0, atol=1e-9 * scale)
+    # A model saved from a run of requested ids (partition IO) embeds a whole graph with
+    # the sets the command line names (here the profile's RP), and says so.
+    io_model = tmp_path / "io-model"
+    assert embed.main(spark, flags + ["--output", str(tmp_path / "io"), "--partition", "IO", "--nodes",
+                                      f"@{tmp_path / 'nodes.txt'}", "--save-model", str(io_model)]) == 0
+    assert SepNEModel.load(str(io_model)).getPartition() == "IO"
+    with caplog.at_level(logging.WARNING, logger="sepne_spark"):
+        assert embed.main(spark, flags + ["--output", str(tmp_path / "whole"), "--model", str(io_model)]) == 0
+    assert "saved with partition IO (requested ids); the whole graph is embedded with partition RP" in caplog.text
+    whole = json.loads((tmp_path / "whole" / "_manifest.json").read_text())
+    assert whole["counts"]["output_rows"] == len(g.ids) and whole["sets"]["setup"] == "RP"
 
 
 @pytest.mark.parametrize("path", [[], ["--partition", "LP", "--one-task-nodes", "0"]], ids=["one-task", "LP-distributed"])

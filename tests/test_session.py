@@ -87,7 +87,10 @@ def test_settings_that_replace_a_submitted_value_are_named():
     """Under spark-submit, a session's conf (a profile's spark: block, --spark) replaces
     what the submission set; get_spark warns with each value this finds (test_submit
     reads the warning of a real submission)."""
-    launched = {"spark.executor.memory": "32g", "spark.sql.shuffle.partitions": "800", "spark.master": "yarn"}
-    conf = {"spark.executor.memory": "16g", "spark.sql.shuffle.partitions": 800, "spark.executor.cores": "4"}
+    launched = {"spark.executor.memory": "32g", "spark.sql.shuffle.partitions": "800", "spark.master": "yarn",
+                "spark.sql.adaptive.enabled": "true", "spark.driver.memory": "16g"}
+    conf = {"spark.executor.memory": "16g", "spark.sql.shuffle.partitions": 800, "spark.executor.cores": "4",
+            "spark.sql.adaptive.enabled": True, "spark.driver.memory": "8g"}
+    # The driver's memory is not replaced (the driver runs already): get_spark says so apart.
     assert replaced_submitted(conf, launched) == {"spark.executor.memory": ("32g", "16g")}
     assert replaced_submitted({}, launched) == {}

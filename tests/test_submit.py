@@ -48,10 +48,14 @@ def test_spark_submit_with_wheel_outside_checkout(wheel, tmp_path):
         workdir, whl, "--profile", "document", "--gen-nodes", "300", "--landmarks", "16", "--dim", "8",
         "--iters", "3", "--set-size", "100", "--output", str(out), "--run-date", "2026-11-25",
         "--spark", "spark.sql.shuffle.partitions=2",  # the submission's --conf says 1
+        "--spark", "spark.driver.memory=3g",  # the driver runs already
     )
     assert proc.returncode == 0, proc.stderr[-4000:]
-    # The job's setting replaced the submitted one, and the log says so.
-    assert "spark.sql.shuffle.partitions=2 (submitted: 1)" in proc.stdout, proc.stdout[-3000:]
+    # The job's setting replaced the submitted one, and the log says so; the driver's
+    # memory cannot change, and the log says that instead.
+    (replaced,) = [line for line in proc.stdout.splitlines() if "submitted value(s)" in line]
+    assert "spark.sql.shuffle.partitions=2 (submitted: 1)" in replaced and "spark.driver.memory" not in replaced
+    assert "spark.driver.memory=3g: the driver spark-submit started is already running" in proc.stdout
     # spark-submit merges the Python driver's stderr into its own stdout.
     origin = [line for line in proc.stdout.splitlines() if "sepne-embed: sepne-spark" in line]
     assert origin and f"{whl.name}/sepne_spark" in origin[0], origin or proc.stderr[-3000:]

@@ -316,6 +316,12 @@ def _run(spark, ns: argparse.Namespace, settings: schema.EmbedSettings, target: 
             model.setPropagation(1)
             model.setRefineSteps(0)
             model.setAverageSteps(0)
+        if not ns.nodes and model.getPartition() == "IO":
+            # Saved from a run of requested ids: the whole graph takes the sets the
+            # command line or the profile names (never IO without --nodes, checked before).
+            log.warning("--model: the model was saved with partition IO (requested ids); the whole graph is "
+                        "embedded with partition %s", settings.partition)
+            model.setPartition(settings.partition)
         settings = _with_model_params(settings, model.settings())
     what_read = ", ".join(ns.input) if ns.input else f"a generated SBM graph of {ns.gen_nodes} nodes"
     with stage(spark, "read", what_read, timings) as st:
