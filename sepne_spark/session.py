@@ -146,7 +146,9 @@ def get_spark(
     launched with the submission's settings) a setting the submission gives
     (``--conf``, ``spark-defaults.conf``) keeps its value against these defaults.
     ``conf`` overrides all of them, the submission's included: each submitted value it
-    replaces is named in a warning.
+    replaces is named in a warning. Under ``spark-submit`` the driver's own settings
+    (:data:`LAUNCH_ONLY`, such as ``spark.driver.memory``) are the exception: the driver
+    runs already, so ``conf``'s values for them are dropped, with a warning.
 
     Parameters
     ----------

@@ -117,7 +117,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="edge list src, dst[, weight]: a file or directory (tsv/csv/txt/parquet; --input, "
                    "the embed job's name, also works), read as the embed job read it: the embeddings' "
                    "manifest's input_format, bad_lines and layout (--sep, --header and the column flags "
-                   "the embed job was given), the flags below over it")
+                   "the embed job was given; layout flags given here replace that layout whole)")
     r.add_argument("--embeddings", required=True, metavar="PARQUET",
                    help="embeddings: columns id, embedding [, context]")
     add_read_arguments(r.add_argument_group("edge list layout (default: the embeddings' manifest's)"))
