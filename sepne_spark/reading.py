@@ -331,9 +331,7 @@ def _text_layout(
     first data lines of one file, from :func:`_head_lines`; may be empty)."""
     if sep is None:
         sep = {"tsv": "\t", "csv": ",", "txt": None}[fmt]
-    named = any(isinstance(c, str) for c in (src_col, dst_col, weight_col))
-    if header is False and named:
-        raise SettingError("columns given by name need a header line; pass header=True (--header yes) or use 0-based indices")
+    named = any(isinstance(c, str) for c in (src_col, dst_col, weight_col))  # header=False refused before
     explicit = src_col is not None or dst_col is not None
     where = _describe(paths)
 
@@ -843,6 +841,44 @@ def _detect_format(spark: SparkSession, paths: list[str], comment: str | None) -
     return "txt", head
 
 
+_COLUMN_FLAGS = {"src_col": "--src-col", "dst_col": "--dst-col", "weight_col": "--weight-col"}
+
+
+def check_layout(
+    *,
+    sep: str | None = None,
+    header: bool | None = None,
+    src_col: str | int | None = None,
+    dst_col: str | int | None = None,
+    weight_col: str | int | None = None,
+) -> None:
+    """Refuse layout options that no file could satisfy, before anything is read: the
+    rules :func:`read_edges` applies first (the jobs call it before Spark starts).
+
+    Raises
+    ------
+    SettingError
+        For a bad value, a column given by name with ``header=False``, or two column
+        options naming the same column.
+    """
+    if header is not None and not isinstance(header, bool):
+        raise SettingError(f"header must be True, False or None; got {header!r}")
+    if sep is not None and (not isinstance(sep, str) or sep == ""):
+        raise SettingError(f"sep must be a non-empty string; got {sep!r}")
+    cols = {"src_col": src_col, "dst_col": dst_col, "weight_col": weight_col}
+    given = [k for k, v in cols.items() if v is not None]
+    named = [k for k in given if isinstance(cols[k], str)]
+    if header is False and named:
+        raise SettingError(", ".join(f"{k} ({_COLUMN_FLAGS[k]}) {cols[k]!r}" for k in named)
+                           + " names a column, which needs a header line: pass header=True (--header yes, "
+                           "or drop --header no), or give 0-based indices")
+    for i, a in enumerate(given):
+        for b in given[i + 1:]:
+            if cols[a] == cols[b]:
+                raise SettingError(f"{a} and {b} ({_COLUMN_FLAGS[a]}, {_COLUMN_FLAGS[b]}) name the same "
+                                   f"column ({cols[a]!r})")
+
+
 def read_edges(
     spark: SparkSession,
     path: str | list[str],
@@ -929,14 +965,9 @@ def read_edges(
     """
     check_choice("fmt", fmt, FORMATS)
     check_choice("bad_lines", bad_lines, BAD_LINE_POLICIES)
-    if header is not None and not isinstance(header, bool):
-        raise SettingError(f"header must be True, False or None; got {header!r}")
     if comment is not None and not isinstance(comment, str):
         raise SettingError(f"comment must be a string or None; got {comment!r}")
-    if sep is not None and (not isinstance(sep, str) or sep == ""):
-        raise SettingError(f"sep must be a non-empty string; got {sep!r}")
-    if header is False and any(isinstance(c, str) for c in (src_col, dst_col, weight_col)):
-        raise SettingError("columns given by name need a header line; pass header=True (--header yes) or use 0-based indices")
+    check_layout(sep=sep, header=header, src_col=src_col, dst_col=dst_col, weight_col=weight_col)
     paths = _as_paths(path)
     comment = comment or None
 

@@ -426,3 +426,19 @@ def test_load_graph_end_to_end(spark, tmp_path):
     assert sorted(r.id for r in graph.vertices.collect()) == ["1", "2", "3", "4"]
     with pytest.raises(ValueError, match="unknown read option"):
         load_graph(spark, path, directed=True, delimiter="\t")
+
+
+@pytest.mark.unit
+def test_layout_that_no_file_could_satisfy_is_refused_before_reading():
+    """check_layout holds the reader's first rules: read_edges applies them before it
+    looks at a file (here there is no session at all), and the jobs before Spark starts."""
+    from sepne_spark.errors import SettingError
+    from sepne_spark.reading import check_layout, read_edges
+
+    with pytest.raises(SettingError, match=r"src_col \(--src-col\) 'paper' names a column, which needs a header"):
+        read_edges(None, "nowhere.tsv", header=False, src_col="paper")
+    with pytest.raises(SettingError, match=r"src_col and weight_col \(--src-col, --weight-col\) name the same column"):
+        check_layout(src_col=2, weight_col=2)
+    with pytest.raises(SettingError, match="sep must be a non-empty string"):
+        check_layout(sep="")
+    check_layout(header=True, src_col="paper", dst_col="cited", weight_col=2)  # a file may satisfy these

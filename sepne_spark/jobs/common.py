@@ -423,23 +423,21 @@ def given_read_options(ns: Any) -> dict[str, str]:
 
 def read_options(ns: Any, saved: dict[str, Any] | None = None) -> dict[str, Any]:
     """:func:`sepne_spark.graph.load_graph`'s layout keywords: the layout flags given, or
-    else ``saved`` (a manifest's ``read``) whole, refused before Spark starts when they
-    conflict. (A column given against a default one, ``--dst-col 0`` alone, is the
-    reader's to refuse: Parquet's default columns are found by name.)"""
+    else ``saved`` (a manifest's ``read``) whole, checked by the reader's own rules
+    (:func:`sepne_spark.reading.check_layout`) before Spark starts. (A column given
+    against a default one, ``--dst-col 0`` alone, is the reader's to refuse when it
+    reads: Parquet's default columns are found by name.)"""
+    from sepne_spark.reading import check_layout
+
     given = given_read_options(ns)
     origin = ""
     if not given and saved:
         given, origin = dict(saved), " (the layout in the embeddings' manifest; give layout flags to replace it)"
-    cols = {k: _col(given.get(k)) for k in ("src_col", "dst_col", "weight_col")}
-    flags = {k: "--" + k.replace("_", "-") for k in cols}
-    named = [f"{flags[k]} {v}" for k, v in cols.items() if isinstance(v, str)]
-    if given.get("header") == "no" and named:
-        raise UserError(f"{', '.join(named)} names a column, which needs a header line: drop --header no, "
-                        f"or give 0-based indices{origin}")
-    keys = [k for k, v in cols.items() if v is not None]
-    for i, a in enumerate(keys):
-        for b in keys[i + 1:]:
-            if cols[a] == cols[b]:
-                raise UserError(f"{flags[a]} and {flags[b]} name the same column ({cols[a]}){origin}")
     header = {"auto": None, "yes": True, "no": False, None: None}[given.get("header")]
-    return {"sep": given.get("sep"), "header": header, **cols}
+    layout = {"sep": given.get("sep"), "header": header,
+              **{k: _col(given.get(k)) for k in ("src_col", "dst_col", "weight_col")}}
+    try:
+        check_layout(**layout)
+    except UserError as exc:
+        raise type(exc)(f"{exc}{origin}") from None
+    return layout

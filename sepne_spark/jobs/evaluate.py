@@ -335,16 +335,14 @@ MATRIX_SETTINGS = ("metric", "window", "scaling", "directed", "duplicates", "sel
 READ_SETTINGS = ("input_format", "bad_lines")
 
 
-def matrix_settings(ns: argparse.Namespace) -> tuple[dict[str, Any], str]:
+def matrix_settings(ns: argparse.Namespace, manifest: dict[str, Any]) -> tuple[dict[str, Any], str]:
     """The settings of M and of reading the edges: flags over the embeddings' manifest
-    over the built-in defaults.
+    (``manifest``, empty without one) over the built-in defaults.
 
     Returns the settings and where they came from, in words.
     """
     from sepne_spark import settings as schema
-    from sepne_spark.storage import read_manifest
 
-    manifest = read_manifest(ns.embeddings) or {}
     wanted = MATRIX_SETTINGS + READ_SETTINGS
     saved = {k: v for k, v in (manifest.get("settings") or {}).items() if k in wanted}
     flags = {k: getattr(ns, k) for k in MATRIX_SETTINGS if getattr(ns, k) is not None}
@@ -363,9 +361,10 @@ def run_reconstruct(spark: SparkSession, ns: argparse.Namespace) -> dict[str, An
 
     from sepne_spark.storage import read_manifest
 
-    settings, source = matrix_settings(ns)
+    manifest = read_manifest(ns.embeddings) or {}
+    settings, source = matrix_settings(ns, manifest)
     # The embed job's own reading: the same layout, validation, merging and self-loop policy.
-    layout = read_options(ns, (read_manifest(ns.embeddings) or {}).get("read"))
+    layout = read_options(ns, manifest.get("read"))
     graph = load_graph(spark, ns.edges, settings["input_format"], directed=settings["directed"],
                        duplicates=settings["duplicates"], self_loops=settings["self_loops"],
                        bad_lines=settings["bad_lines"], **layout)
