@@ -1,14 +1,16 @@
 """Visible progress: what each SepNE stage did, how long it took, and where it shows.
 
 :func:`stage` wraps one stage of the pipeline. While it runs, every Spark job started
-from it carries the job description ``SepNE <stage>: <detail>`` and the job tag
-``sepne-<stage>`` (the stage name as it is, e.g. ``sepne-solve_write``), so the Spark
-UI's job list says which SepNE stage a job belongs to and what it works on (the solve
-stage's description gives how the nodes were split into sets and their size; its task
-count follows the shuffle partitions, not the sets). Both are set through the session (``spark.conf`` and
-``SparkSession.addTag``), which works for classic sessions and for Spark Connect alike;
-the UI shows the tag after Spark's own session prefix, and
-``spark.interruptTag("sepne-solve_write")`` cancels that stage's jobs. A stage logs one
+from it carries the job description ``SepNE <stage>: <detail>`` (through ``spark.conf``,
+in classic sessions and under Spark Connect alike), so the Spark UI's job list says
+which SepNE stage a job belongs to and what it works on (the solve stage's description
+gives how the nodes were split into sets and their size; its task count follows the
+shuffle partitions, not the sets). Under Spark Connect the stage's operations also
+carry the tag ``sepne-<stage>`` (the stage name as it is, e.g. ``sepne-solve_write``;
+``spark.interruptTag("sepne-solve_write")`` cancels them). Classic sessions get no tag:
+in PySpark 4.1 a session that has ever had a tag added leaves pyspark.ml's later
+training summaries unable to run (``NotSerializableException`` of the session's
+tag state), so tagging the user's session would break their next model. A stage logs one
 line when it starts and one when it ends (its counts and the time taken), and while it
 runs one line every :data:`HEARTBEAT_S` seconds saying how long it has been running.
 
@@ -156,6 +158,11 @@ def _set_description(spark: Any, text: str | None) -> None:
         log.debug("could not set the Spark job description", exc_info=True)
 
 
+def is_connect(spark: Any) -> bool:
+    """Whether ``spark`` is a Spark Connect session."""
+    return type(spark).__module__.startswith("pyspark.sql.connect")
+
+
 def _tag(spark: Any, add: bool, tag: str) -> None:
     try:
         (spark.addTag if add else spark.removeTag)(tag)
@@ -181,8 +188,9 @@ def stage(spark: Any, name: str, detail: str = "", timings: dict[str, float] | N
         previous = None
     text = f"SepNE {name}" + (f": {detail}" if detail else "")
     _set_description(spark, text)
-    tag = "sepne-" + "".join(c if c.isalnum() or c in "_-" else "-" for c in name)
-    _tag(spark, True, tag)
+    tag = "sepne-" + "".join(c if c.isalnum() or c in "_-" else "-" for c in name) if is_connect(spark) else None
+    if tag:
+        _tag(spark, True, tag)
     ensure_default_handler()
     log.info("%s ...", text)
     every = _heartbeat_interval()
@@ -198,7 +206,8 @@ def stage(spark: Any, name: str, detail: str = "", timings: dict[str, float] | N
             beat.done.set()
             beat.join(timeout=5.0)  # no "still running" line after the stage's end
         current.elapsed = time.time() - current.started
-        _tag(spark, False, tag)
+        if tag:
+            _tag(spark, False, tag)
         _set_description(spark, previous)
         if timings is not None:
             timings[name] = current.elapsed

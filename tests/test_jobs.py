@@ -11,7 +11,10 @@ from pathlib import Path
 import pytest
 
 from sepne_spark.jobs import embed
-from sepne_spark.progress import DESCRIPTION_KEY, SolveProgress, stage
+from pyspark.sql import functions as F
+
+from sepne_spark.progress import DESCRIPTION_KEY, SolveProgress, is_connect, stage
+from sepne_spark.session import local_jars
 from tests.helpers import nothing_cached
 
 SMALL = ["--profile", "default", "--gen-nodes", "200", "--landmarks", "12", "--dim", "4", "--iters", "2", "--set-size", "60"]
@@ -88,16 +91,15 @@ def test_run_date_rerun_replaces_only_its_partition(spark, tmp_path, caplog):
     assert any(m.startswith("SepNE solve_write done in") and "rows 200" in m and "sets 4" in m for m in done), done
 
 
-def test_stage_sets_and_restores_description_and_tag(spark):
+def test_stage_sets_and_restores_description_and_tags_only_connect(spark):
     spark.conf.unset(DESCRIPTION_KEY)
     timings: dict[str, float] = {}
     with stage(spark, "solve", "12 sets, 340 nodes", timings) as st:
         assert spark.conf.get(DESCRIPTION_KEY) == "SepNE solve: 12 sets, 340 nodes"
-        assert "sepne-solve" in spark.getTags()
+        assert not is_connect(spark) and not _tags(spark)  # a classic session gets no tag
         st.count(sets=12)
         spark.range(3).count()
     assert spark.conf.get(DESCRIPTION_KEY, None) is None
-    assert "sepne-solve" not in spark.getTags()
     assert timings["solve"] >= 0
 
     spark.conf.set(DESCRIPTION_KEY, "nightly embeddings")
@@ -106,6 +108,32 @@ def test_stage_sets_and_restores_description_and_tag(spark):
             raise RuntimeError("boom")
     assert spark.conf.get(DESCRIPTION_KEY) == "nightly embeddings"  # a caller's description survives
     spark.conf.unset(DESCRIPTION_KEY)
+
+
+def _tags(spark) -> set[str]:
+    """The session's job tags (PySpark 3.5 keeps none on a classic session)."""
+    try:
+        return spark.getTags()
+    except RuntimeError:
+        return set()
+
+
+def test_a_fit_leaves_pyspark_ml_training_summaries_working(spark):
+    """A classic session that has had a job tag fails pyspark.ml's training summaries
+    (PySpark 4.1: the session's tag state is not serializable): the stages tag none."""
+    from pyspark.ml.classification import LogisticRegression
+    from pyspark.ml.functions import array_to_vector
+
+    from sepne_spark.model import SepNE
+    from tests.helpers import random_graph
+
+    g = random_graph(n=30, m=90, seed=3)
+    edges = spark.createDataFrame(g.rows, "src string, dst string, weight double")
+    out = SepNE(dim=4, landmarks=8, setSize=10, iters=3).fit(edges).transform(edges)
+    data = out.select(array_to_vector("embedding").alias("features"),
+                      (F.hash("id") % 2 == 0).cast("double").alias("label"))
+    summary = LogisticRegression(maxIter=5).fit(data).summary
+    assert 0.0 <= summary.accuracy <= 1.0
 
 
 def test_solve_progress_reports_first_set_then_throttles(capsys):
