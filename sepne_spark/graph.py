@@ -16,7 +16,7 @@ from typing import Any
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from sepne_spark.errors import RequestedIdsError, check_choice
+from sepne_spark.errors import InputError, RequestedIdsError, check_choice
 from sepne_spark.reading import read_edges
 
 log = logging.getLogger(__name__)
@@ -108,7 +108,9 @@ def prepare_graph(
     Raises
     ------
     ValueError
-        For an invalid option value or missing columns.
+        For an invalid option value.
+    InputError
+        For missing columns, or src and dst of different types.
     """
     check_choice("duplicates", duplicates, DUPLICATE_POLICIES)
     check_choice("self_loops", self_loops, SELF_LOOP_POLICIES)
@@ -116,10 +118,10 @@ def prepare_graph(
         raise ValueError(f"directed must be True or False; got {directed!r}")
     missing = [c for c in ("src", "dst") if c not in raw_edges.columns]
     if missing:
-        raise ValueError(f"the edge list needs columns src and dst; missing {missing} in {raw_edges.columns}")
+        raise InputError(f"the edge list needs columns src and dst; missing {missing} in {raw_edges.columns}")
     types = {f.name: f.dataType for f in raw_edges.schema.fields}
     if types["src"] != types["dst"]:
-        raise ValueError(
+        raise InputError(
             f"src ({types['src'].simpleString()}) and dst ({types['dst'].simpleString()}) must have the same type"
         )
     weight = F.col("weight").cast("double") if "weight" in raw_edges.columns else F.lit(1.0)

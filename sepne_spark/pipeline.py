@@ -42,7 +42,7 @@ import numpy as np
 import pandas as pd
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.types import DataType, IntegerType, StructField, StructType
+from pyspark.sql.types import DataType, IntegerType, IntegralType, StructField, StructType
 
 from sepne_spark import one_task
 from sepne_spark.errors import InputError, SettingError
@@ -105,6 +105,18 @@ class FittedGraph:
         for df in self.cached:
             df.unpersist()
         self.cached.clear()
+
+
+def check_id_type(graph: Graph, id_type: DataType) -> None:
+    """Refuse a graph whose node ids are of another type than the model's (string
+    against integer ids), before a Spark job fails on casting one to the other; integer
+    types of other widths match."""
+    found = graph.vertices.schema["id"].dataType
+    if found == id_type or (isinstance(found, IntegralType) and isinstance(id_type, IntegralType)):
+        return
+    raise InputError(f"the graph's node ids are {found.simpleString()} but the model was fitted on "
+                     f"{id_type.simpleString()} ids (its landmarks are such ids): read the edges with "
+                     f"{id_type.simpleString()} src and dst")
 
 
 def landmark_frame(spark: SparkSession, ids: list, id_type: DataType) -> DataFrame:
@@ -415,6 +427,7 @@ def embed(
             "whole graphs only: embed every node, or set propagation=1, averageSteps=0 and refineSteps=0 for "
             "requested ids"
         )
+    check_id_type(graph, model.id_type)
     plan = {} if plan is None else plan
     held = [] if cached is None else cached
 

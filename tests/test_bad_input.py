@@ -302,6 +302,17 @@ def test_an_edge_dataframe_is_checked_as_a_file_is(spark):
     out = model.transform(bad_edges)
     with pytest.raises(Exception, match=re.escape("has a bad row: null weight (src 1, dst 2)")):
         out.collect()  # a PySparkException, or py4j's error when it comes through a broadcast
+    with pytest.raises(InputError, match=r"src \(bigint\) and dst \(string\) must have the same type"):
+        est.fit(spark.createDataFrame([(1, "2")], "src long, dst string"))
+    # Ids of another type than the model's: refused at the call, not by a cast in a Spark job.
+    named = spark.createDataFrame([(str(s), str(d), w) for s, d, w in rows], "src string, dst string, weight double")
+    words = "the graph's node ids are string but the model was fitted on bigint ids"
+    with pytest.raises(InputError, match=words):
+        model.transform(named)
+    with pytest.raises(InputError, match=words):
+        model.embed(spark.createDataFrame([("1",)], "id string"), named)
+    narrow = spark.createDataFrame(rows, "src int, dst int, weight double")  # integers of another width match
+    assert model.transform(narrow).count() == 4
 
 
 @pytest.mark.parametrize(
