@@ -1031,6 +1031,13 @@ def resolve(
         else:
             values[s.name] = value
         sources[s.name] = f"from {s.flag}"
+    if (values["metric"] == "I+A" and values["window"] != 2 and sources["metric"].startswith("from --")
+            and not sources["window"].startswith("from --")):
+        # The metric given on the command line replaces the profile's, and with it the
+        # walk window that only the profile's metric had.
+        log.info("window %d (%s) applies to metric A+A2 only: %s %s drops it", values["window"],
+                 sources["window"].replace("from ", ""), _BY_NAME["metric"].flag, values["metric"])
+        values["window"], sources["window"] = 2, sources["metric"]
     _check_combination(values, sources)
     if values["partition"] != "IO" and values["set_size"] < values["landmarks"]:
         log.warning(

@@ -177,7 +177,8 @@ def check_output_path(
         When ``output`` is an input or lies inside one (writing would change the
         input); when ``overwrite`` is set and an input lies inside ``output``
         (replacing the output would delete the input); when ``output`` exists and
-        ``overwrite`` is not set. The message names the paths.
+        ``overwrite`` is not set; when a local ``output`` lies under a file. The message
+        names the paths.
     """
     out_fs, out = _location(output)
     for given in inputs:
@@ -204,6 +205,32 @@ def check_output_path(
             )
     if not overwrite and exists(output):
         raise UserError(f"{what} {output} already holds data; pass --overwrite to replace it")
+    if out_fs == "file":
+        # A file where a folder of the path must be: found only after the run otherwise.
+        blocking = next((a for a in _ancestors(out)[1:] if os.path.lexists(a)), None)
+        if blocking is not None and not os.path.isdir(blocking):
+            raise UserError(f"{what} {output} cannot be written: {blocking} is a file, not a folder")
+
+
+def check_partition_parent(folder: str, key: str) -> None:
+    """Refuse to add a ``key=value`` partition to a local ``folder`` that holds an
+    unpartitioned dataset (files at its top): Spark's readers of ``folder`` would then
+    see the partitions only, and the old rows would be hidden. Remote folders are not
+    looked at here.
+
+    Raises
+    ------
+    UserError
+        Naming the folder and one of its files.
+    """
+    fs, path = _location(folder)
+    if fs != "file" or not os.path.isdir(path):
+        return
+    data = sorted(name for name in os.listdir(path)
+                  if not name.startswith((f"{key}=", ".", "_")) and not name.endswith(".crc"))
+    if data:
+        raise UserError(f"{folder} holds an unpartitioned dataset ({data[0]} at its top): a {key}= partition "
+                        f"beside it would hide its rows from readers of {folder}; choose another folder")
 
 
 def atomic_write(write: Callable[[str], None], path: str, overwrite: bool = False) -> None:

@@ -140,3 +140,57 @@ def test_the_check_before_spark_holds_back_warnings_the_job_gives_once(tmp_path,
                 again()
                 warned = [r for r in caplog.records if r.name == "sepne_spark.settings"]
                 assert len(warned) == 1 and "nearly diagonal" in warned[0].getMessage()
+
+
+@pytest.mark.unit
+def test_a_saved_model_overrides_defaults_quietly_and_given_values_with_a_warning(caplog):
+    """--model: a setting the command line gave (a flag, or a --profile named) that the
+    model overrides is named in a warning; the defaults (built-in, auto's) give way quietly."""
+    import logging
+
+    from sepne_spark import settings as schema
+    from sepne_spark.jobs import embed
+
+    saved = {param: getattr(schema.resolve({}, {"dim": 8, "landmarks": 10}), name)
+             for param, name in schema.MODEL_PARAMS.items()}
+    for argv, warned in ((["--nodes", "1,2"], set()),
+                         (["--nodes", "1,2", "--landmarks", "200"], {"landmarks"}),
+                         (["--nodes", "1,2", "--profile", "document"], {"dim", "landmarks"})):
+        ns = embed.build_parser().parse_args(["--output", "out"] + argv)
+        settings = schema.resolve(ns, schema.load_profile(ns.profile))
+        caplog.clear()
+        with caplog.at_level(logging.WARNING, logger="sepne_spark"):
+            used = embed._with_model_params(settings, saved, ns)
+        assert (used.dim, used.landmarks) == (8, 10)
+        named = {m.split()[1] for m in caplog.messages if m.startswith("--model: ")}
+        assert warned <= named and not named - warned - set(schema.load_profile("document")), (argv, caplog.messages)
+        if not warned:
+            assert not named, caplog.messages
+
+
+@pytest.mark.unit
+def test_an_empty_nodes_list_is_refused(tmp_path):
+    from sepne_spark.errors import UserError
+    from sepne_spark.jobs import embed
+
+    for empty in ("", " , ", "@"):
+        with pytest.raises(UserError, match="names no id"):
+            embed._checked(["--nodes", empty, "--output", str(tmp_path / "out")])
+
+
+@pytest.mark.unit
+def test_run_date_into_an_unpartitioned_output_is_refused(tmp_path):
+    """--run-date adds out/dt=DATE: beside the part files of an undated run it would
+    hide them from readers of out, so it is refused before Spark starts."""
+    from sepne_spark.errors import UserError
+    from sepne_spark.jobs import embed
+
+    out = tmp_path / "emb"
+    (out / "dt=2026-12-01").mkdir(parents=True)
+    for name in ("_SUCCESS", "_manifest.json", ".part-0.parquet.crc"):
+        (out / name).write_text("", encoding="utf-8")
+    embed._checked(["--output", str(out), "--run-date", "2026-12-02"])  # a partitioned root: fine
+    (out / "part-00000-x.snappy.parquet").write_text("", encoding="utf-8")
+    for extra in ([], ["--overwrite"]):
+        with pytest.raises(UserError, match="holds an unpartitioned dataset .part-00000-x.snappy.parquet at its top"):
+            embed._checked(["--output", str(out), "--run-date", "2026-12-02", *extra])

@@ -208,6 +208,11 @@ def test_saved_model_io_reads_only_the_neighbourhood(spark, tmp_path, capsys, ca
     scale = max(np.abs(v).max() for v in ref.values())
     for node, vec in ref.items():
         np.testing.assert_allclose(got[node], vec, rtol=0, atol=1e-9 * scale)
+    # Embeddings given as the model: the user's mistake, one line and exit status 2.
+    from sepne_spark.errors import UserError
+
+    with pytest.raises(UserError, match=f"--model: no SepNE model at {out}"):
+        embed.main(spark, flags + ["--output", str(tmp_path / "again"), "--model", str(out), "--nodes", "x"])
     # A model saved from a run of requested ids (partition IO) embeds a whole graph with
     # the sets the command line names (here the profile's RP), and says so.
     io_model = tmp_path / "io-model"

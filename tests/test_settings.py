@@ -306,3 +306,14 @@ def test_an_excluded_bound_is_said_as_excluded(capsys):
         SepNE(propagationTheta=0)
     assert "must be a number > 0 and <= 10" in flag_error(capsys, "--propagation-theta", "0")
     assert SepNE(propagationTheta=10).getPropagationTheta() == 10
+
+
+def test_a_metric_flag_drops_the_profiles_window():
+    """--metric I+A replaces a profile's A+A2 and with it the profile's walk window (the
+    auto profile's too, chosen after the graph is read); a --window given with it is refused."""
+    resolved = settings.resolve({"metric": "I+A"}, settings.load_profile("document-quality"))
+    assert (resolved.metric, resolved.window) == ("I+A", 2)
+    with pytest.raises(UserError, match=r"window 5 \(from --window\) applies to metric A\+A2 only"):
+        settings.resolve({"metric": "I+A", "window": "5"}, settings.load_profile("document-quality"))
+    with pytest.raises(UserError, match=r"window 5 \(from the profile\) applies to metric A\+A2 only"):
+        settings.resolve({}, {"metric": "I+A", "window": 5})  # a profile at odds with itself

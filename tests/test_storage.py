@@ -176,3 +176,11 @@ def test_dbfs_paths_are_written_through_the_drivers_mounts(tmp_path, monkeypatch
         storage.check_output_path("dbfs:/models/in/out", [str(dbfs / "models" / "in")], overwrite=False)
     with pytest.raises(UserError, match="no host"):
         storage.exists("dbfs://host/models/m")
+
+
+def test_an_output_under_a_file_is_refused_before_the_run(tmp_path):
+    (tmp_path / "afile").write_text("x", encoding="utf-8")
+    for output in (tmp_path / "afile" / "emb", tmp_path / "afile" / "deeper" / "emb"):
+        with pytest.raises(UserError, match=f"{tmp_path / 'afile'} is a file, not a folder"):
+            storage.check_output_path(str(output), [], overwrite=True)
+    storage.check_output_path(str(tmp_path / "new" / "emb"), [], overwrite=False)  # folders made by the write

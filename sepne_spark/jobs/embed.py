@@ -117,15 +117,18 @@ def _output_target(ns: argparse.Namespace) -> str:
     return target
 
 
-def _with_model_params(settings: schema.EmbedSettings, params: dict) -> schema.EmbedSettings:
+def _with_model_params(settings: schema.EmbedSettings, params: dict, ns: argparse.Namespace) -> schema.EmbedSettings:
     """``settings`` with a loaded model's parameters in place of the resolved ones.
 
-    Where the command line or the profile asked for another value, a warning names it:
-    the model's value is the one used.
+    Where the command line (a flag, or a ``--profile`` given) asked for another value, a
+    warning names it: the model's value is the one used. Defaults, of the built-in
+    settings or of ``auto``, give way without a word.
     """
     changed = {name: params[p] for p, name in schema.MODEL_PARAMS.items() if getattr(settings, name) != params[p]}
+    asked = set(schema.load_profile(ns.profile)) if ns.profile != schema.AUTO_PROFILE else set()
     for name, value in changed.items():
-        log.warning("--model: %s is the model's %r, not %r", name, value, getattr(settings, name))
+        if getattr(ns, name, None) is not None or name in asked:
+            log.warning("--model: %s is the model's %r, not %r", name, value, getattr(settings, name))
     return dataclasses.replace(settings, **changed)
 
 
@@ -138,8 +141,10 @@ def _checked(argv: Sequence[str] | None) -> tuple[argparse.Namespace, schema.Emb
     """
     ns = build_parser().parse_args(None if argv is None else list(argv))
     settings = schema.resolve(ns, schema.load_profile(ns.profile))
+    if ns.nodes is not None and not ns.nodes.strip(" ,@"):
+        raise UserError(f"--nodes {ns.nodes!r} names no id: give comma-separated ids, or @FILE with one id per line")
 
-    from sepne_spark.storage import check_output_path
+    from sepne_spark.storage import check_output_path, check_partition_parent
 
     if settings.partition == "IO" and not ns.nodes:
         raise UserError("partition IO embeds only requested nodes: give them with --nodes")
@@ -163,6 +168,8 @@ def _checked(argv: Sequence[str] | None) -> tuple[argparse.Namespace, schema.Emb
     if ns.model:
         check_inputs_exist([ns.model], "--model")
     check_output_path(target, ns.input or [], overwrite=ns.overwrite or bool(ns.run_date))
+    if ns.run_date:
+        check_partition_parent(ns.output, "dt")
     if ns.save_model:
         check_output_path(ns.save_model, ns.input or [], overwrite=ns.overwrite, what="--save-model path")
     return ns, settings, target
@@ -305,7 +312,10 @@ def _run(spark, ns: argparse.Namespace, settings: schema.EmbedSettings, target: 
         # A saved model brings its own parameters: the graph is read its way, and the
         # manifest records them (not the command line's or the profile's).
         with stage(spark, "load_model", ns.model, timings) as st:
-            model = SepNEModel.load(ns.model)
+            try:
+                model = SepNEModel.load(ns.model)
+            except FileNotFoundError as exc:  # a path that holds no saved model: the user's to fix
+                raise UserError(f"--model: {exc}") from None
             st.count(landmarks=len(model.landmark_ids))
         if ns.nodes and (model.getPropagation() > 1 or model.getRefineSteps() > 0 or model.getAverageSteps() > 0):
             # The filter reads every node within 2T - 1 hops, the averaging within S hops,
@@ -322,7 +332,7 @@ def _run(spark, ns: argparse.Namespace, settings: schema.EmbedSettings, target: 
             log.warning("--model: the model was saved with partition IO (requested ids); the whole graph is "
                         "embedded with partition %s", settings.partition)
             model.setPartition(settings.partition)
-        settings = _with_model_params(settings, model.settings())
+        settings = _with_model_params(settings, model.settings(), ns)
     what_read = ", ".join(ns.input) if ns.input else f"a generated SBM graph of {ns.gen_nodes} nodes"
     with stage(spark, "read", what_read, timings) as st:
         if ns.input:

@@ -70,6 +70,28 @@ def _ratios(text: str) -> list[float]:
     return values
 
 
+def _count(text: str) -> int:
+    """A whole number of at least 1 (splits, samples, nodes)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number >= 1, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number >= 1, got {text!r}")
+    return value
+
+
+def _fraction(text: str) -> float:
+    """The held-out fraction of the edges: a number in (0, 1)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number in (0, 1), got {text!r}") from None
+    if not 0.0 < value < 1.0:
+        raise argparse.ArgumentTypeError(f"must be a number in (0, 1), got {text!r}")
+    return value
+
+
 def _task_alias(argv: Sequence[str]) -> list[str]:
     """Turn ``--task NAME`` / ``--task=NAME`` anywhere into the ``NAME`` subcommand."""
     argv = list(argv)
@@ -101,7 +123,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="labels: node<TAB>label, one line per (node, label)")
     c.add_argument("--ratios", type=_ratios, default=[0.1, 0.9], metavar="R1,R2,...",
                    help="training fractions (default: 0.1,0.9)")
-    c.add_argument("--splits", type=int, default=10, help="random splits per ratio (default: %(default)s)")
+    c.add_argument("--splits", type=_count, default=10, help="random splits per ratio (default: %(default)s)")
     c.add_argument("--seed", type=int, default=0, help="seed of the splits (default: %(default)s)")
     c.add_argument("--vectors", choices=VECTORS, default="embedding",
                    help="features: the embedding, the context vector, both concatenated, or "
@@ -131,9 +153,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="auto: exact up to --dense-max-nodes nodes, sampled above; exact: over every "
                    "entry of M; sampled: all non-zero entries and a sample of the zero ones "
                    "(default: %(default)s)")
-    r.add_argument("--dense-max-nodes", type=int, default=20_000,
+    r.add_argument("--dense-max-nodes", type=_count, default=20_000,
                    help="largest graph for the exact R^2 under --method auto (default: %(default)s)")
-    r.add_argument("--zero-samples", type=int, default=1_000_000,
+    r.add_argument("--zero-samples", type=_count, default=1_000_000,
                    help="zero entries of M sampled by the sampled estimator (default: %(default)s)")
     r.add_argument("--seed", type=int, default=0, help="seed of the zero-entry sample (default: %(default)s)")
     r.add_argument("--json", metavar="OUT.json", help="also write the results as JSON")
@@ -148,7 +170,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "extension, header detected, the profile's input_format and bad_lines, and the layout "
                     "flags below)")
     add_read_arguments(lp.add_argument_group("edge list layout, as for the embed job"))
-    lp.add_argument("--fraction", type=float, default=0.1, help="fraction of edges held out (default: %(default)s)")
+    lp.add_argument("--fraction", type=_fraction, default=0.1, help="fraction of edges held out (default: %(default)s)")
     lp.add_argument("--profile", default=schema.AUTO_PROFILE,
                     help="YAML profile of the embedding settings, as for the embed job (a name: "
                     f"{', '.join(profile_names()) or 'none found'}; or a path; default: auto, chosen from the "
