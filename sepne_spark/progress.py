@@ -76,9 +76,17 @@ class _DefaultHandler(logging.StreamHandler):
 def ensure_default_handler() -> None:
     """Add the default stderr handler to the ``sepne_spark`` logger if nobody configured
     logging: the root logger and the ``sepne_spark`` logger have no handler and the
-    latter no level of its own. Called on import of the package and by every stage."""
+    latter no level of its own. Called on import of the package and by every stage.
+
+    Once the application has configured logging, it removes the default handler and its
+    level here, before the stage's first line: removed only when a record reaches it,
+    that record would also pass the default's level to the application's handlers.
+    """
     logger = logging.getLogger(_LIBRARY)
-    if logging.getLogger().handlers or logger.handlers or logger.level != logging.NOTSET:
+    if logging.getLogger().handlers:
+        remove_default_handler()
+        return
+    if logger.handlers or logger.level != logging.NOTSET:
         return
     logger.addHandler(_DefaultHandler())
     logger.setLevel(level_from_env())

@@ -56,6 +56,10 @@ def test_an_applications_logging_setup_takes_over():
     proc = _python(STAGE_LINES.format(setup="import logging; logging.basicConfig(level=logging.WARNING)"))
     assert proc.returncode == 0, proc.stderr
     assert "SepNE" not in proc.stderr
+    # ... also when it does so after importing the library: not even the first line.
+    proc = _python(STAGE_LINES.format(setup="import logging, sepne_spark; logging.basicConfig(level=logging.WARNING)"))
+    assert proc.returncode == 0, proc.stderr
+    assert "SepNE" not in proc.stderr, proc.stderr
     # basicConfig at INFO: the lines come once, through the application's handler.
     proc = _python(STAGE_LINES.format(setup="import logging; logging.basicConfig(level=logging.INFO, format='APP %(message)s')"))
     assert proc.returncode == 0, proc.stderr
