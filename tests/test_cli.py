@@ -194,3 +194,25 @@ def test_run_date_into_an_unpartitioned_output_is_refused(tmp_path):
     for extra in ([], ["--overwrite"]):
         with pytest.raises(UserError, match="holds an unpartitioned dataset .part-00000-x.snappy.parquet at its top"):
             embed._checked(["--output", str(out), "--run-date", "2026-12-02", *extra])
+
+
+@pytest.mark.unit
+def test_labels_read_from_a_folder_of_parts_a_parquet_folder_or_a_file_uri(tmp_path):
+    """classify's --labels takes what sepne-generate writes (a folder of part files,
+    text or Parquet) and file: URIs, as --input does."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from sepne_spark.jobs.evaluate import read_labels
+
+    text = tmp_path / "labels"
+    text.mkdir()
+    (text / "part-00000-a.csv").write_text("1\ta\n2\tb\n", encoding="utf-8")
+    (text / "part-00001-a.csv").write_text("3\ta\n", encoding="utf-8")
+    (text / "_SUCCESS").write_text("", encoding="utf-8")
+    assert read_labels(str(text)) == {"1": {"a"}, "2": {"b"}, "3": {"a"}}
+    assert read_labels(f"file://{text / 'part-00000-a.csv'}") == {"1": {"a"}, "2": {"b"}}
+    parquet = tmp_path / "labels-parquet"
+    parquet.mkdir()
+    pq.write_table(pa.table({"node": [1, 2], "label": [0, 1]}), parquet / "part-00000-b.parquet")
+    assert read_labels(str(parquet)) == {"1": {"0"}, "2": {"1"}}

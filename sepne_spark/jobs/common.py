@@ -221,7 +221,8 @@ def is_local_path(path: str) -> bool:
     return scheme in ("", "file") or len(scheme) == 1
 
 
-def _local(path: str) -> str:
+def local_path(path: str) -> str:
+    """A local path, or a ``file:`` URI, as a path of this machine's file system."""
     parsed = urlparse(path)
     return os.path.expanduser(parsed.path if parsed.scheme == "file" else path)
 
@@ -234,7 +235,7 @@ def check_inputs_exist(paths: Iterable[str], flag: str) -> None:
     for path in paths:
         if not is_local_path(path):
             continue
-        local = _local(path)
+        local = local_path(path)
         if any(c in local for c in "*?[{"):
             if not glob.glob(local.replace("{", "[").replace("}", "]")) and not glob.glob(local):
                 raise UserError(f"{flag} {path}: no file matches")
@@ -245,7 +246,7 @@ def check_inputs_exist(paths: Iterable[str], flag: str) -> None:
 
 
 def _local_fingerprint(path: str) -> dict[str, Any]:
-    local = _local(path)
+    local = local_path(path)
     matches = sorted(glob.glob(local)) if any(c in local for c in "*?[") else [local]
     files: list[str] = []
     for match in matches:

@@ -43,6 +43,7 @@ from sepne_spark.jobs.common import (
     add_read_arguments,
     auto_settings,
     check_inputs_exist,
+    local_path,
     profile_names,
     read_options,
     run_job,
@@ -196,16 +197,36 @@ def parse_args(args: Sequence[str] | None) -> argparse.Namespace:
 # ---------------------------------------------------------------------------
 
 
-def read_labels(path: str) -> dict[str, set[str]]:
-    """Read ``node<TAB>label`` lines (one per pair) into ``{node: {labels}}``."""
-    if not os.path.exists(path):
-        raise UserError(f"labels file not found: {path}")
+def _label_table(path: str) -> pd.DataFrame:
+    """One labels file as a table of strings: Parquet (its first two columns) or
+    ``node<TAB>label`` text (whitespace-separated where it has no tab)."""
+    if path.endswith(".parquet"):
+        import pyarrow.parquet as pq
+
+        return pq.read_table(path).to_pandas().iloc[:, :2].astype(str)
     try:
         df = pd.read_csv(path, sep="\t", header=None, dtype=str, keep_default_na=False)
         if df.shape[1] < 2:
             df = pd.read_csv(path, sep=r"\s+", engine="python", header=None, dtype=str, keep_default_na=False)
     except pd.errors.EmptyDataError:
-        raise UserError(f"labels file is empty: {path}") from None
+        return pd.DataFrame()
+    return df
+
+
+def read_labels(path: str) -> dict[str, set[str]]:
+    """Read ``node<TAB>label`` lines (one per pair) into ``{node: {labels}}``: a file, a
+    ``file:`` URI or a folder of part files (as ``sepne-generate`` writes them, text or
+    Parquet; names starting with ``_`` or ``.`` are skipped)."""
+    local = local_path(path)
+    if not os.path.exists(local):
+        raise UserError(f"labels file not found: {path}")
+    files = [local] if not os.path.isdir(local) else sorted(
+        os.path.join(local, name) for name in os.listdir(local)
+        if not name.startswith(("_", ".")) and os.path.isfile(os.path.join(local, name)))
+    tables = [t for t in (_label_table(f) for f in files) if not t.empty]
+    if not tables:
+        raise UserError(f"labels file is empty: {path}")
+    df = pd.concat(tables, ignore_index=True) if len(tables) > 1 else tables[0]
     if df.shape[1] < 2:
         raise UserError(f"{path}: expected node<TAB>label lines")
     labels: dict[str, set[str]] = {}
