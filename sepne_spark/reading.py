@@ -562,6 +562,10 @@ def _read_text(
     if bad:
         first_msg = _first_bad_text(parsed, splits, layout)
         if bad_lines == "fail":
+            if good == 0:  # skipping would leave nothing: the layout is more likely wrong than the lines
+                split = "whitespace" if layout.sep is None else repr(layout.sep)
+                raise InputError(f"{first_msg} (all {bad} lines are bad, split at {split}: is the separator "
+                                 "right? give it with sep= (--sep), or the file's format)")
             raise InputError(
                 f"{first_msg} ({bad} bad line{'s' if bad != 1 else ''} in total; "
                 "pass bad_lines='skip' (--bad-lines skip) to drop them)"

@@ -233,6 +233,14 @@ def test_bad_line_message_names_file_and_line(spark, tmp_path, text, line, words
     assert re.search(r"\d bad lines? in total", msg)
 
 
+def test_every_line_bad_points_at_the_separator(spark, tmp_path):
+    path = write(tmp_path, "semi.txt", "a;b\nb;c\nc;d\n")
+    msg = bad_message(spark, path)
+    assert "semi.txt:1:" in msg and "found 1 (line 1: 'a;b')" in msg
+    assert "all 3 lines are bad, split at whitespace: is the separator right? give it with sep= (--sep)" in msg
+    assert "bad_lines='skip'" not in msg  # skipping them all would leave no edge
+
+
 def test_bad_line_count_and_quoted_text(spark, tmp_path):
     long_id = "n" * 500
     path = write(tmp_path, "many.txt", f"a b\nb c d e\n{long_id} x y\nc d\n# ok\nd\n")
