@@ -48,7 +48,15 @@ def _dbfs_local(path: str) -> str:
 
 
 def _filesystem(path: str):
-    """A pyarrow filesystem and the path inside it, for local paths and URIs."""
+    """A file system and the path inside it, for local paths and URIs.
+
+    Local paths, ``file:`` and ``dbfs:`` URIs: pyarrow's local file system. Other URIs
+    (``hdfs:``, ``s3a:``, ``abfss:``, ``gs:`` ...): the Hadoop file system of the active
+    classic session's JVM, the one Spark writes them with (its ``fs.defaultFS``, HDFS
+    high availability, Kerberos, s3a credentials: none to set up twice); without one
+    (Spark Connect, no session yet), pyarrow's file system for the URI, which needs
+    its own set-up (libhdfs for ``hdfs:``, credentials for ``s3:``).
+    """
     from pyarrow import fs
 
     parsed = urlparse(path)
@@ -56,8 +64,117 @@ def _filesystem(path: str):
         return fs.LocalFileSystem(), (parsed.path if parsed.scheme == "file" else path)
     if parsed.scheme == "dbfs":
         return fs.LocalFileSystem(), _dbfs_local(path)
+    hadoop = _hadoop_filesystem(path)
+    if hadoop is not None:
+        return hadoop, path
     uri = path.replace("s3a://", "s3://", 1).replace("s3n://", "s3://", 1)
     return fs.FileSystem.from_uri(uri)
+
+
+def _hadoop_filesystem(path: str) -> "HadoopFileSystem | None":
+    """:class:`HadoopFileSystem` of ``path`` in the active classic session, or None."""
+    from sepne_spark.session import active_session
+
+    spark = active_session()
+    if spark is None or getattr(spark, "_jvm", None) is None:
+        return None
+    return HadoopFileSystem(spark, path)
+
+
+class HadoopFileSystem:
+    """The part of :class:`pyarrow.fs.FileSystem` this module uses, on the Hadoop file
+    system of ``path`` in a classic session's JVM (paths are full URIs).
+
+    The configuration is the session's (``sessionState().newHadoopConf()``, with its
+    ``spark.hadoop.*`` settings), as Spark's own writers use; no SparkContext is involved.
+    """
+
+    def __init__(self, spark, path: str) -> None:
+        self._jvm = spark._jvm
+        conf = spark._jsparkSession.sessionState().newHadoopConf()
+        self._fs = self._path(path).getFileSystem(conf)
+
+    def _path(self, path: str):
+        if not urlparse(path).path:  # a file system's root: hdfs://nn, or hdfs:// of hdfs:///x
+            path += "/"
+        return self._jvm.org.apache.hadoop.fs.Path(path)
+
+    @staticmethod
+    def _info(status, path: str | None = None):
+        import datetime
+
+        from pyarrow import fs
+
+        kind = fs.FileType.Directory if status.isDirectory() else fs.FileType.File
+        mtime = datetime.datetime.fromtimestamp(status.getModificationTime() / 1000, tz=datetime.timezone.utc)
+        return fs.FileInfo(path or status.getPath().toString(), type=kind, mtime=mtime, size=status.getLen())
+
+    def get_file_info(self, what):
+        """One path's :class:`pyarrow.fs.FileInfo`, or a folder's entries for a
+        :class:`pyarrow.fs.FileSelector` (not recursive)."""
+        from pyarrow import fs
+
+        if isinstance(what, fs.FileSelector):
+            folder = self._path(what.base_dir)
+            if not self._fs.exists(folder):
+                if what.allow_not_found:
+                    return []
+                raise FileNotFoundError(what.base_dir)
+            return [self._info(status) for status in self._fs.listStatus(folder)]
+        if not self._fs.exists(self._path(what)):
+            return fs.FileInfo(what, type=fs.FileType.NotFound)
+        return self._info(self._fs.getFileStatus(self._path(what)), what)
+
+    def move(self, src: str, dst: str) -> None:
+        if not self._fs.rename(self._path(src), self._path(dst)):
+            raise OSError(f"could not move {src} to {dst}")
+
+    def create_dir(self, path: str, recursive: bool = True) -> None:
+        self._fs.mkdirs(self._path(path))
+
+    def delete_dir(self, path: str) -> None:
+        self._fs.delete(self._path(path), True)
+
+    def delete_file(self, path: str) -> None:
+        self._fs.delete(self._path(path), False)
+
+    def open_output_stream(self, path: str) -> "_HadoopOutput":
+        return _HadoopOutput(self._fs.create(self._path(path), True))
+
+    def open_input_stream(self, path: str) -> "_HadoopInput":
+        return _HadoopInput(self._jvm, self._fs.open(self._path(path)))
+
+
+class _HadoopOutput:
+    """A Hadoop output stream as a context manager taking ``bytes``."""
+
+    def __init__(self, stream) -> None:
+        self._stream = stream
+
+    def write(self, data: bytes) -> None:
+        self._stream.write(bytearray(data))
+
+    def __enter__(self) -> "_HadoopOutput":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stream.close()
+
+
+class _HadoopInput:
+    """A Hadoop input stream as a context manager whose ``read()`` returns it all."""
+
+    def __init__(self, jvm, stream) -> None:
+        self._jvm, self._stream = jvm, stream
+
+    def read(self) -> bytes:
+        return bytes(self._jvm.org.apache.commons.io.IOUtils.toByteArray(self._stream))
+
+    def __enter__(self) -> "_HadoopInput":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stream.close()
 
 
 def _has_scheme(path: str) -> bool:
@@ -203,7 +320,13 @@ def check_output_path(
                 f"the input {given} is inside the {what} {output}: overwriting it would delete the input; "
                 "choose another location"
             )
-    if not overwrite and exists(output):
+    try:
+        found = not overwrite and exists(output)
+    except Exception as exc:  # noqa: BLE001 - a remote file system not reachable from here (before Spark
+        # starts: pyarrow's, without libhdfs); the write checks again when it starts
+        log.debug("%s not checked here: %s", output, str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+        found = False
+    if found:
         raise UserError(f"{what} {output} already holds data; pass --overwrite to replace it")
     if out_fs == "file":
         # A file where a folder of the path must be: found only after the run otherwise.

@@ -184,3 +184,47 @@ def test_an_output_under_a_file_is_refused_before_the_run(tmp_path):
         with pytest.raises(UserError, match=f"{tmp_path / 'afile'} is a file, not a folder"):
             storage.check_output_path(str(output), [], overwrite=True)
     storage.check_output_path(str(tmp_path / "new" / "emb"), [], overwrite=False)  # folders made by the write
+
+
+def test_remote_uris_go_through_the_sessions_hadoop_file_system(spark, tmp_path, monkeypatch):
+    """hdfs:, s3a: ... paths are moved, listed and read with the Hadoop file system of the
+    classic session's JVM (as Spark writes them), not pyarrow's, which needs libhdfs and
+    credentials of its own. Run here on file: URIs through Hadoop's local file system:
+    the atomic write, its recovery after a killed run, manifests and JSON."""
+    from pyarrow import fs
+
+    hadoop = storage._hadoop_filesystem(f"file://{tmp_path}")
+    assert isinstance(hadoop, storage.HadoopFileSystem)
+    real = storage._filesystem
+    monkeypatch.setattr(storage, "_filesystem", lambda path: (storage.HadoopFileSystem(spark, path), path)
+                        if path.startswith("file:") else real(path))
+    out = f"file://{tmp_path}/emb/dt=2026-01-01"
+    df = spark.createDataFrame([(1, 2.0)], "id long, x double")
+    atomic_write(lambda p: df.write.parquet(p), out)
+    assert exists(out) and spark.read.parquet(out).count() == 1
+    with pytest.raises(FileExistsError):
+        atomic_write(lambda p: df.write.parquet(p), out)
+    storage.write_manifest(out, {"rows": 1})
+    assert storage.read_manifest(out) == {"rows": 1}
+    assert storage.data_files(out) and all(f.startswith(f"{out}/part-") for f in storage.data_files(out))
+    # A killed run's leftovers beside the output: removed by the next write to it.
+    (tmp_path / "emb" / ".dt=2026-01-01.tmp-dead").mkdir()
+    two = spark.createDataFrame([(1, 2.0), (2, 3.0)], "id long, x double")
+    atomic_write(lambda p: two.write.parquet(p), out, overwrite=True)
+    assert spark.read.parquet(out).count() == 2
+    assert sorted(n for n in os.listdir(tmp_path / "emb") if not n.endswith(".crc")) == ["dt=2026-01-01"]
+    storage.write_json(f"file://{tmp_path}/scores.json", {"f1": 0.5})
+    with hadoop.open_input_stream(f"file://{tmp_path}/scores.json") as fh:
+        assert b'"f1": 0.5' in fh.read()
+    assert hadoop.get_file_info(f"file://{tmp_path}/none").type == fs.FileType.NotFound
+    storage.remove(out)
+    assert not exists(out) and not (tmp_path / "emb" / "dt=2026-01-01").exists()
+
+
+def test_an_unreachable_remote_output_is_left_to_the_write(monkeypatch):
+    """Before Spark starts, pyarrow cannot reach hdfs: without libhdfs: the path rules
+    still apply, and whether the output exists is checked by the write itself."""
+    monkeypatch.setattr(storage, "_hadoop_filesystem", lambda path: None)  # no session: pyarrow's
+    storage.check_output_path("hdfs://nn:8020/emb", ["hdfs://nn:8020/graphs/edges"], overwrite=False)
+    with pytest.raises(UserError, match="is inside the input"):
+        storage.check_output_path("hdfs://nn:8020/graphs/edges/emb", ["hdfs://nn:8020/graphs/edges"], overwrite=False)
