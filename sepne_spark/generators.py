@@ -219,6 +219,17 @@ def _check_sbm(nodes: int, communities: int, avg_degree: float, mixing: float) -
     return nodes, communities
 
 
+def _check_rmat(scale: int, edges: int, a: float, b: float, c: float) -> tuple[int, int]:
+    scale, edges = int(scale), int(edges)
+    if not 1 <= scale <= _MAX_SCALE:
+        raise ValueError(f"scale must be in [1, {_MAX_SCALE}], got {scale}")
+    if edges < 0:
+        raise ValueError(f"edges must be non-negative, got {edges}")
+    if any(not p >= 0.0 for p in (a, b, c)) or a + b + c > 1.0 + 1e-12:
+        raise ValueError(f"need a, b, c >= 0 and a + b + c <= 1, got a={a}, b={b}, c={c}")
+    return scale, edges
+
+
 def sbm_edge_count(nodes: int, avg_degree: float, directed: bool = False) -> int:
     """Number of edges :func:`sbm_graph` draws before removing self-loops and repeats.
 
@@ -658,13 +669,7 @@ def rmat_graph(
     ValueError
         If a parameter is out of range.
     """
-    scale, edges = int(scale), int(edges)
-    if not 1 <= scale <= _MAX_SCALE:
-        raise ValueError(f"scale must be in [1, {_MAX_SCALE}], got {scale}")
-    if edges < 0:
-        raise ValueError(f"edges must be non-negative, got {edges}")
-    if any(not p >= 0.0 for p in (a, b, c)) or a + b + c > 1.0 + 1e-12:
-        raise ValueError(f"need a, b, c >= 0 and a + b + c <= 1, got a={a}, b={b}, c={c}")
+    scale, edges = _check_rmat(scale, edges, a, b, c)
     seed = _check_seed(seed)
     partitions = _check_partitions(partitions)
     draw = _rmat_draw(scale, float(a), float(b), float(c), seed, permute)

@@ -66,7 +66,7 @@ EMBED_MODULE = ["-m", "sepne_spark.jobs.embed"]
         ([str(ROOT / "jobs" / "evaluate.py")], ["--embeddings", "emb", "--labels", "l.tsv"],
          ["invalid choice: 'emb'", "the task comes first: sepne-evaluate {classify,reconstruct,linkpred}"]),
         ([str(ROOT / "jobs" / "generate.py")], ["--output", "g", "--model", "rmat", "--scale", "99"],
-         ["sepne-generate: error:", "--scale must be in [1, 62]"]),
+         ["sepne-generate: error:", "scale must be in [1, 62], got"]),
     ],
 )
 def test_argument_errors_exit_2_in_one_line_before_spark(tmp_path, how, args, words):
@@ -216,3 +216,38 @@ def test_labels_read_from_a_folder_of_parts_a_parquet_folder_or_a_file_uri(tmp_p
     parquet.mkdir()
     pq.write_table(pa.table({"node": [1, 2], "label": [0, 1]}), parquet / "part-00000-b.parquet")
     assert read_labels(str(parquet)) == {"1": {"0"}, "2": {"1"}}
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize("argv, words", [
+    (["--nodes", "-5"], "nodes must be positive, got -5"),
+    (["--mixing", "2"], r"mixing must be in \[0, 1\], got 2.0"),
+    (["--partitions", "0"], "partitions must be positive, got 0"),
+    (["--communities", "20", "--nodes", "10"], r"communities must be in \[1, nodes=10\], got 20"),
+    (["--avg-degree", "0"], r"avg-degree must be positive \(0 draws no edge\)"),
+    (["--model", "rmat", "--nodes", "100"], "--nodes applies to --model sbm only; this is --model rmat"),
+    (["--rmat-a", "0.9"], "--rmat-a applies to --model rmat only; this is --model sbm"),
+    (["--model", "rmat", "--rmat-a", "0.9", "--rmat-b", "0.3"], r"need a, b, c >= 0 and a \+ b \+ c <= 1"),
+    (["--model", "rmat", "--scale", "70"], r"scale must be in \[1, 62\], got 70"),
+])
+def test_generate_checks_its_arguments_before_spark_starts(tmp_path, argv, words):
+    from sepne_spark.errors import UserError
+    from sepne_spark.jobs import generate
+
+    with pytest.raises(UserError, match=words):
+        generate.session_conf(["--output", str(tmp_path / "g"), *argv])
+
+
+@pytest.mark.unit
+def test_generate_and_embed_refuse_flags_that_would_do_nothing(tmp_path):
+    from sepne_spark.errors import UserError
+    from sepne_spark.jobs import embed, generate
+
+    (tmp_path / "g" / "labels").mkdir(parents=True)
+    with pytest.raises(UserError, match=r"output path .*labels already holds data; pass --overwrite"):
+        generate.session_conf(["--output", str(tmp_path / "g")])
+    generate.session_conf(["--output", str(tmp_path / "g"), "--overwrite"])
+    edges = tmp_path / "edges.tsv"
+    edges.write_text("a\tb\n", encoding="utf-8")
+    with pytest.raises(UserError, match="--gen-mixing, --gen-nodes describe the generated graph, which --input replaces"):
+        embed._checked(["--input", str(edges), "--gen-nodes", "10", "--gen-mixing=0.2", "--output", str(tmp_path / "o")])

@@ -71,8 +71,8 @@ def test_draws_depend_only_on_edge_index():
 
 def test_rmat_permutation_hides_the_hub():
     idx = np.arange(40_000, dtype=np.uint64)
-    plain = np.bincount(np.concatenate(gen._rmat_draw(10, 0.57, 0.19, 0.19, 8, False)(idx)))
-    perm = np.bincount(np.concatenate(gen._rmat_draw(10, 0.57, 0.19, 0.19, 8, True)(idx)))
+    plain = np.bincount(np.concatenate(gen._rmat_draw(10, 0.57, 0.19, 0.19, 8, False)(idx)).astype(np.int64))
+    perm = np.bincount(np.concatenate(gen._rmat_draw(10, 0.57, 0.19, 0.19, 8, True)(idx)).astype(np.int64))
     assert int(np.argmax(plain)) == 0  # with a the largest probability, node 0 is the hub
     assert int(np.argmax(perm)) != 0
     # relabelling keeps the degree sequence
@@ -89,7 +89,7 @@ def test_sbm_draw_mixing_and_balance():
     assert src.max() < nodes and dst.max() < nodes
     intra = np.mean(src % c == dst % c)
     assert intra == pytest.approx(1 - mu + mu / c, abs=0.01)
-    counts = np.bincount(src % c)
+    counts = np.bincount((src % c).astype(np.int64))
     assert counts.min() > 0.95 * counts.mean()
 
 
@@ -306,7 +306,7 @@ def test_generate_job(spark, tmp_path, capsys):
     assert written.equals(_pairs(sbm_graph(spark, 400, 4, 6.0, 0.2, seed=9)[0]))
     assert len(list((out / "edges").glob("part-*"))) == 2
     assert _read_tsv(spark, str(out / "labels"), "node long, label int").count() == 400
-    with pytest.raises(UserError, match="exists"):
+    with pytest.raises(UserError, match="already holds data; pass --overwrite"):
         job.main(spark, args)
 
     rmat_out = tmp_path / "rmat"

@@ -18,6 +18,7 @@ import argparse
 import dataclasses
 import logging
 import os
+import sys
 import time
 from typing import Sequence
 
@@ -141,6 +142,11 @@ def _checked(argv: Sequence[str] | None) -> tuple[argparse.Namespace, schema.Emb
     """
     ns = build_parser().parse_args(None if argv is None else list(argv))
     settings = schema.resolve(ns, schema.load_profile(ns.profile))
+    generated = sorted({a.split("=", 1)[0] for a in (sys.argv[1:] if argv is None else argv)
+                        if a.startswith("--gen-")})
+    if ns.input and generated:
+        raise UserError(f"{', '.join(generated)} describe{'s' if len(generated) == 1 else ''} the generated graph, "
+                        "which --input replaces: drop one or the other")
     if ns.nodes is not None and not ns.nodes.strip(" ,@"):
         raise UserError(f"--nodes {ns.nodes!r} names no id: give comma-separated ids, or @FILE with one id per line")
 

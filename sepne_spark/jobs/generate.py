@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import sys
 import time
 from typing import Sequence
 
@@ -123,6 +124,7 @@ def main(spark: SparkSession | None, args: Sequence[str] | None = None) -> int:
         For invalid parameters or an existing output without ``--overwrite``.
     """
     ns = parse_args(args)
+    check_args(ns, sys.argv[1:] if args is None else list(args))
     setup_logging()
     if spark is None:
         from sepne_spark.session import get_spark
@@ -151,8 +153,6 @@ def main(spark: SparkSession | None, args: Sequence[str] | None = None) -> int:
                 ns.seed, "directed" if ns.directed else "undirected", drawn,
             )
         else:
-            if not 1 <= ns.scale <= 62:
-                raise ValueError(f"--scale must be in [1, 62], got {ns.scale}")
             nodes = 1 << ns.scale
             drawn = 16 * nodes if ns.edges is None else ns.edges
             edges = rmat_graph(
@@ -195,11 +195,42 @@ def main(spark: SparkSession | None, args: Sequence[str] | None = None) -> int:
     return 0
 
 
+#: The flags of each model's group: given with the other model, they would do nothing.
+MODEL_FLAGS = {"sbm": ("--nodes", "--communities", "--avg-degree", "--mixing"),
+               "rmat": ("--scale", "--edges", "--rmat-a", "--rmat-b", "--rmat-c", "--no-permute")}
+
+
+def check_args(ns: argparse.Namespace, argv: Sequence[str]) -> None:
+    """Everything that can be checked without Spark: the model's parameters, flags of
+    the other model, and outputs that exist (local ones) without ``--overwrite``."""
+    from sepne_spark import generators
+    from sepne_spark.storage import check_output_path
+
+    given = {a.split("=", 1)[0] for a in argv if a.startswith("--")}
+    other = [flag for flag in MODEL_FLAGS["rmat" if ns.model == "sbm" else "sbm"] if flag in given]
+    if other:
+        raise UserError(f"{', '.join(other)} appl{'ies' if len(other) == 1 else 'y'} to "
+                        f"--model {'rmat' if ns.model == 'sbm' else 'sbm'} only; this is --model {ns.model}")
+    try:
+        generators._check_seed(ns.seed)
+        generators._check_partitions(ns.partitions)
+        if ns.model == "sbm":
+            generators._check_sbm(ns.nodes, ns.communities, ns.avg_degree, ns.mixing)
+            if not ns.avg_degree > 0:
+                raise ValueError(f"avg-degree must be positive (0 draws no edge), got {ns.avg_degree}")
+        else:
+            generators._check_rmat(ns.scale, 16 << ns.scale if ns.edges is None else ns.edges,
+                                   ns.rmat_a, ns.rmat_b, ns.rmat_c)
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
+    tables = ("edges", "labels") if ns.model == "sbm" else ("edges",)
+    for table in tables:
+        check_output_path(_target(ns.output, table, ns.format, ns.single_file), [], overwrite=ns.overwrite)
+
+
 def session_conf(argv: Sequence[str]) -> dict[str, str]:
     """Check the arguments before Spark starts (no Spark settings of its own)."""
-    ns = parse_args(argv)
-    if ns.model == "rmat" and not 1 <= ns.scale <= 62:
-        raise UserError(f"--scale must be in [1, 62], got {ns.scale}")
+    check_args(parse_args(argv), argv)
     return {}
 
 
