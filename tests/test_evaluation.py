@@ -555,3 +555,10 @@ def test_job_linkpred_runs_auto_on_the_training_graph(spark, tmp_path):
     used = res["settings"]
     assert (used["landmarks"], used["dim"], used["eta"], used["propagation"]) == (8, 4, 1000.0, 3)
     assert res["auc_embedding_embedding"] > 0.6
+
+
+def test_embeddings_that_are_not_parquet_are_named_with_the_jvms_reason(spark, tmp_path):
+    text = tmp_path / "emb.tsv"
+    text.write_text("a\tb\n", encoding="utf-8")
+    with pytest.raises(UserError, match=rf"cannot read embeddings Parquet {text}: .*is not a Parquet file"):
+        evaluate_job.read_embeddings(spark, str(text), need_context=False)
