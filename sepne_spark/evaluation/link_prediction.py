@@ -8,6 +8,7 @@ import numpy as np
 from scipy.stats import rankdata
 
 from sepne_spark.evaluation.pairs import _as_array, _sample_pairs, _uniform, dot_column
+from sepne_spark.progress import stage
 from sepne_spark.session import checkpoint
 
 log = logging.getLogger(__name__)
@@ -283,9 +284,12 @@ def link_prediction(
         ``n_negative_missing`` (pairs left out for lack of an embedding), ``fraction``,
         ``seed``, ``directed``.
     """
-    del spark  # everything runs on the DataFrames' own session
-    train, test = split_edges(edges_df, fraction, seed=seed, directed=directed)
-    n_test = test.count()
+    session = edges_df.sparkSession  # everything runs on the DataFrames' own session
+    del spark
+    with stage(session, "split", f"holding out {fraction:g} of the edges, seed {seed}") as st:
+        train, test = split_edges(edges_df, fraction, seed=seed, directed=directed)
+        n_test = test.count()
+        st.count(held_out=int(n_test))
     if n_test == 0:
         raise ValueError("no edge could be held out")
     negatives = sample_non_edges(edges_df, n_test, seed=seed + 1, directed=directed)
@@ -294,14 +298,17 @@ def link_prediction(
     pairs = test.select("src", "dst", F.lit(1).alias("label")).unionByName(
         negatives.select("src", "dst", F.lit(0).alias("label"))
     )
-    scored = score_pairs(pairs, embeddings, directed=directed)
-    scored = checkpoint(scored)
-    miss = scored.where(F.col("score_ee").isNull()).groupBy("label").count().collect()
-    missing = {int(r["label"]): int(r["count"]) for r in miss}
-    has_ctx = "context" in embeddings.columns
+    with stage(session, "score", f"{n_test:,} held-out edges and as many non-edges"):
+        scored = score_pairs(pairs, embeddings, directed=directed)
+        scored = checkpoint(scored)
+        miss = scored.where(F.col("score_ee").isNull()).groupBy("label").count().collect()
+        missing = {int(r["label"]): int(r["count"]) for r in miss}
+        has_ctx = "context" in embeddings.columns
+        auc_ec = auc_spark(scored, "score_ec") if has_ctx else None
+        auc_ee = auc_spark(scored, "score_ee")
     result: dict[str, Any] = {
-        "auc_embedding_context": auc_spark(scored, "score_ec") if has_ctx else None,
-        "auc_embedding_embedding": auc_spark(scored, "score_ee"),
+        "auc_embedding_context": auc_ec,
+        "auc_embedding_embedding": auc_ee,
         "n_train_edges": int(n_train),
         "n_test_edges": int(n_test),
         "n_negative": int(n_test),

@@ -36,6 +36,7 @@ import pandas as pd
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from sepne_spark.progress import stage
 from sepne_spark.sparse import sparse_proximity
 from sepne_spark.jobs.common import (
     JobArgumentParser,
@@ -518,7 +519,10 @@ def run_linkpred(spark: SparkSession, ns: argparse.Namespace) -> dict[str, Any]:
             data = prepare_graph(train, settings.directed, duplicates=settings.duplicates,
                                  self_loops=settings.self_loops)
             cached.extend(frame.persist() for frame in (data.edges, data.vertices))
-            settings, chosen = auto_settings(spark, ns, data, data.vertices.count(), data.edges.count())
+            with stage(spark, "count", "the training graph's nodes and edge rows, for auto") as st:
+                nodes, edge_rows = data.vertices.count(), data.edges.count()
+                st.count(nodes=nodes, edge_rows=edge_rows)
+            settings, chosen = auto_settings(spark, ns, data, nodes, edge_rows)
             profile = f"auto: {chosen}"
         models.append(SepNE(**schema.model_params(settings)).fit(data))
         return models[-1].transform(data)
