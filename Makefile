@@ -1,7 +1,7 @@
 # sepne-spark developer commands. `make run` and `make test` set everything up first.
 PY := .venv/bin/python
 
-.PHONY: setup run test test-fast test-spark test-airflow airflow-setup bench wheel clean
+.PHONY: setup run test test-fast test-spark test-spark-version test-airflow airflow-setup bench wheel clean
 
 setup:
 	@bash scripts/setup.sh
@@ -31,6 +31,10 @@ test-fast: setup
 
 test-spark: setup
 	$(PY) -m pytest -q -m "unit or spark" tests $(ARGS)
+
+# The unit and spark tiers on another PySpark, in .venv-spark-$(SPARK): make test-spark-version SPARK=3.5.9
+test-spark-version:
+	@SPARK=$(SPARK) bash scripts/spark_version_check.sh $(ARGS)
 
 # The example Airflow DAG, in its own virtualenv (.venv-airflow) with a pinned Airflow.
 test-airflow:

@@ -8,7 +8,10 @@ from setuptools.command.build_py import build_py
 HERE = Path(__file__).resolve().parent
 
 GRAPHFRAMES_VERSION = "0.11.0"
+#: The PySpark the tests and benchmarks run (the `test` extra pins it).
 PYSPARK_VERSION = "4.1.4"
+#: The oldest Spark the library runs on (README, "Spark versions"; sepne_spark.errors.PYSPARK_MINIMUM).
+PYSPARK_MINIMUM = "3.5"
 
 
 class BuildWithProfiles(build_py):
@@ -41,11 +44,13 @@ setup(
             "sepne-generate = sepne_spark.jobs.generate:cli",
         ],
     },
+    # PySpark is not required: clusters (YARN, Databricks, Spark Connect) bring their
+    # own, and a pip-installed one would shadow it. `pip install "sepne-spark[spark]"`
+    # adds it on a machine without Spark.
     install_requires=[
-        f"pyspark[sql]=={PYSPARK_VERSION}",
         "numpy>=1.26",
         "scipy>=1.11",
-        "pandas>=2.2",
+        "pandas>=1.5",
         "pyarrow>=15",
         f"graphframes-py=={GRAPHFRAMES_VERSION}",
         "pyyaml>=6",
@@ -55,7 +60,8 @@ setup(
         "test": ["pytest>=8", "pytest-xdist>=3.6", "chispa>=0.10", f"pyspark[connect]=={PYSPARK_VERSION}", "setuptools>=70.1", "wheel",
                  "scikit-learn>=1.4"],
         "eval": ["scikit-learn>=1.4"],
-        "connect": [f"pyspark[connect]=={PYSPARK_VERSION}"],
+        "spark": [f"pyspark[sql]>={PYSPARK_MINIMUM}"],
+        "connect": [f"pyspark[connect]>={PYSPARK_MINIMUM}"],
         "plots": ["matplotlib>=3.8"],
         # peers of the benchmarks only (benchmarks/quality/peers.py's DeepWalk)
         "bench": ["gensim>=4.4", "scikit-learn>=1.4"],

@@ -44,6 +44,10 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
 
 def __getattr__(name: str) -> Any:
     if name in _LAZY:
+        if _LAZY[name] != "sepne_spark.errors":
+            from sepne_spark.errors import require_pyspark
+
+            require_pyspark()
         value = getattr(import_module(_LAZY[name]), name)
     elif name in _SUBMODULES:
         value = import_module(f"{__name__}.{name}")

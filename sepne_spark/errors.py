@@ -59,6 +59,32 @@ class MissingExtraError(UserError, ImportError):
     """A task needs an optional dependency (an extra of the package) that is not installed."""
 
 
+#: The oldest PySpark the library runs on (setup.py's ``PYSPARK_MINIMUM``).
+PYSPARK_MINIMUM = (3, 5)
+
+
+def require_pyspark() -> None:
+    """Raise :class:`MissingExtraError` when PySpark is not installed, or older than
+    :data:`PYSPARK_MINIMUM`; imports nothing. A PySpark without package metadata (a
+    Spark distribution's ``python/`` folder on the path) is taken as it is."""
+    import importlib.metadata
+    import importlib.util
+
+    if importlib.util.find_spec("pyspark") is None:
+        raise MissingExtraError(
+            "sepne-spark runs on PySpark, which is not installed here: run it where your Spark is "
+            "(spark-submit, a notebook of the cluster), or install it: pip install 'sepne-spark[spark]'"
+        )
+    try:
+        version = importlib.metadata.version("pyspark")
+    except importlib.metadata.PackageNotFoundError:
+        return
+    numbers = tuple(int(part) for part in version.split(".")[:2] if part.isdigit())
+    if numbers < PYSPARK_MINIMUM:
+        raise MissingExtraError(f"sepne-spark needs PySpark {'.'.join(map(str, PYSPARK_MINIMUM))} or later; "
+                                f"this is PySpark {version}")
+
+
 def check_choice(name: str, value: Any, allowed: Sequence[str]) -> None:
     """Raise ``ValueError`` naming the allowed values when ``value`` is not one of them."""
     if value not in allowed:

@@ -13,7 +13,7 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from sepne_spark.errors import InputError, RequestedIdsError, check_choice
@@ -284,6 +284,17 @@ def load_graph(
 _MAX_EXAMPLES = 5  # missing ids quoted in a warning or an error
 
 
+def try_cast(column: str, data_type: Any) -> Column:
+    """Column ``column`` cast to ``data_type``, null where a value does not convert.
+
+    ``Column.try_cast`` where PySpark has it (4.0 on), else SQL's ``try_cast`` (Spark 3.5).
+    """
+    col = F.col(column)
+    if hasattr(type(col), "try_cast"):
+        return col.try_cast(data_type)
+    return F.expr(f"try_cast(`{column.replace('`', '``')}` AS {data_type.simpleString()})")
+
+
 def requested_ids(ids: DataFrame, vertices: DataFrame, id_type: Any) -> DataFrame:
     """The requested ids that are nodes of the graph: a DataFrame with column ``id``.
 
@@ -312,7 +323,7 @@ def requested_ids(ids: DataFrame, vertices: DataFrame, id_type: Any) -> DataFram
     """
     if "id" not in ids.columns:
         raise ValueError(f"the requested ids need a column 'id'; got columns {ids.columns}")
-    asked = ids.select(F.col("id").alias("asked"), F.col("id").try_cast(id_type).alias("id")).distinct()
+    asked = ids.select(F.col("id").alias("asked"), try_cast("id", id_type).alias("id")).distinct()
     found = vertices.select("id", F.lit(True).alias("found"))
     flagged = asked.join(found, "id", "left")
     missing = F.when(F.col("found").isNull(), F.col("asked").cast("string"))

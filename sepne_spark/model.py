@@ -38,6 +38,7 @@ from pyspark.sql import functions as F
 from sepne_spark import __version__, pipeline
 from sepne_spark.errors import InputError, RequestedIdsError, SettingError, UnknownParamError  # noqa: F401 - RequestedIdsError re-exported here
 from sepne_spark.graph import requested_ids  # noqa: F401 - part of the API, used by the embed job
+from sepne_spark.graph import try_cast
 from sepne_spark.proximity import check_window
 from sepne_spark.set_stage import output_schema
 from sepne_spark.settings import (
@@ -339,7 +340,7 @@ class SepNEModel(Model, _SepNEParams, MLWritable, MLReadable):
                 return out
             # pyspark.ml's contract: the input's rows and columns, the output's appended.
             # The ids are matched as embed matches them (cast to the graph's id type).
-            ids = dataset.withColumn("_sepne_id", F.col("id").try_cast(self.id_type))
+            ids = dataset.withColumn("_sepne_id", try_cast("id", self.id_type))
             return ids.join(out.withColumnRenamed("id", "_sepne_id"), "_sepne_id").drop("_sepne_id")
         if dataset is self._fit_input and self._graph is not None:
             return self._embed(None, self._graph, None, count_small=False)  # the fitted graph: reuse its blocks
@@ -506,11 +507,25 @@ class SepNEWriter(DefaultParamsWriter):
                 raise ValueError("this SepNEModel holds no fitted factors: fit it before saving")
             instance._check_fitted_values()
             extra.update(k=len(instance.landmark_ids), d=int(instance.factors.Phi.shape[0]))
-        DefaultParamsWriter.saveMetadata(instance, path, spark, extraMetadata=extra)
+        _save_metadata(instance, path, spark, extra)
         if isinstance(instance, SepNEModel):
             data, landmarks = instance._data(spark)
             data.coalesce(1).write.parquet(path.rstrip("/") + "/data")
             landmarks.coalesce(1).write.parquet(path.rstrip("/") + "/landmarks")
+
+
+def _save_metadata(instance: Params, path: str, spark: SparkSession, extra: dict[str, Any]) -> None:
+    """``path/metadata``: pyspark.ml's metadata JSON, as one text file written through
+    the DataFrame API (as PySpark 4's ``DefaultParamsWriter.saveMetadata`` writes it;
+    PySpark 3.5's needs a SparkContext, which shared clusters and Spark Connect refuse)."""
+    text = DefaultParamsWriter._get_metadata_to_save(instance, spark, extra)
+    spark.createDataFrame([(text,)], "value string").coalesce(1).write.text(path.rstrip("/") + "/metadata")
+
+
+def _load_metadata(path: str, spark: SparkSession) -> dict[str, Any]:
+    """The metadata :func:`_save_metadata` wrote (or pyspark.ml's own writers)."""
+    text = spark.read.text(path.rstrip("/") + "/metadata").first()[0]
+    return DefaultParamsReader._parseMetaData(text)
 
 
 class SepNEReader(DefaultParamsReader):
@@ -518,7 +533,7 @@ class SepNEReader(DefaultParamsReader):
 
     def load(self, path: str) -> "SepNE":
         _check_saved_path(self.sparkSession, path, "SepNE estimator")
-        metadata = DefaultParamsReader.loadMetadata(path, self.sparkSession)
+        metadata = _load_metadata(path, self.sparkSession)
         _check_saved_class(path, metadata, SepNE)
         instance = SepNE()
         instance._resetUid(metadata["uid"])
@@ -568,7 +583,7 @@ class SepNEModelReader(MLReader):
         path = path.rstrip("/")
         _check_saved_path(spark, path, "SepNE model")
         try:
-            metadata = DefaultParamsReader.loadMetadata(path, spark)
+            metadata = _load_metadata(path, spark)
         except AnalysisException:
             return self._load_v0(spark, path)
         _check_saved_class(path, metadata, SepNEModel)

@@ -46,7 +46,7 @@ from pyspark.sql.types import DataType, IntegerType, IntegralType, StructField, 
 
 from sepne_spark import one_task
 from sepne_spark.errors import InputError, SettingError
-from sepne_spark.graph import Graph, incident_ends, requested_ids, rows_of
+from sepne_spark.graph import Graph, incident_ends, requested_ids, rows_of, try_cast
 from sepne_spark.landmarks import select_landmarks
 from sepne_spark.partition import lp_partition, random_partition, requested_partition
 from sepne_spark.progress import stage
@@ -459,7 +459,7 @@ def embed(
     if local:
         # The requested nodes' edge ends, straight from the input: which ids are nodes,
         # and their in-neighbours, without the graph's vertex list.
-        asked = ids.select(F.col("id").try_cast(model.id_type).alias("id")).where(F.col("id").isNotNull())
+        asked = ids.select(try_cast("id", model.id_type).alias("id")).where(F.col("id").isNotNull())
         ends = keep(incident_ends(graph, asked))  # filled by the ids check's job
         wanted = requested_ids(ids, ends.select(F.col("k").alias("id")).distinct(), model.id_type)
     elif ids is not None:

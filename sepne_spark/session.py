@@ -8,8 +8,10 @@ with the GraphFrames JARs from ``jars/`` (or ``$SEPNE_SPARK_JARS``) on ``spark.j
 from __future__ import annotations
 
 import glob
+import inspect
 import logging
 import os
+import re
 import sys
 import tempfile
 from pathlib import Path
@@ -36,8 +38,22 @@ def jar_dir() -> Path:
 
 
 def local_jars() -> list[str]:
-    """The JAR files found in :func:`jar_dir` (empty when none were fetched)."""
-    return sorted(glob.glob(str(jar_dir() / "*.jar")))
+    """The JAR files found in :func:`jar_dir` (empty when none were fetched), less those
+    built for another Spark major version than this PySpark's (see :func:`for_this_spark`)."""
+    return [jar for jar in sorted(glob.glob(str(jar_dir() / "*.jar"))) if for_this_spark(jar)]
+
+
+def for_this_spark(jar: str) -> bool:
+    """Whether a JAR is for this PySpark's Spark: GraphFrames names the Spark major
+    version it was built for (``graphframes-spark4_2.13-0.11.0.jar``), and one built for
+    Spark 4 fails on Spark 3.5 at its first call. A JAR that names none is kept."""
+    import pyspark
+
+    found = re.search(r"-spark(\d+)_", Path(jar).name)
+    if found is None or found.group(1) == pyspark.__version__.split(".")[0]:
+        return True
+    log.debug("%s is for Spark %s, not this PySpark %s: left off spark.jars", jar, found.group(1), pyspark.__version__)
+    return False
 
 
 def local_cores(master: str) -> int:
@@ -48,11 +64,16 @@ def local_cores(master: str) -> int:
     return max(2, cores)
 
 
+#: Whether ``DataFrame.localCheckpoint`` takes a storage level (PySpark 4.0 on).
+_LOCAL_CHECKPOINT_LEVEL = "storageLevel" in inspect.signature(DataFrame.localCheckpoint).parameters
+
+
 def checkpoint(df: DataFrame, storage_level: StorageLevel | None = None) -> DataFrame:
     """``df`` computed now and cut from its lineage, in a way that outlives its executors.
 
     With a local master the one executor is the driver's JVM: a local checkpoint (held
-    by the executors' block managers, in ``storage_level``, Spark's default when None)
+    by the executors' block managers, in ``storage_level``, Spark's default when None
+    and on Spark 3.5)
     lives as long as the application. With any other master a local checkpoint's blocks
     are lost with their executor, and a later stage that needs them fails the job
     (``CHECKPOINT_RDD_BLOCK_ID_NOT_FOUND``): there the table is written to
@@ -63,7 +84,7 @@ def checkpoint(df: DataFrame, storage_level: StorageLevel | None = None) -> Data
     spark = df.sparkSession
     master = str(spark.conf.get("spark.master", "") or "")
     if master.startswith("local"):
-        return df.localCheckpoint(eager=True, storageLevel=storage_level)
+        return _local_checkpoint(df, storage_level)
     if spark.conf.get("spark.checkpoint.dir", None):
         kept = df.persist(storage_level or StorageLevel.MEMORY_AND_DISK)
         out = kept.checkpoint(eager=True)
@@ -78,6 +99,14 @@ def checkpoint(df: DataFrame, storage_level: StorageLevel | None = None) -> Data
             spark._sepne_checkpoint_warned = True  # type: ignore[attr-defined]
         except Exception:  # pragma: no cover - some session types forbid attributes
             pass
+    return _local_checkpoint(df, storage_level)
+
+
+def _local_checkpoint(df: DataFrame, storage_level: StorageLevel | None) -> DataFrame:
+    """``df.localCheckpoint(eager=True)`` in ``storage_level`` where PySpark takes one
+    (4.0 on); before, and when it is None, in Spark's default level."""
+    if storage_level is None or not _LOCAL_CHECKPOINT_LEVEL:
+        return df.localCheckpoint(eager=True)
     return df.localCheckpoint(eager=True, storageLevel=storage_level)
 
 
@@ -87,7 +116,7 @@ def connect_plugin_jars() -> list[str]:
     Only a Spark Connect *server* loads them, next to :func:`local_jars`, with
     ``spark.connect.extensions.relation.classes`` set to :data:`GRAPHFRAMES_CONNECT_CLASS`.
     """
-    return sorted(glob.glob(str(jar_dir() / "connect" / "*.jar")))
+    return [jar for jar in sorted(glob.glob(str(jar_dir() / "connect" / "*.jar"))) if for_this_spark(jar)]
 
 
 def active_session() -> SparkSession | None:
@@ -95,12 +124,12 @@ def active_session() -> SparkSession | None:
     spark = SparkSession.getActiveSession()
     if spark is not None:
         return spark
-    try:  # Spark Connect sessions are tracked separately
-        from pyspark.sql.connect.session import SparkSession as ConnectSession
-
-        return ConnectSession.getActiveSession()
-    except Exception:  # pragma: no cover - connect extras not installed
-        return None
+    # Spark Connect sessions are tracked separately, by a module that a Connect session
+    # has imported already. It is not imported here: without the connect extra (grpc),
+    # PySpark 4.3 exits the process on that import (instead of raising ImportError) when
+    # __main__ has no file, as in a pytest-xdist worker or an embedded interpreter.
+    connect = sys.modules.get("pyspark.sql.connect.session")
+    return None if connect is None else connect.SparkSession.getActiveSession()
 
 
 def runs_here(master: str | None, launched: Mapping[str, str]) -> bool:
@@ -270,8 +299,9 @@ def _jvm_classes_present(spark: SparkSession) -> bool:
 def graphframes_available(spark: SparkSession) -> bool:
     """Whether the GraphFrames JVM classes can be used from ``spark``.
 
-    A classic session looks the classes up in its JVM (:data:`GRAPHFRAMES_JVM_CLASSES`),
-    which runs no job. A Spark Connect session has no JVM on the client: it runs label
+    A classic session looks the classes up in its JVM (:data:`GRAPHFRAMES_JVM_CLASSES`)
+    and builds a one-edge GraphFrame (GraphFrames built for another Scala version than
+    the session's fails there), which runs no job. A Spark Connect session has no JVM on the client: it runs label
     propagation on a one-edge :class:`graphframes.GraphFrame`, which works only when the
     server has the GraphFrames Connect plugin. The answer is kept on the session.
     """
@@ -284,6 +314,9 @@ def graphframes_available(spark: SparkSession) -> bool:
 
         if getattr(spark, "_jvm", None) is not None:
             ok = _jvm_classes_present(spark)
+            # Built for another Scala than the session's, the classes load but the
+            # first call fails: build a one-edge GraphFrame (no Spark job runs).
+            GraphFrame(spark.createDataFrame([(1,)], "id long"), spark.createDataFrame([(1, 1)], "src long, dst long"))
         else:
             v = spark.createDataFrame([(1,)], "id long")
             e = spark.createDataFrame([(1, 1)], "src long, dst long")

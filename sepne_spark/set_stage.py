@@ -60,6 +60,15 @@ def _packed_schema(v_type: DataType) -> StructType:
     return StructType([StructField("v", v_type, False), StructField("packed", BinaryType(), False)])
 
 
+def _concat_batches(first: pa.RecordBatch, second: pa.RecordBatch) -> pa.RecordBatch:
+    """The rows of two record batches of one schema as one batch (``pa.concat_batches``
+    where PyArrow has it, 19 on)."""
+    if hasattr(pa, "concat_batches"):
+        return pa.concat_batches([first, second])
+    table = pa.Table.from_batches([first, second]).combine_chunks()
+    return table.to_batches()[0] if table.num_rows else first.slice(0, 0)
+
+
 def pack_landmark_entries(entries: DataFrame) -> DataFrame:
     """``(v, packed)``: each node's landmark entries (``v, l, val, val_t``) as one binary
     value, :data:`ENTRY` records in ascending ``l``.
@@ -73,7 +82,7 @@ def pack_landmark_entries(entries: DataFrame) -> DataFrame:
         carry = None
         for batch in batches:
             if carry is not None:
-                batch = pa.concat_batches([carry, batch])
+                batch = _concat_batches(carry, batch)
                 carry = None
             if batch.num_rows == 0:
                 continue

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from sepne_spark.session import connect_plugin_jars, jar_dir, local_jars
+from sepne_spark.session import connect_plugin_jars, for_this_spark, jar_dir, local_jars
 
 CORE_JARS = ("graphframes-spark4_2.13-", "graphframes-graphx-spark4_2.13-")
 CONNECT_JAR = "graphframes-connect-spark4_2.13-"
@@ -35,6 +35,12 @@ def core_jars() -> list[str]:
     found = [j for j in local_jars() if Path(j).name.startswith(CORE_JARS)]
     names = [Path(j).name for j in found]
     if not all(any(n.startswith(prefix) for n in names) for prefix in CORE_JARS):
+        other = sorted(p.name for p in jar_dir().glob("*.jar") if not for_this_spark(str(p)))
+        if other:  # make test-spark-version on Spark 3: these JARs cannot serve it, CI or not
+            import pyspark
+
+            pytest.skip(f"the GraphFrames JARs in {jar_dir()} are for another Spark major version than "
+                        f"PySpark {pyspark.__version__}: {other}")
         _missing(f"the GraphFrames core and GraphX JARs are not both in {jar_dir()} (found {names})")
     return found
 

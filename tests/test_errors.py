@@ -53,3 +53,35 @@ def test_importing_the_package_loads_neither_pyspark_nor_a_jvm():
     env = {**os.environ, "PYTHONPATH": root}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env, cwd=root)
     assert out.stdout.strip() == "[]"
+
+
+def test_pyspark_missing_or_too_old_is_one_clear_error(monkeypatch):
+    import importlib.metadata
+    import importlib.util
+
+    errors.require_pyspark()  # the PySpark installed here
+    real_find = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "pyspark" else real_find(name, *a))
+    with pytest.raises(errors.MissingExtraError, match=r"pip install 'sepne-spark\[spark\]'"):
+        errors.require_pyspark()
+    with pytest.raises(errors.MissingExtraError):
+        sepne_spark.__getattr__("SepNE")  # the public API's Spark names check it first
+    assert sepne_spark.__getattr__("InputError") is errors.InputError  # the errors need no Spark
+    monkeypatch.setattr(importlib.util, "find_spec", real_find)
+
+    def version(found: str):
+        def fake(name: str) -> str:
+            if name != "pyspark":
+                raise importlib.metadata.PackageNotFoundError(name)
+            if found == "none":  # a Spark distribution's python/ folder: no package metadata
+                raise importlib.metadata.PackageNotFoundError(name)
+            return found
+        return fake
+
+    for found, ok in (("3.4.4", False), ("2.4.8", False), ("3.5.0", True), ("4.3.0", True), ("none", True)):
+        monkeypatch.setattr(importlib.metadata, "version", version(found))
+        if ok:
+            errors.require_pyspark()
+        else:
+            with pytest.raises(errors.MissingExtraError, match=f"needs PySpark 3.5 or later; this is PySpark {found}"):
+                errors.require_pyspark()

@@ -275,7 +275,8 @@ def test_manifest_and_summary_a_person_can_trust(spark, tmp_path, capfd, caplog,
     if path:
         assert any(m.startswith("SepNE partition done in ") for m in done), done
         assert "partition " in time_line and "partition" in manifest["timings_s"]
-        assert manifest["graphframes_used"] is True  # the test session has the GraphFrames JARs
+        # The test session has the GraphFrames JARs where they are built for its Spark.
+        assert manifest["graphframes_used"] is bool(local_jars())
 
     noisy = [ln for ln in err.splitlines() if "already cached" in ln or "ignored" in ln]
     assert not noisy, noisy

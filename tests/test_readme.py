@@ -96,3 +96,16 @@ def test_readme_api_example_runs_without_an_activated_venv(tmp_path, wheel):
     assert len(table.column("embedding")[0].as_py()) == 64
     assert re.search(r"\|\s*42\s*\|", proc.stdout), proc.stdout[-2000:]
     assert (tmp_path / "sepne-model").is_dir()
+
+
+def test_the_wheel_leaves_pyspark_to_the_cluster(wheel):
+    """The wheel does not pull PySpark in (a cluster brings its own, and a pip-installed
+    one would shadow it): only its extras name it."""
+    import zipfile
+
+    with zipfile.ZipFile(wheel) as archive:
+        name = next(n for n in archive.namelist() if n.endswith(".dist-info/METADATA"))
+        metadata = archive.read(name).decode("utf-8")
+    wants = [line for line in metadata.splitlines() if line.startswith("Requires-Dist: pyspark")]
+    assert wants and all("extra ==" in line for line in wants), wants
+    assert any('extra == "spark"' in line and ">=3.5" in line for line in wants), wants

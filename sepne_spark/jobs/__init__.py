@@ -4,3 +4,7 @@ Each module has ``main(spark, args) -> int`` for notebooks and tests, and ``cli(
 console entry point, which checks the arguments before it starts Spark. The files in the
 checkout's ``jobs/`` folder call ``cli()`` for ``spark-submit``.
 """
+
+from sepne_spark.errors import require_pyspark as _require_pyspark
+
+_require_pyspark()  # before a job module imports PySpark: one clear line when it is missing
