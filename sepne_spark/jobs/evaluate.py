@@ -29,7 +29,7 @@ import logging
 import os
 import sys
 import time
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -72,26 +72,23 @@ def _ratios(text: str) -> list[float]:
     return values
 
 
-def _count(text: str) -> int:
-    """A whole number of at least 1 (splits, samples, nodes)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a whole number >= 1, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be a whole number >= 1, got {text!r}")
-    return value
+def _bounded(convert: Callable[[str], Any], ok: Callable[[Any], bool], words: str) -> Callable[[str], Any]:
+    """An argparse type: ``convert(text)``, refused unless ``ok`` ("must be {words}")."""
+    def parse(text: str) -> Any:
+        try:
+            value = convert(text)
+        except ValueError:
+            value = None
+        if value is None or not ok(value):
+            raise argparse.ArgumentTypeError(f"must be {words}, got {text!r}")
+        return value
+    return parse
 
 
-def _fraction(text: str) -> float:
-    """The held-out fraction of the edges: a number in (0, 1)."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a number in (0, 1), got {text!r}") from None
-    if not 0.0 < value < 1.0:
-        raise argparse.ArgumentTypeError(f"must be a number in (0, 1), got {text!r}")
-    return value
+#: A whole number of at least 1 (splits, samples, nodes).
+_count = _bounded(int, lambda v: v >= 1, "a whole number >= 1")
+#: The held-out fraction of the edges.
+_fraction = _bounded(float, lambda v: 0.0 < v < 1.0, "a number in (0, 1)")
 
 
 def _task_alias(argv: Sequence[str]) -> list[str]:
