@@ -279,6 +279,10 @@ def cli(argv: Sequence[str] | None = None) -> int:
 def main(spark, args: Sequence[str] | None = None) -> int:
     """Entry point: ``main(spark, ["--input", ...])``; returns the exit status.
 
+    The rows are counted as they are written, with an ``Observation``: in PySpark 4.1 a
+    classic session that ran one cannot compute pyspark.ml's training summaries any
+    more, so a notebook that trains such models afterwards passes ``spark.newSession()``.
+
     Every table the run persists (the graph's, the fit's, the embedding's) is
     unpersisted before it returns, also on failure, so that a long-lived session (a
     notebook, a scheduler's worker) keeps no cached table of it; checkpoints are left to
