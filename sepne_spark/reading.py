@@ -128,7 +128,7 @@ def _extension(path: str) -> str:
     return parts[-1] if len(parts) > 1 else ""
 
 
-def _spark_error_text(exc: BaseException) -> str:
+def spark_error_text(exc: BaseException) -> str:
     """The informative line of a Spark/JVM error (not the whole Java stack)."""
     text = str(exc)
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
@@ -162,7 +162,7 @@ def _is_read_error(exc: BaseException) -> bool:
 
 def _read_failure(paths: Sequence[str], exc: BaseException) -> InputError:
     """An :class:`InputError` for a Spark error raised while reading ``paths``."""
-    return InputError(f"cannot read {_describe(paths)}: {_spark_error_text(exc)}")
+    return InputError(f"cannot read {_describe(paths)}: {spark_error_text(exc)}")
 
 
 def _strip(col: Column, chars: str = _STRIP) -> Column:

@@ -37,6 +37,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from sepne_spark.progress import stage
+from sepne_spark.reading import spark_error_text
 from sepne_spark.sparse import sparse_proximity
 from sepne_spark.jobs.common import (
     JobArgumentParser,
@@ -246,25 +247,12 @@ def _vector_col(df: DataFrame, name: str):
     return F.col(name).cast("array<double>")
 
 
-def _first_cause(exc: BaseException) -> str:
-    """The first line of the innermost Java cause of a Py4J error (the JVM's own words:
-    "... is not a Parquet file"), else of the error itself."""
-    cause = getattr(exc, "java_exception", None)
-    try:
-        while cause is not None and cause.getCause() is not None:
-            cause = cause.getCause()
-        text = cause.toString() if cause is not None else str(exc)
-    except Exception:  # noqa: BLE001 - a gateway that is gone: Python's words will do
-        text = str(exc)
-    return (text.strip().splitlines() or [type(exc).__name__])[0]
-
-
 def read_embeddings(spark: SparkSession, path: str, need_context: bool) -> DataFrame:
     """Embeddings Parquet as ``(key string, e array<double>[, c array<double>])``."""
     try:
         df = spark.read.parquet(path)
     except Exception as exc:  # noqa: BLE001 - missing path or not Parquet
-        raise UserError(f"cannot read embeddings Parquet {path}: {_first_cause(exc)}") from None
+        raise UserError(f"cannot read embeddings Parquet {path}: {spark_error_text(exc)}") from None
     missing = [c for c in ("id", "embedding") if c not in df.columns]
     if missing:
         raise UserError(f"{path}: embeddings need columns id and embedding; missing {', '.join(missing)}")
