@@ -221,6 +221,14 @@ def is_local_path(path: str) -> bool:
     return scheme in ("", "file") or len(scheme) == 1
 
 
+def given_flags(argv: Sequence[str]) -> set[str]:
+    """The long options written on a command line (``--name`` or ``--name=value``), up
+    to a ``--``: what the user gave, where a parsed value may be a default."""
+    words = list(argv)
+    words = words[:words.index("--")] if "--" in words else words
+    return {word.split("=", 1)[0] for word in words if word.startswith("--")}
+
+
 def local_path(path: str) -> str:
     """A local path, or a ``file:`` URI, as a path of this machine's file system."""
     parsed = urlparse(path)

@@ -30,6 +30,7 @@ from sepne_spark.jobs.common import (
     add_read_arguments,
     auto_settings,
     check_inputs_exist,
+    given_flags,
     given_read_options,
     profile_names,
     read_options,
@@ -142,8 +143,7 @@ def _checked(argv: Sequence[str] | None) -> tuple[argparse.Namespace, schema.Emb
     """
     ns = build_parser().parse_args(None if argv is None else list(argv))
     settings = schema.resolve(ns, schema.load_profile(ns.profile))
-    generated = sorted({a.split("=", 1)[0] for a in (sys.argv[1:] if argv is None else argv)
-                        if a.startswith("--gen-")})
+    generated = sorted(f for f in given_flags(sys.argv[1:] if argv is None else argv) if f.startswith("--gen-"))
     if ns.input and generated:
         raise UserError(f"{', '.join(generated)} describe{'s' if len(generated) == 1 else ''} the generated graph, "
                         "which --input replaces: drop one or the other")

@@ -28,7 +28,7 @@ from sepne_spark.generators import (
     write_edges,
     write_labels,
 )
-from sepne_spark.jobs.common import JobArgumentParser, UserError, run_job, setup_logging
+from sepne_spark.jobs.common import JobArgumentParser, UserError, given_flags, run_job, setup_logging
 
 log = logging.getLogger("sepne_spark.jobs.generate")
 
@@ -206,7 +206,7 @@ def check_args(ns: argparse.Namespace, argv: Sequence[str]) -> None:
     from sepne_spark import generators
     from sepne_spark.storage import check_output_path
 
-    given = {a.split("=", 1)[0] for a in argv if a.startswith("--")}
+    given = given_flags(argv)
     other = [flag for flag in MODEL_FLAGS["rmat" if ns.model == "sbm" else "sbm"] if flag in given]
     if other:
         raise UserError(f"{', '.join(other)} appl{'ies' if len(other) == 1 else 'y'} to "
