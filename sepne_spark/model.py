@@ -23,6 +23,7 @@ import contextlib
 import functools
 import json
 import logging
+import os
 import re
 from typing import Any, Iterator
 
@@ -136,6 +137,9 @@ class SepNE(Estimator, _SepNEParams, MLWritable, MLReadable):
 
     ``fit(edges)`` takes an edge list DataFrame with columns ``src``, ``dst`` and an
     optional ``weight`` (ids of any type), or a :class:`sepne_spark.graph.Graph`.
+    ``SepNE()`` takes the built-in defaults (the paper's document-network setting);
+    :meth:`fromProfile` takes a profile's, or with ``"auto"`` the embed job's default,
+    chosen from the graph's size.
     """
 
     @_known_keywords
@@ -217,6 +221,79 @@ class SepNE(Estimator, _SepNEParams, MLWritable, MLReadable):
         """Set the parameters given (keyword-only); the others keep their values."""
         kwargs = self._input_kwargs
         return self._set(**kwargs)
+
+    @classmethod
+    def fromProfile(cls, profile: str | os.PathLike[str] = "auto", graph: Any = None, **params: Any) -> "SepNE":
+        """An estimator with a profile's settings, the Params given overriding them.
+
+        ``SepNE()`` takes the built-in defaults (the paper's document-network setting);
+        ``SepNE.fromProfile("auto", edges)`` takes what the embed job runs without
+        ``--profile``: ``document-quality`` or ``social``, chosen from the graph's size.
+
+        Parameters
+        ----------
+        profile : str or path-like, default "auto"
+            ``"auto"``; a profile's name (``document``, ``document-quality``, ``social``,
+            ``yarn``, ``default``, or ``NAME.yaml`` in ``$SEPNE_CONF_DIR``); or a YAML
+            file's path. A profile's settings that are not the estimator's (``spark``,
+            ``input_format``, ...) are left out.
+        graph : DataFrame or Graph, optional
+            ``"auto"`` only: the edge list (``src``, ``dst``[, ``weight``]) or
+            :class:`~sepne_spark.graph.Graph` that will be fitted. Its nodes and edge
+            rows are counted (two small jobs) and, above 5,000 nodes, its two-step
+            walks (one more pass over the edges); nothing is cached. A ``Graph``'s
+            reading (``directed``, ``duplicates``, ``selfLoops``) is taken unless given.
+        **params
+            SepNE Params (``dim=64``, ``landmarks=500``, ...), checked as ``SepNE(...)``
+            checks them; they win over the profile. ``metric="I+A"`` drops a profile's
+            walk window, as ``--metric I+A`` does.
+
+        Returns
+        -------
+        SepNE
+            An estimator with every Param set (call ``fit`` next).
+
+        Raises
+        ------
+        SettingError
+            ``"auto"`` without a graph, or a bad Param value.
+        UnknownParamError
+            A keyword that is no Param.
+        UserError
+            A profile that cannot be found or read.
+        """
+        from sepne_spark import settings as schema
+
+        given = cls(**params)  # every Param value checked here, with the Param's name
+        overrides = {p: given.getOrDefault(p) for p in params}
+        chosen: pipeline.AutoChoice | None = None
+        if str(profile) == schema.AUTO_PROFILE:
+            if graph is None:
+                raise SettingError('profile "auto" is chosen from the graph\'s size: pass the edge list DataFrame '
+                                   '(or Graph) to be fitted, SepNE.fromProfile("auto", edges)')
+            if isinstance(graph, _graph_type()):  # fitted as it was read
+                for p, value in (("directed", graph.directed), ("duplicates", graph.duplicates),
+                                 ("selfLoops", graph.self_loops)):
+                    overrides.setdefault(p, value)
+            reading = [overrides.get(p, given.getOrDefault(p)) for p in ("directed", "duplicates", "selfLoops")]
+            with _bad_rows_as_input_errors():
+                chosen = pipeline.choose_profile(_as_graph(graph, *reading))
+            base = schema.load_profile(chosen.profile)
+            profile_values = {**base, **chosen.changed}
+        else:
+            base = profile_values = schema.load_profile(profile)
+        est = cls(**schema.model_params(schema.resolve(None, profile_values)))
+        est._set(**overrides)
+        if overrides.get("metric") == "I+A" and "window" not in overrides:
+            est._set(window=2)  # the profile's walk window applies to A+A2 only
+        if chosen is not None:
+            log.info("profile auto: %s", chosen.describe())
+            usual = base.get("dim", setting("dim").default)
+            if "dim" not in params and est.getOrDefault(est.dim) < usual:
+                log.warning("a graph of %d nodes takes at most %d landmarks (half its nodes), so its vectors "
+                            "have %d dimensions, not %s; give dim and landmarks to choose", chosen.nodes,
+                            est.getOrDefault(est.landmarks), est.getOrDefault(est.dim), usual)
+        return est
 
     def write(self) -> "SepNEWriter":
         """An :class:`~pyspark.ml.util.MLWriter` of this estimator's parameters."""

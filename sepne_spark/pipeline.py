@@ -119,6 +119,65 @@ def check_id_type(graph: Graph, id_type: DataType) -> None:
                      f"{id_type.simpleString()} src and dst")
 
 
+@dataclass
+class AutoChoice:
+    """What ``--profile auto`` (:func:`choose_profile`) chose for a graph."""
+
+    profile: str
+    """The shipped profile taken: ``document-quality`` or ``social``."""
+    changed: dict[str, Any]
+    """The settings ``auto`` changes from that profile (by setting name)."""
+    nodes: int
+    edge_rows: int
+    two_step_walks: int | None
+    """Sum of the squared out-degrees, counted only when the choice needs it."""
+
+    def describe(self, changed: Mapping[str, Any] | None = None) -> str:
+        """``document-quality for 2708 nodes (landmarks 250, ...)``: the choice in words,
+        with ``changed`` (default: :attr:`changed`) as the settings shown."""
+        changed = self.changed if changed is None else changed
+        shown = ", ".join(f"{k} {v}" for k, v in changed.items())
+        walks = f", {self.two_step_walks:,} two-step walks" if self.two_step_walks is not None else ""
+        return f"{self.profile} for {self.nodes} nodes{walks}" + (f" ({shown})" if shown else "")
+
+
+def choose_profile(graph: Graph, nodes: int | None = None, edge_rows: int | None = None,
+                   timings: dict[str, float] | None = None) -> AutoChoice:
+    """The settings of ``--profile auto`` (the embed job's default) for a graph, chosen
+    from its size (:func:`sepne_spark.settings.auto_profile`).
+
+    Parameters
+    ----------
+    graph : Graph
+        The canonical graph, read as it will be fitted.
+    nodes, edge_rows : int, optional
+        Its node and edge-row counts when the caller has them; else counted here (two
+        small jobs).
+    timings : dict, optional
+        Stage timings, to which the ``auto_profile`` stage is added when the choice
+        needs the two-step walks (one more pass over the edges).
+
+    Returns
+    -------
+    AutoChoice
+    """
+    from sepne_spark import settings as schema
+
+    if nodes is None:
+        nodes = graph.vertices.count()
+    if edge_rows is None:
+        edge_rows = graph.edges.count()
+    walks = None
+    if schema.auto_needs_walks(nodes, edge_rows):
+        with stage(graph.edges.sparkSession, "auto_profile", "two-step walks, the sum of squared out-degrees",
+                   timings):
+            # Sum of squared out-degrees: the two-step walks, the size of A^2 at most.
+            counts = graph.edges.groupBy("src").count()
+            walks = int(counts.agg(F.sum(F.col("count") * F.col("count"))).first()[0] or 0)
+    name, changed = schema.auto_profile(nodes, edge_rows, walks)
+    return AutoChoice(name, changed, nodes, edge_rows, walks)
+
+
 def landmark_frame(spark: SparkSession, ids: list, id_type: DataType) -> DataFrame:
     """``(id, l)``: the landmarks and their index, k rows.
 

@@ -173,3 +173,44 @@ def test_a_long_window_runs_in_one_task_when_its_walks_bound_m(spark, monkeypatc
         assert pipeline.fits_one_task(graph, params, n)
         monkeypatch.setattr(one_task, "MAX_ENTRIES", want - 1)
         assert not pipeline.fits_one_task(graph, params, n)
+
+
+def _expected_auto(n_nodes: int, edge_rows: int, walks: int | None, **params) -> dict:
+    from sepne_spark import settings
+
+    name, changed = settings.auto_profile(n_nodes, edge_rows, walks)
+    resolved = settings.resolve(None, {**settings.load_profile(name), **changed})
+    return {**settings.model_params(resolved), **params}
+
+
+def test_from_profile_auto_chooses_from_the_graphs_size_as_the_job_does(spark, caplog):
+    from sepne_spark.graph import prepare_graph
+
+    # A tiny graph: document-quality, with at most half its nodes as landmarks.
+    g = random_graph(n=60, m=220, seed=4)
+    pairs = {tuple(sorted((g.ids[a], g.ids[b]))) for a, b in zip(g.src, g.dst)}
+    nodes = len({v for p in pairs for v in p})
+    with caplog.at_level("INFO", logger="sepne_spark"):
+        est = SepNE.fromProfile("auto", _edges(spark, g), iters=7)
+    assert est.settings() == _expected_auto(nodes, 2 * len(pairs), None, iters=7)
+    assert est.getLandmarks() == nodes // 2 and est.getMetric() == "A+A2" and est.getUnreached() == "anchor"
+    assert f"profile auto: document-quality for {nodes} nodes" in caplog.text
+    assert "so its vectors have" in caplog.text  # dim narrowed to the landmarks, and said so
+    # A Graph is fitted as it was read: its direction is taken unless given.
+    directed = prepare_graph(_edges(spark, g), directed=True)
+    assert SepNE.fromProfile("auto", directed).getDirected() is True
+
+    # Above 5,000 nodes the choice needs the two-step walks: counted by Spark, here
+    # against NumPy's sum of squared degrees.
+    rng = np.random.default_rng(5)
+    n = 6000
+    src = np.repeat(np.arange(n), 3)
+    dst = rng.integers(0, n, src.size)
+    keep = src != dst
+    rows = [(int(a), int(b)) for a, b in zip(src[keep], dst[keep])]
+    undirected = {tuple(sorted(r)) for r in rows}
+    degree = np.bincount(np.array(list(undirected)).ravel(), minlength=n)
+    walks = int((degree.astype(np.int64) ** 2).sum())
+    big = SepNE.fromProfile("auto", spark.createDataFrame(rows, "src long, dst long"), seed=3)
+    assert big.settings() == _expected_auto(int((degree > 0).sum()), 2 * len(undirected), walks, seed=3)
+    assert big.getLandmarks() == 1000 and big.getScaling() == "log"  # social, two-hop

@@ -9,7 +9,7 @@ import pytest
 
 from sepne_spark import graph, landmarks, partition, proximity, reading, settings
 from sepne_spark.model import SepNE, SepNEModel
-from sepne_spark.errors import UserError
+from sepne_spark.errors import UnknownParamError, UserError
 from sepne_spark.settings import JOB, MODEL, MODEL_PARAMS, MODEL_SETTINGS, SETTINGS, EmbedSettings, SettingError
 
 pytestmark = pytest.mark.unit
@@ -317,3 +317,26 @@ def test_a_metric_flag_drops_the_profiles_window():
         settings.resolve({"metric": "I+A", "window": "5"}, settings.load_profile("document-quality"))
     with pytest.raises(UserError, match=r"window 5 \(from the profile\) applies to metric A\+A2 only"):
         settings.resolve({}, {"metric": "I+A", "window": 5})  # a profile at odds with itself
+
+
+def test_from_profile_takes_a_named_profile_and_the_params_given():
+    social = settings.model_params(settings.resolve(None, settings.load_profile("social")))
+    assert SepNE.fromProfile("social").settings() == social
+    est = SepNE.fromProfile("social", landmarks=300, setSize=800)
+    assert est.settings() == {**social, "landmarks": 300, "setSize": 800}
+    # metric I+A replaces the profile's A+A2 and drops its walk window, as --metric I+A does.
+    quality = SepNE.fromProfile("document-quality")
+    assert (quality.getMetric(), quality.getWindow()) == ("A+A2", 5)
+    plain = SepNE.fromProfile("document-quality", metric="I+A")
+    assert (plain.getMetric(), plain.getWindow(), plain.getLandmarks()) == ("I+A", 2, quality.getLandmarks())
+    # Values are checked as SepNE(...) checks them, with the Param's name.
+    with pytest.raises(SettingError, match="window"):
+        SepNE.fromProfile("social", window=11)
+    with pytest.raises(UnknownParamError, match="setSize"):
+        SepNE.fromProfile("social", set_size=800)
+    with pytest.raises(UserError, match="profile"):
+        SepNE.fromProfile("no-such-profile")
+    with pytest.raises(SettingError, match="chosen from the graph's size"):
+        SepNE.fromProfile("auto")
+    with pytest.raises(SettingError, match="chosen from the graph's size"):
+        SepNE.fromProfile()

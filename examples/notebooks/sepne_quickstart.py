@@ -55,12 +55,15 @@ print(f"{edges.count()} edges")
 
 # MAGIC %md
 # MAGIC ## Fit and embed every node
-# MAGIC `fit` chooses the landmarks and factorises their block; `transform(edges)` embeds
-# MAGIC every other node, set by set, in parallel.
+# MAGIC `SepNE.fromProfile("auto", edges)` takes the settings the embed job runs by
+# MAGIC default, chosen from the graph's size (`SepNE()` alone is the paper's setting);
+# MAGIC any Param given wins. `fit` chooses the landmarks and factorises their block;
+# MAGIC `transform(edges)` embeds every other node, set by set, in parallel, then runs the
+# MAGIC steps over the whole graph that follow the solve.
 
 # COMMAND ----------
 
-sepne = SepNE(dim=32, landmarks=100, metric="A+A2", partition="RP", setSize=500, iters=20, seed=1)
+sepne = SepNE.fromProfile("auto", edges, dim=32, seed=1)
 model = sepne.fit(edges)
 embeddings = model.transform(edges)
 embeddings.select("id", "embedding", "is_landmark", "set_id").show(5, truncate=60)
@@ -89,12 +92,14 @@ for ratio, result in sorted(scores["results"].items()):
 # MAGIC requested nodes' neighbourhood is merged and normalised, after one scan of the
 # MAGIC input, so the cost follows those neighbourhoods; with `A+A2`, as here, the whole
 # MAGIC graph's transition matrix is built first, so the cost grows with the graph.
-# MAGIC `loaded.embeds_locally(edges, wanted)` says which case a call is.
+# MAGIC `loaded.embeds_locally(edges, wanted)` says which case a call is. Requested
+# MAGIC nodes get the solve alone: the propagation, refinement and averaging work on the
+# MAGIC whole graph, so they are turned off first.
 
 # COMMAND ----------
 
 model.save(f"{OUTPUT}/model", overwrite=True)
-loaded = SepNEModel.load(f"{OUTPUT}/model")
+loaded = SepNEModel.load(f"{OUTPUT}/model").setPropagation(1).setRefineSteps(0).setAverageSteps(0)
 wanted = edges.select(edges.src.alias("id")).distinct().limit(10)
 print("reads only the neighbourhood:", loaded.embeds_locally(edges, wanted))
 some = loaded.embed(wanted, edges)

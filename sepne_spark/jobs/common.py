@@ -78,15 +78,13 @@ class JobArgumentParser(argparse.ArgumentParser):
 
 
 def auto_settings(
-    spark: Any, ns: argparse.Namespace, graph: Any, n_nodes: int, n_edges: int,
-    timings: dict[str, float] | None = None,
+    ns: argparse.Namespace, graph: Any, n_nodes: int, n_edges: int, timings: dict[str, float] | None = None,
 ) -> tuple[Any, str]:
     """The settings of ``--profile auto`` for a graph of this size (flags still win),
     and the profile chosen.
 
     Parameters
     ----------
-    spark : SparkSession
     ns : argparse.Namespace
         A job's parsed flags (the settings' flags; ``nodes`` when the job has it).
     graph : sepne_spark.graph.Graph
@@ -103,17 +101,10 @@ def auto_settings(
         The resolved settings and the name of the profile ``auto`` chose.
     """
     from sepne_spark import settings as schema
+    from sepne_spark.pipeline import choose_profile
 
-    walks = None
-    if schema.auto_needs_walks(n_nodes, n_edges):
-        from pyspark.sql import functions as F
-
-        from sepne_spark.progress import stage
-
-        with stage(spark, "auto_profile", "two-step walks, the sum of squared out-degrees", timings):
-            # Sum of squared out-degrees: the two-step walks, the size of A^2 at most.
-            walks = int(graph.edges.groupBy("src").count().agg(F.sum(F.col("count") * F.col("count"))).first()[0] or 0)
-    name, changed = schema.auto_profile(n_nodes, n_edges, walks)
+    choice = choose_profile(graph, n_nodes, n_edges, timings)
+    name, changed = choice.profile, choice.changed
     if getattr(ns, "nodes", None):  # requested ids only: no whole-graph step after the solve
         if ns.propagation is None:
             changed["propagation"] = 1
@@ -125,9 +116,7 @@ def auto_settings(
             changed["average_steps"] = 0
     base = schema.load_profile(name)
     settings = schema.resolve(ns, {**base, **changed})
-    shown = ", ".join(f"{k} {v}" for k, v in changed.items())
-    log.info("profile auto: %s for %d nodes%s%s", name, n_nodes,
-             f", {walks:,} two-step walks" if walks is not None else "", f" ({shown})" if shown else "")
+    log.info("profile auto: %s", choice.describe(changed))
     usual = base.get("dim", schema.setting("dim").default)
     if ns.dim is None and settings.dim < usual:  # auto narrowed a tiny graph's output
         log.warning("a graph of %d nodes takes at most %d landmarks (half its nodes), so its vectors have %d "

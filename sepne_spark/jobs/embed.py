@@ -377,7 +377,7 @@ def _run(spark, ns: argparse.Namespace, settings: schema.EmbedSettings, target: 
     # A saved model's parameters replace the profile's (see _with_model_params).
     profile_used = ns.profile if model is None else f"none: the parameters of the saved model {ns.model}"
     if ns.profile == schema.AUTO_PROFILE and model is None:
-        settings, chosen = auto_settings(spark, ns, graph, n_nodes, n_edges, timings)
+        settings, chosen = auto_settings(ns, graph, n_nodes, n_edges, timings)
         profile_used = f"auto: {chosen}"
     # Before fitting: requested ids that are not nodes are reported (an error when none is).
     # With a loaded model the embedding does that itself.

@@ -507,7 +507,7 @@ def run_linkpred(spark: SparkSession, ns: argparse.Namespace) -> dict[str, Any]:
             with stage(spark, "count", "the training graph's nodes and edge rows, for auto") as st:
                 nodes, edge_rows = data.vertices.count(), data.edges.count()
                 st.count(nodes=nodes, edge_rows=edge_rows)
-            settings, chosen = auto_settings(spark, ns, data, nodes, edge_rows)
+            settings, chosen = auto_settings(ns, data, nodes, edge_rows)
             profile = f"auto: {chosen}"
         models.append(SepNE(**schema.model_params(settings)).fit(data))
         return models[-1].transform(data)
