@@ -252,6 +252,19 @@ def test_auc_spark_matches_numpy(spark):
     assert auc_spark(df) == pytest.approx(3.5 / 6)
 
 
+def test_auc_spark_by_score_ranges_is_exact_with_ties(spark):
+    # Scores on a coarse grid: many ties, also across the ranges' cuts.
+    rng = np.random.default_rng(3)
+    labels = rng.integers(0, 2, 3000)
+    scores = np.round(rng.normal(size=labels.size) + 0.7 * labels, 1)
+    df = spark.createDataFrame([(float(x), int(y)) for x, y in zip(scores, labels)], "score double, label int")
+    want = auc(scores[labels == 1], scores[labels == 0])
+    for buckets in (1, 3, 17, 200):
+        assert auc_spark(df, buckets=buckets) == pytest.approx(want, abs=1e-12)
+    with pytest.raises(ValueError, match="one positive and one negative"):
+        auc_spark(df.where("label = 1"))
+
+
 def _two_communities(n_half: int = 12, p: float = 0.5, seed: int = 0) -> list[tuple[int, int]]:
     rng = np.random.default_rng(seed)
     edges = []

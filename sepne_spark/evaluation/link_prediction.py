@@ -5,6 +5,7 @@ import logging
 from typing import Any, Callable, Sequence
 
 import numpy as np
+import pandas as pd
 from scipy.stats import rankdata
 
 from sepne_spark.evaluation.pairs import _as_array, _sample_pairs, _uniform, dot_column
@@ -14,10 +15,10 @@ from sepne_spark.session import checkpoint
 log = logging.getLogger(__name__)
 
 try:  # Spark is a dependency of the package, but the NumPy half works without it
-    from pyspark.sql import Column, DataFrame, SparkSession, Window
+    from pyspark.sql import Column, DataFrame, SparkSession
     from pyspark.sql import functions as F
 except ImportError:  # pragma: no cover
-    Column = DataFrame = SparkSession = Window = F = None  # type: ignore[assignment,misc]
+    Column = DataFrame = SparkSession = F = None  # type: ignore[assignment,misc]
 
 
 # ---------------------------------------------------------------------------
@@ -170,31 +171,65 @@ def auc(pos_scores: Sequence[float] | np.ndarray, neg_scores: Sequence[float] | 
     return float(u / (pos.size * neg.size))
 
 
-def auc_spark(scored: DataFrame, score_col: str = "score", label_col: str = "label") -> float:
+#: Scores per range that :func:`auc_spark` aims at (one pandas frame per range in a task).
+AUC_RANGE_ROWS = 1_000_000
+
+
+def _range_u(frame: pd.DataFrame) -> pd.DataFrame:
+    """One score range's positives, negatives and Mann-Whitney U (ties one half)."""
+    pos = frame["_p"].to_numpy() == 1
+    p, q = int(pos.sum()), int((~pos).sum())
+    u = 0.0
+    if p and q:
+        u = float(rankdata(frame["_s"].to_numpy(), method="average")[pos].sum() - p * (p + 1) / 2.0)
+    return pd.DataFrame({"_b": [int(frame["_b"].iloc[0])], "p": [float(p)], "q": [float(q)], "u": [u]})
+
+
+def auc_spark(scored: DataFrame, score_col: str = "score", label_col: str = "label",
+              buckets: int | None = None) -> float:
     """Mann-Whitney AUC of a DataFrame of scores and 0/1 labels, computed by Spark.
 
-    Scores are grouped by value (ties count one half) and the negatives below each
-    value are summed by a window over the distinct scores; rows with a null score are
-    ignored.
+    Exact, ties counting one half, and distributed: the scores are cut into ``buckets``
+    ranges at approximate quantiles; each range is ranked in one pandas frame
+    (``applyInPandas``), which gives its positives, negatives and the pairs its
+    positives win within it; one row per range reaches the driver, which adds the pairs
+    won across ranges. Rows with a null score are ignored. Pass ``scored`` persisted or
+    checkpointed: it is read three times (a count, the quantiles, the ranks).
+
+    Parameters
+    ----------
+    scored : DataFrame
+        Rows with a score and a 0/1 label (1 the positives).
+    score_col, label_col : str
+        Their columns.
+    buckets : int, optional
+        Score ranges; default ``spark.sql.shuffle.partitions``, or more so that a range
+        holds about :data:`AUC_RANGE_ROWS` scores.
     """
-    g = (
-        scored.where(F.col(score_col).isNotNull())
-        .groupBy(F.col(score_col).alias("_s"))
-        .agg(
-            F.sum(F.when(F.col(label_col) == 1, 1).otherwise(0)).cast("double").alias("_p"),
-            F.sum(F.when(F.col(label_col) == 1, 0).otherwise(1)).cast("double").alias("_q"),
-        )
+    rows = scored.where(F.col(score_col).isNotNull()).select(
+        F.col(score_col).cast("double").alias("_s"),
+        F.when(F.col(label_col) == 1, 1).otherwise(0).cast("byte").alias("_p"),
     )
-    w = Window.orderBy("_s").rowsBetween(Window.unboundedPreceding, -1)
-    g = g.withColumn("_below", F.coalesce(F.sum("_q").over(w), F.lit(0.0)))
-    r = g.agg(
-        F.sum(F.col("_p") * (F.col("_below") + 0.5 * F.col("_q"))).alias("u"),
-        F.sum("_p").alias("p"),
-        F.sum("_q").alias("q"),
-    ).first()
-    if not r["p"] or not r["q"]:
+    if buckets is None:
+        conf = int(scored.sparkSession.conf.get("spark.sql.shuffle.partitions", "200") or 200)
+        buckets = min(max(conf, -(-rows.count() // AUC_RANGE_ROWS), 1), 100_000)
+    cuts = sorted(set(rows.stat.approxQuantile("_s", [i / buckets for i in range(1, buckets)], 0.001))) \
+        if buckets > 1 else []
+    # A score's range: how many cuts lie below it (equal scores share a range).
+    bucket = F.size(F.filter(F.array(*[F.lit(float(c)) for c in cuts]), lambda c: c < F.col("_s"))) \
+        if cuts else F.lit(0)
+    per = rows.withColumn("_b", bucket).groupBy("_b").applyInPandas(
+        _range_u, "_b int, p double, q double, u double").collect()
+    per.sort(key=lambda r: r["_b"])
+    p_all = sum(r["p"] for r in per)
+    q_all = sum(r["q"] for r in per)
+    if not p_all or not q_all:
         raise ValueError("need at least one positive and one negative score")
-    return float(r["u"] / (r["p"] * r["q"]))
+    u, below = 0.0, 0.0
+    for r in per:  # every positive of a range also beats the negatives of the ranges below
+        u += r["u"] + r["p"] * below
+        below += r["q"]
+    return float(u / (p_all * q_all))
 
 
 def score_pairs(
