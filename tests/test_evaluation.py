@@ -469,7 +469,7 @@ def test_job_reconstruct(spark, tmp_path, capsys):
 
 
 @pytest.mark.e2e
-def test_job_reconstruct_takes_m_from_the_manifest(spark, tmp_path, capsys):
+def test_job_reconstruct_takes_m_from_the_manifest(spark, tmp_path, capsys, caplog):
     """The manifest next to the embeddings says which M they are of (here a window of 3
     with the log scaling, as the embed job writes it); flags override it."""
     from tests.helpers import random_graph
@@ -484,9 +484,20 @@ def test_job_reconstruct_takes_m_from_the_manifest(spark, tmp_path, capsys):
                  ).to_parquet(out / "part-0.parquet")
     settings = {"metric": "A+A2", "window": 3, "scaling": "log", "directed": False, "duplicates": "sum",
                 "self_loops": "drop", "landmarks": 12}
-    (out / "_manifest.json").write_text(json.dumps({"job": "embed", "settings": settings}))
+    other = tmp_path / "other.tsv"
+    other.write_text("a\tb\n")
+    from sepne_spark.jobs.common import input_fingerprint
+
+    made_from = {"job": "embed", "settings": settings, "input_files": input_fingerprint(spark, [str(other)])}
+    (out / "_manifest.json").write_text(json.dumps(made_from))
     job = _job()
     res_json = tmp_path / "r.json"
+    with caplog.at_level("WARNING", logger="sepne_spark"):
+        assert job.main(spark, ["reconstruct", "--edges", str(edges), "--embeddings", str(out)]) == 0
+    assert f"is not the input the embeddings were made from ({other}: 1 file(s), 4 bytes" in caplog.text
+    made_from["input_files"] = input_fingerprint(spark, [str(edges)])
+    (out / "_manifest.json").write_text(json.dumps(made_from))
+    caplog.clear()
     r2 = []
     for extra, (window, scaling) in (([], (3, "log")), (["--window", "2", "--scaling", "none"], (2, "none"))):
         capsys.readouterr()
@@ -499,6 +510,7 @@ def test_job_reconstruct_takes_m_from_the_manifest(spark, tmp_path, capsys):
         assert res["r2_nonzero"] == pytest.approx(exact["r2_nonzero"], abs=1e-10)
         assert "from the embeddings' manifest" in capsys.readouterr().out
         r2.append(res["r2_all"])
+    assert "is not the input" not in caplog.text  # the manifest's own input: no warning
     assert r2[0] > r2[1]  # the vectors are the truncated SVD of the manifest's M, not of the other
 
 

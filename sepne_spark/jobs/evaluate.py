@@ -45,6 +45,7 @@ from sepne_spark.jobs.common import (
     add_read_arguments,
     auto_settings,
     check_inputs_exist,
+    input_fingerprint,
     local_path,
     profile_names,
     read_options,
@@ -395,6 +396,29 @@ def matrix_settings(ns: argparse.Namespace, manifest: dict[str, Any]) -> tuple[d
     return {k: getattr(settings, k) for k in wanted}, source
 
 
+def input_mismatch(spark: SparkSession, edges: str, manifest: dict[str, Any]) -> str | None:
+    """Why ``edges`` looks like another input than the one the embeddings' manifest
+    records (its files' number, total size or latest modification), or None when they
+    agree or either cannot be told (no manifest, a generated graph, Spark Connect)."""
+    saved = [f for f in manifest.get("input_files") or [] if f.get("files") is not None]
+    if not saved or len(saved) != len(manifest.get("input_files") or []):
+        return None
+    (now,) = input_fingerprint(spark, [edges])
+    if now.get("files") is None:
+        return None
+    then = {"files": sum(f["files"] for f in saved), "bytes": sum(f.get("bytes") or 0 for f in saved),
+            "modified_utc": max(str(f.get("modified_utc")) for f in saved)}
+    if (now["files"], now["bytes"], str(now["modified_utc"])) == (then["files"], then["bytes"], then["modified_utc"]):
+        return None
+
+    def shown(f: dict[str, Any]) -> str:
+        return f"{f['files']} file(s), {f['bytes']:,} bytes, modified {f['modified_utc']}"
+
+    made_from = ", ".join(str(f["path"]) for f in saved)
+    return (f"--edges {edges} ({shown(now)}) is not the input the embeddings were made from ({made_from}: "
+            f"{shown(then)}); M is built from --edges")
+
+
 def run_reconstruct(spark: SparkSession, ns: argparse.Namespace) -> dict[str, Any]:
     """The ``reconstruct`` task (driver-side; see the module docstring)."""
     from sepne_spark.evaluation import reconstruction_r2, reconstruction_r2_sampled
@@ -405,6 +429,9 @@ def run_reconstruct(spark: SparkSession, ns: argparse.Namespace) -> dict[str, An
 
     manifest = read_manifest(ns.embeddings) or {}
     settings, source = matrix_settings(ns, manifest)
+    mismatch = input_mismatch(spark, ns.edges, manifest)
+    if mismatch:
+        log.warning("%s", mismatch)
     # The embed job's own reading: the same layout, validation, merging and self-loop policy.
     layout = read_options(ns, manifest.get("read"))
     graph = load_graph(spark, ns.edges, settings["input_format"], directed=settings["directed"],
