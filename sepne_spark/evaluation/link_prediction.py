@@ -1,6 +1,7 @@
 """Link prediction: held-out edges, sampled non-edges, dot-product scores and their AUC."""
 from __future__ import annotations
 
+import bisect
 import logging
 from typing import Any, Callable, Sequence
 
@@ -173,11 +174,25 @@ def auc(pos_scores: Sequence[float] | np.ndarray, neg_scores: Sequence[float] | 
 
 #: Scores per range that :func:`auc_spark` aims at (one pandas frame per range in a task).
 AUC_RANGE_ROWS = 1_000_000
+#: At most this many ranges.
+AUC_MAX_RANGES = 4096
+
+
+def _range_index(score: Column, cuts: list[float]) -> Column:
+    """How many of the sorted ``cuts`` lie below ``score``, by a balanced tree of
+    comparisons: log2(len(cuts)) of them per row. Equal scores share a range."""
+    def below(lo: int, hi: int) -> Column:  # score is above cuts[:lo] and not above cuts[hi:]
+        if lo == hi:
+            return F.lit(lo)
+        mid = (lo + hi) // 2
+        return F.when(score > F.lit(float(cuts[mid])), below(mid + 1, hi)).otherwise(below(lo, mid))
+
+    return below(0, len(cuts))
 
 
 def _range_u(frame: pd.DataFrame) -> pd.DataFrame:
-    """One score range's positives, negatives and Mann-Whitney U (ties one half)."""
-    pos = frame["_p"].to_numpy() == 1
+    """One range's positives, negatives and Mann-Whitney U (ties one half)."""
+    pos = frame["_l"].to_numpy() == 1.0
     p, q = int(pos.sum()), int((~pos).sum())
     u = 0.0
     if p and q:
@@ -190,45 +205,67 @@ def auc_spark(scored: DataFrame, score_col: str = "score", label_col: str = "lab
     """Mann-Whitney AUC of a DataFrame of scores and 0/1 labels, computed by Spark.
 
     Exact, ties counting one half, and distributed: the scores are cut into ``buckets``
-    ranges at approximate quantiles; each range is ranked in one pandas frame
-    (``applyInPandas``), which gives its positives, negatives and the pairs its
-    positives win within it; one row per range reaches the driver, which adds the pairs
-    won across ranges. Rows with a null score are ignored. Pass ``scored`` persisted or
-    checkpointed: it is read three times (a count, the quantiles, the ranks).
+    ranges at approximate quantiles and each range is ranked in one pandas frame
+    (``applyInPandas``), which gives the pairs its positives win within it; one row per
+    range reaches the driver, which adds the pairs won across ranges. A score that
+    holds more than a range's share of the rows (a cut that repeats, such as the 0 of
+    zero vectors) is counted apart, by value, so no frame holds much more than its
+    share. Rows with a null or NaN score are ignored (NaN ones with a warning). Pass
+    ``scored`` persisted or checkpointed: it is read three or four times (a count, the
+    quantiles, the ranges, and the shared scores when there are any).
 
     Parameters
     ----------
     scored : DataFrame
-        Rows with a score and a 0/1 label (1 the positives).
+        Rows with a score and a label, 1 (or true) for the positives and 0 (false) for
+        the negatives.
     score_col, label_col : str
         Their columns.
     buckets : int, optional
-        Score ranges; default ``spark.sql.shuffle.partitions``, or more so that a range
-        holds about :data:`AUC_RANGE_ROWS` scores.
+        Score ranges; by default one per :data:`AUC_RANGE_ROWS` scores (at most
+        :data:`AUC_MAX_RANGES`).
+
+    Raises
+    ------
+    ValueError
+        Labels other than 0 and 1, or no positive or no negative score.
     """
     rows = scored.where(F.col(score_col).isNotNull()).select(
-        F.col(score_col).cast("double").alias("_s"),
-        F.when(F.col(label_col) == 1, 1).otherwise(0).cast("byte").alias("_p"),
-    )
+        F.col(score_col).cast("double").alias("_s"), F.col(label_col).cast("double").alias("_l"))
+    counts = rows.agg(F.count(F.lit(1)).alias("n"), F.sum(F.isnan("_s").cast("long")).alias("nan"),
+                      F.sum((F.col("_l").isNull() | ~F.col("_l").isin(0.0, 1.0)).cast("long")).alias("bad")).first()
+    if counts["bad"]:
+        raise ValueError(f"{counts['bad']} of the {counts['n']} scored rows have a label other than 0 and 1 "
+                         f"in column {label_col!r} (1 marks the positives, 0 the negatives)")
+    if counts["nan"]:
+        log.warning("%d of the %d scores are NaN and left out of the AUC", counts["nan"], counts["n"])
+        rows = rows.where(~F.isnan("_s"))
     if buckets is None:
-        conf = int(scored.sparkSession.conf.get("spark.sql.shuffle.partitions", "200") or 200)
-        buckets = min(max(conf, -(-rows.count() // AUC_RANGE_ROWS), 1), 100_000)
-    cuts = sorted(set(rows.stat.approxQuantile("_s", [i / buckets for i in range(1, buckets)], 0.001))) \
+        buckets = -(-(int(counts["n"]) - int(counts["nan"] or 0)) // AUC_RANGE_ROWS)
+    buckets = min(max(int(buckets), 1), AUC_MAX_RANGES)
+    quantiles = rows.stat.approxQuantile("_s", [i / buckets for i in range(1, buckets)], 0.001) \
         if buckets > 1 else []
-    # A score's range: how many cuts lie below it (equal scores share a range).
-    bucket = F.size(F.filter(F.array(*[F.lit(float(c)) for c in cuts]), lambda c: c < F.col("_s"))) \
-        if cuts else F.lit(0)
-    per = rows.withColumn("_b", bucket).groupBy("_b").applyInPandas(
-        _range_u, "_b int, p double, q double, u double").collect()
-    per.sort(key=lambda r: r["_b"])
-    p_all = sum(r["p"] for r in per)
-    q_all = sum(r["q"] for r in per)
+    cuts = sorted(set(quantiles))
+    shared = sorted({c for c in quantiles if quantiles.count(c) > 1})
+    ranged = rows.where(~F.col("_s").isin(*shared)) if shared else rows
+    # (position, kind, positives, negatives, pairs won within): ranges by their index,
+    # each shared score right after the range of the scores below it.
+    parts = [(r["_b"], 0, r["p"], r["q"], r["u"]) for r in ranged.withColumn(
+        "_b", _range_index(F.col("_s"), cuts)).groupBy("_b").applyInPandas(
+        _range_u, "_b int, p double, q double, u double").collect()]
+    if shared:
+        for r in rows.where(F.col("_s").isin(*shared)).groupBy("_s").agg(
+                F.sum("_l").alias("p"), F.sum(1.0 - F.col("_l")).alias("q")).collect():
+            parts.append((bisect.bisect_left(cuts, r["_s"]), 1, r["p"], r["q"], 0.5 * r["p"] * r["q"]))
+    parts.sort()
+    p_all = sum(part[2] for part in parts)
+    q_all = sum(part[3] for part in parts)
     if not p_all or not q_all:
         raise ValueError("need at least one positive and one negative score")
     u, below = 0.0, 0.0
-    for r in per:  # every positive of a range also beats the negatives of the ranges below
-        u += r["u"] + r["p"] * below
-        below += r["q"]
+    for _, _, p, q, within in parts:  # every positive also beats the negatives of what comes before
+        u += within + p * below
+        below += q
     return float(u / (p_all * q_all))
 
 
