@@ -530,19 +530,49 @@ class SepNEModel(Model, _SepNEParams, MLWritable, MLReadable):
         _save(self, path, overwrite)
 
     def _data(self, spark: SparkSession) -> tuple[DataFrame, DataFrame]:
-        """The model's arrays (one row) and its landmark ids, as DataFrames."""
+        """The model's arrays (raw little-endian float64, in parts of at most
+        :data:`_PART_VALUES` values) and its landmark ids, as DataFrames."""
         f = self.factors
         arrays = {"Phi": f.Phi, "Psi": f.Psi, "S_A": self.S_A, "S_B": self.S_B,
                   "singular_values": f.singular_values}
-        row = [(self.id_type.json(), {k: [float(x) for x in np.ravel(v)] for k, v in arrays.items()},
-                {k: [int(n) for n in np.shape(v)] for k, v in arrays.items()})]
-        data = spark.createDataFrame(row, _DATA_SCHEMA)
+        id_type = self.id_type.json()
+        rows = []
+        for name, value in arrays.items():
+            flat = np.ascontiguousarray(value, dtype="<f8").ravel()
+            shape = [int(n) for n in np.shape(value)]
+            for part, start in enumerate(range(0, max(flat.size, 1), _PART_VALUES)):
+                rows.append((id_type, name, part, shape, flat[start:start + _PART_VALUES].tobytes()))
+        data = spark.createDataFrame(rows, _DATA_SCHEMA)
         return data, pipeline.landmark_frame(spark, self.landmark_ids, self.id_type)
 
 
-#: Schema of a saved model's ``data`` Parquet: one row with the arrays, flattened, and
-#: their shapes.
-_DATA_SCHEMA = "idType string, arrays map<string, array<double>>, shapes map<string, array<int>>"
+#: Schema of a saved model's ``data`` Parquet: per array (Phi, Psi, S_A, S_B, the
+#: singular values), its shape and its values in parts of raw little-endian float64.
+#: (Models saved before 2026-12-04 hold one row ``idType, arrays map<string,
+#: array<double>>, shapes``; they are read too.)
+_DATA_SCHEMA = "idType string, name string, part int, shape array<int>, values binary"
+#: Values per part: 8 MB. Binary parts keep a model with 2,000 landmarks (two 2,000 x
+#: 2,000 summaries) a few seconds to save, where arrays of doubles took minutes.
+_PART_VALUES = 1 << 20
+
+
+def _read_data(frame: DataFrame) -> tuple[dict[str, np.ndarray], str]:
+    """The arrays and the id type (as JSON) of a saved model's ``data``, either layout."""
+    if "arrays" in frame.columns:  # one row of arrays of doubles (before 2026-12-04)
+        row = frame.first()
+        return {k: np.asarray(v, dtype=np.float64).reshape(row["shapes"][k])
+                for k, v in row["arrays"].items()}, row["idType"]
+    parts: dict[str, list] = {}
+    id_type = None
+    for row in frame.collect():
+        id_type = row["idType"]
+        parts.setdefault(row["name"], []).append((row["part"], row["shape"], bytes(row["values"])))
+    arrays = {}
+    for name, pieces in parts.items():
+        pieces.sort(key=lambda p: p[0])
+        flat = np.frombuffer(b"".join(p[2] for p in pieces), dtype="<f8").astype(np.float64)
+        arrays[name] = flat.reshape(pieces[0][1])
+    return arrays, id_type
 
 
 def _save(instance: Params, path: str, overwrite: bool) -> None:
@@ -557,8 +587,9 @@ class SepNEWriter(DefaultParamsWriter):
 
     ``path/metadata``: :class:`~pyspark.ml.util.DefaultParamsWriter`'s JSON (class, uid,
     timestamp, sparkVersion, paramMap, defaultParamMap) plus ``sepneVersion`` and, for a
-    model, ``k`` and ``d``. A model adds ``path/data`` (Parquet, one row: the id type
-    and the arrays Phi, Psi, S_A, S_B and the singular values with their shapes) and
+    model, ``k`` and ``d``. A model adds ``path/data`` (Parquet: the id type and the
+    arrays Phi, Psi, S_A, S_B and the singular values with their shapes, as raw float64
+    in parts of 8 MB, :data:`_DATA_SCHEMA`) and
     ``path/landmarks`` (Parquet ``id, l``: the landmark ids in order). Everything is
     written with the DataFrame API, so it also works on Spark Connect and shared
     clusters, into a temporary sibling of ``path`` that is moved into place when
@@ -664,15 +695,14 @@ class SepNEModelReader(MLReader):
         except AnalysisException:
             return self._load_v0(spark, path)
         _check_saved_class(path, metadata, SepNEModel)
-        row = spark.read.parquet(path + "/data").first()
-        model = self._build(spark, path, row, _parse_datatype_json_string(row["idType"]))
+        arrays, id_type = _read_data(spark.read.parquet(path + "/data"))
+        model = self._build(spark, path, arrays, _parse_datatype_json_string(id_type))
         model._resetUid(metadata["uid"])
         DefaultParamsReader.getAndSetParams(model, metadata)
         model._hold_fitted_values()
         return model
 
-    def _build(self, spark: SparkSession, path: str, row: Any, id_type: Any) -> "SepNEModel":
-        arr = {k: np.asarray(v, dtype=np.float64).reshape(row["shapes"][k]) for k, v in row["arrays"].items()}
+    def _build(self, spark: SparkSession, path: str, arr: dict[str, np.ndarray], id_type: Any) -> "SepNEModel":
         ids = [r["id"] for r in spark.read.parquet(path + "/landmarks").orderBy("l").collect()]
         Phi, Psi = arr["Phi"], arr["Psi"]
         factors = LandmarkFactors(Phi=Phi, Psi=Psi, P=Phi.T @ Psi, singular_values=arr["singular_values"])
@@ -690,7 +720,8 @@ class SepNEModelReader(MLReader):
                 "nor model/ (a model saved by sepne-spark 0.1)"
             ) from None
         meta = json.loads(row["meta"])
-        model = self._build(spark, path, row, _parse_datatype_json_string(meta["id_type"]))
+        arr = {k: np.asarray(v, dtype=np.float64).reshape(row["shapes"][k]) for k, v in row["arrays"].items()}
+        model = self._build(spark, path, arr, _parse_datatype_json_string(meta["id_type"]))
         model._set(**meta["params"])
         model._hold_fitted_values()
         return model

@@ -204,3 +204,36 @@ def test_fit_names_the_param_for_a_graph_read_otherwise_and_embed_checks_its_arg
         model.embed(["a"], edges)
     with pytest.raises(SettingError, match="nodes must be the number of nodes of the graph"):
         model.embed(None, edges, nodes=-1)
+
+
+def test_model_arrays_are_saved_as_raw_parts_and_the_one_row_layout_still_loads(spark, tmp_path, fitted,
+                                                                                 monkeypatch):
+    import shutil
+
+    from sepne_spark import model as model_module
+
+    model = fitted.stages[0]
+    monkeypatch.setattr(model_module, "_PART_VALUES", 7)  # several parts per array
+    path = tmp_path / "parts"
+    model.save(str(path))
+    data = spark.read.parquet(str(path / "data"))
+    assert dict(data.dtypes)["values"] == "binary"
+    assert data.where("name = 'S_A'").count() == -(-model.S_A.size // 7)
+    loaded = SepNEModel.load(str(path))
+    for name in ("Phi", "Psi", "singular_values"):
+        np.testing.assert_array_equal(getattr(loaded.factors, name), getattr(model.factors, name))
+    np.testing.assert_array_equal(loaded.S_A, model.S_A)
+    np.testing.assert_array_equal(loaded.S_B, model.S_B)
+    # The layout of the releases before 2026-12-04: data is one row of arrays of doubles.
+    f = model.factors
+    arrays = {"Phi": f.Phi, "Psi": f.Psi, "S_A": model.S_A, "S_B": model.S_B, "singular_values": f.singular_values}
+    shutil.rmtree(path / "data")
+    spark.createDataFrame(
+        [(model.id_type.json(), {k: [float(x) for x in v.ravel()] for k, v in arrays.items()},
+          {k: list(v.shape) for k, v in arrays.items()})],
+        "idType string, arrays map<string, array<double>>, shapes map<string, array<int>>",
+    ).coalesce(1).write.parquet(str(path / "data"))
+    old = SepNEModel.load(str(path))
+    np.testing.assert_array_equal(old.factors.P, model.factors.P)
+    np.testing.assert_array_equal(old.S_B, model.S_B)
+    assert old.landmark_ids == model.landmark_ids and old.settings() == model.settings()
