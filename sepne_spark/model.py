@@ -37,7 +37,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from sepne_spark import __version__, pipeline
-from sepne_spark.errors import InputError, RequestedIdsError, SettingError, UnknownParamError  # noqa: F401 - RequestedIdsError re-exported here
+from sepne_spark.errors import InputError, RequestedIdsError, SettingError, UnknownParamError, UserError  # noqa: F401 - RequestedIdsError re-exported here
 from sepne_spark.graph import requested_ids  # noqa: F401 - part of the API, used by the embed job
 from sepne_spark.graph import try_cast
 from sepne_spark.proximity import check_window
@@ -233,20 +233,30 @@ class SepNE(Estimator, _SepNEParams, MLWritable, MLReadable):
         Parameters
         ----------
         profile : str or path-like, default "auto"
-            ``"auto"``; a profile's name (``document``, ``document-quality``, ``social``,
-            ``yarn``, ``default``, or ``NAME.yaml`` in ``$SEPNE_CONF_DIR``); or a YAML
-            file's path. A profile's settings that are not the estimator's (``spark``,
-            ``input_format``, ...) are left out.
+            ``"auto"`` (in any case); a profile's name (``document``,
+            ``document-quality``, ``social``, ``yarn``, ``default``, or ``NAME.yaml`` in
+            ``$SEPNE_CONF_DIR``); or a YAML file's path. A profile's settings that are
+            not the estimator's (``spark``, ``input_format``, ...) are left out. The
+            edges given in its place (``SepNE.fromProfile(edges)``) mean ``"auto"``.
         graph : DataFrame or Graph, optional
-            ``"auto"`` only: the edge list (``src``, ``dst``[, ``weight``]) or
-            :class:`~sepne_spark.graph.Graph` that will be fitted. Its nodes and edge
-            rows are counted (two small jobs) and, above 5,000 nodes, its two-step
-            walks (one more pass over the edges); nothing is cached. A ``Graph``'s
-            reading (``directed``, ``duplicates``, ``selfLoops``) is taken unless given.
+            The edge list (``src``, ``dst``[, ``weight``]) or
+            :class:`~sepne_spark.graph.Graph` that will be fitted; needed by
+            ``"auto"``, which reads it in two passes over the edges (its nodes and its
+            edge rows; nothing is cached), and in a third for the two-step walks of
+            graphs above 5,000 nodes or too dense for the walk window. A ``Graph``'s
+            reading (``directed``, ``duplicates``, ``selfLoops``) is taken, with any
+            profile, unless given.
         **params
             SepNE Params (``dim=64``, ``landmarks=500``, ...), checked as ``SepNE(...)``
             checks them; they win over the profile. ``metric="I+A"`` drops a profile's
-            walk window, as ``--metric I+A`` does.
+            walk window, as ``--metric I+A`` does; ``landmarks`` alone on a graph small
+            enough for ``auto`` to narrow ``dim`` sets ``dim`` to at most that many.
+            Settings that cannot go together (``dim`` above ``landmarks``) are refused
+            here, and those that can but should not are warned about, as the embed job
+            does.
+
+        It is a class method: ``SepNE(dim=8).fromProfile("social")`` does not keep
+        ``dim=8``.
 
         Returns
         -------
@@ -256,7 +266,10 @@ class SepNE(Estimator, _SepNEParams, MLWritable, MLReadable):
         Raises
         ------
         SettingError
-            ``"auto"`` without a graph, or a bad Param value.
+            ``"auto"`` without a graph, a bad Param value, or settings that cannot go
+            together.
+        InputError
+            ``"auto"`` with a graph without edges, or with a bad row.
         UnknownParamError
             A keyword that is no Param.
         UserError
@@ -264,35 +277,55 @@ class SepNE(Estimator, _SepNEParams, MLWritable, MLReadable):
         """
         from sepne_spark import settings as schema
 
+        if graph is None and not isinstance(profile, (str, os.PathLike)):
+            profile, graph = schema.AUTO_PROFILE, profile  # SepNE.fromProfile(edges)
         given = cls(**params)  # every Param value checked here, with the Param's name
         overrides = {p: given.getOrDefault(p) for p in params}
+        if graph is not None and isinstance(graph, _graph_type()):  # fitted as it was read
+            for p, value in (("directed", graph.directed), ("duplicates", graph.duplicates),
+                             ("selfLoops", graph.self_loops)):
+                overrides.setdefault(p, value)
         chosen: pipeline.AutoChoice | None = None
-        if str(profile) == schema.AUTO_PROFILE:
+        if str(profile).lower() == schema.AUTO_PROFILE:
             if graph is None:
                 raise SettingError('profile "auto" is chosen from the graph\'s size: pass the edge list DataFrame '
                                    '(or Graph) to be fitted, SepNE.fromProfile("auto", edges)')
-            if isinstance(graph, _graph_type()):  # fitted as it was read
-                for p, value in (("directed", graph.directed), ("duplicates", graph.duplicates),
-                                 ("selfLoops", graph.self_loops)):
-                    overrides.setdefault(p, value)
             reading = [overrides.get(p, given.getOrDefault(p)) for p in ("directed", "duplicates", "selfLoops")]
             with _bad_rows_as_input_errors():
                 chosen = pipeline.choose_profile(_as_graph(graph, *reading))
+            if chosen.nodes == 0:
+                raise InputError("the graph has no edges: the edge list is empty (or holds only dropped "
+                                 "self-loops)")
             base = schema.load_profile(chosen.profile)
-            profile_values = {**base, **chosen.changed}
+            changed = dict(chosen.changed)
+            if "landmarks" in params and "dim" not in params:
+                changed = schema.auto_with_landmarks(changed, base, overrides["landmarks"])
+            profile_values = {**base, **changed}
         else:
             base = profile_values = schema.load_profile(profile)
         est = cls(**schema.model_params(schema.resolve(None, profile_values)))
         est._set(**overrides)
         if overrides.get("metric") == "I+A" and "window" not in overrides:
             est._set(window=2)  # the profile's walk window applies to A+A2 only
+        values = {schema.MODEL_PARAMS[p]: v for p, v in est.settings().items()}
+        try:  # the job's rules and warnings for settings that go together, at the call
+            schema.check_together(values, {schema.MODEL_PARAMS[p]: "given" if p in params else "from the profile"
+                                           for p in est.settings()})
+        except UserError as exc:
+            raise SettingError(str(exc)) from None
         if chosen is not None:
-            log.info("profile auto: %s", chosen.describe())
+            shown = {k: v for k, v in chosen.changed.items() if setting(k).param not in params}
+            log.info("profile auto: %s", chosen.describe(shown))
             usual = base.get("dim", setting("dim").default)
             if "dim" not in params and est.getOrDefault(est.dim) < usual:
-                log.warning("a graph of %d nodes takes at most %d landmarks (half its nodes), so its vectors "
-                            "have %d dimensions, not %s; give dim and landmarks to choose", chosen.nodes,
-                            est.getOrDefault(est.landmarks), est.getOrDefault(est.dim), usual)
+                k, d = est.getOrDefault(est.landmarks), est.getOrDefault(est.dim)
+                if "landmarks" in params:
+                    log.warning("landmarks=%d gives vectors of %d dimensions (at most the landmarks), not %s; "
+                                "give dim to choose", k, d, usual)
+                else:
+                    log.warning("a graph of %d nodes takes at most %d landmarks (half its nodes), so its "
+                                "vectors have %d dimensions, not %s; give dim and landmarks to choose",
+                                chosen.nodes, k, d, usual)
         return est
 
     def write(self) -> "SepNEWriter":

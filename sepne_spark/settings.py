@@ -914,6 +914,16 @@ def _tiny(nodes: int, base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[
     return {"landmarks": k, "dim": min(int(base.get("dim", _BY_NAME["dim"].default)), k)}
 
 
+def auto_with_landmarks(changed: Mapping[str, Any], base: Mapping[str, Any], landmarks: int) -> dict[str, Any]:
+    """:func:`auto_profile`'s changes when the user gives the landmark count: a dim that
+    ``auto`` narrowed to its own landmarks for a tiny graph becomes at most the given
+    count instead (the profile's dim when that is smaller)."""
+    out = {k: v for k, v in changed.items() if k != "landmarks"}
+    if "dim" in out:
+        out["dim"] = min(int(base.get("dim", _BY_NAME["dim"].default)), int(landmarks))
+    return out
+
+
 def load_profile(path_or_name: str | os.PathLike[str] | None = None) -> dict[str, Any]:
     """Read and validate a profile; return its settings (``extends`` applied).
 
@@ -1038,6 +1048,14 @@ def resolve(
         log.info("window %d (%s) applies to metric A+A2 only: %s %s drops it", values["window"],
                  sources["window"].replace("from ", ""), _BY_NAME["metric"].flag, values["metric"])
         values["window"], sources["window"] = 2, sources["metric"]
+    check_together(values, sources)
+    return EmbedSettings(**values)
+
+
+def check_together(values: Mapping[str, Any], sources: Mapping[str, str] | None = None) -> None:
+    """The rules and warnings that involve more than one setting (by setting name),
+    as :func:`resolve` applies them; ``sources`` says where each value came from, for
+    the messages. Raises :class:`UserError` for a combination that cannot run."""
     _check_combination(values, sources)
     if values["partition"] != "IO" and values["set_size"] < values["landmarks"]:
         log.warning(
@@ -1048,4 +1066,3 @@ def resolve(
     if values["landmark_strategy"] == "GDS" and values["metric"] == "I+A" and values["dim"] < values["landmarks"]:
         log.warning("landmark_strategy GDS with metric I+A gives a nearly diagonal M00; "
                     "prefer A+A2, or dim = landmarks")
-    return EmbedSettings(**values)

@@ -300,7 +300,7 @@ def test_manifest_and_summary_a_person_can_trust(spark, tmp_path, capfd, caplog,
 
 
 @pytest.mark.e2e
-def test_auto_with_requested_ids_leaves_out_the_whole_graph_steps(spark, tmp_path, caplog):
+def test_auto_with_requested_ids_leaves_out_the_whole_graph_steps(spark, tmp_path, caplog, monkeypatch):
     """Without --profile, requested ids on a small graph: auto takes document-quality,
     whose averaging embeds whole graphs only, and turns it off (as it turns off the
     filter and the refinement of the large-graph tiers); a flag asking for it is refused.
@@ -324,6 +324,17 @@ def test_auto_with_requested_ids_leaves_out_the_whole_graph_steps(spark, tmp_pat
     with pytest.raises(UserError, match="--average-steps 2 averages every vector.*give --average-steps 0"):
         embed.main(spark, ["--input", str(edges), "--output", str(tmp_path / "other"), "--nodes", g.ids[0],
                            "--average-steps", "2"])
+    # A site's default profile reads the graph as directed: auto fits it as read.
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "default.yaml").write_text("directed: true\n")
+    monkeypatch.setenv("SEPNE_CONF_DIR", str(site))
+    caplog.clear()
+    out = tmp_path / "site-run"
+    assert embed.main(spark, ["--input", str(edges), "--output", str(out), "--nodes", ",".join(g.ids[:5]),
+                              "--landmarks", "10", "--dim", "8"]) == 0
+    used = json.loads((out / "_manifest.json").read_text())["settings"]
+    assert (used["directed"], used["landmarks"], used["dim"]) == (True, 10, 8)
 
 
 def test_the_steps_after_the_solve_in_words():

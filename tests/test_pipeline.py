@@ -6,6 +6,7 @@ import pytest
 import scipy.sparse as sp
 
 from sepne_spark import dense
+from sepne_spark.errors import InputError
 from sepne_spark.model import SepNE
 from sepne_spark.propagation import l2_normalize
 from sepne_spark.spectral import average, propagate, refine, reorthogonalize
@@ -196,9 +197,23 @@ def test_from_profile_auto_chooses_from_the_graphs_size_as_the_job_does(spark, c
     assert est.getLandmarks() == nodes // 2 and est.getMetric() == "A+A2" and est.getUnreached() == "anchor"
     assert f"profile auto: document-quality for {nodes} nodes" in caplog.text
     assert "so its vectors have" in caplog.text  # dim narrowed to the landmarks, and said so
-    # A Graph is fitted as it was read: its direction is taken unless given.
+    # A Graph is fitted as it was read: its direction is taken unless given, with any profile.
     directed = prepare_graph(_edges(spark, g), directed=True)
     assert SepNE.fromProfile("auto", directed).getDirected() is True
+    assert SepNE.fromProfile("social", directed).getDirected() is True
+    assert SepNE.fromProfile("auto", directed, directed=False).getDirected() is False
+    # The edges alone mean auto, in any case; landmarks given on a tiny graph bound dim.
+    assert SepNE.fromProfile(_edges(spark, g), iters=7).settings() == est.settings()
+    assert SepNE.fromProfile("AUTO", _edges(spark, g), iters=7).settings() == est.settings()
+    caplog.clear()
+    with caplog.at_level("INFO", logger="sepne_spark"):
+        few = SepNE.fromProfile("auto", _edges(spark, g), landmarks=12)
+    assert (few.getLandmarks(), few.getDim()) == (12, 12)
+    assert "landmarks=12 gives vectors of 12 dimensions" in caplog.text
+    assert "(landmarks" not in caplog.text  # the log names auto's changes that were kept, not the landmarks given
+    few.fit(_edges(spark, g)).release()
+    with pytest.raises(InputError, match="the graph has no edges"):
+        SepNE.fromProfile("auto", spark.createDataFrame([], "src string, dst string"))
 
     # Above 5,000 nodes the choice needs the two-step walks: counted by Spark, here
     # against NumPy's sum of squared degrees.

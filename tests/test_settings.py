@@ -340,3 +340,13 @@ def test_from_profile_takes_a_named_profile_and_the_params_given():
         SepNE.fromProfile("auto")
     with pytest.raises(SettingError, match="chosen from the graph's size"):
         SepNE.fromProfile()
+
+
+def test_from_profile_checks_settings_that_go_together_at_the_call(caplog):
+    with pytest.raises(SettingError, match=r"dim 300 \(given\) is larger than landmarks 250 \(from the profile\)"):
+        SepNE.fromProfile("document-quality", dim=300)
+    with pytest.raises(SettingError, match="window 5 .*applies to metric A\\+A2 only"):
+        SepNE.fromProfile("document-quality", metric="I+A", window=5)
+    with caplog.at_level("WARNING", logger="sepne_spark"):
+        SepNE.fromProfile("document-quality", setSize=100)
+    assert "set_size 100 is below landmarks 250" in caplog.text

@@ -104,7 +104,10 @@ def auto_settings(
     from sepne_spark.pipeline import choose_profile
 
     choice = choose_profile(graph, n_nodes, n_edges, timings)
-    name, changed = choice.profile, choice.changed
+    name, changed = choice.profile, dict(choice.changed)
+    base = schema.load_profile(name)
+    # The graph is fitted as it was read (with the flags, else the default profile).
+    changed.update(directed=graph.directed, duplicates=graph.duplicates, self_loops=graph.self_loops)
     if getattr(ns, "nodes", None):  # requested ids only: no whole-graph step after the solve
         if ns.propagation is None:
             changed["propagation"] = 1
@@ -114,9 +117,10 @@ def auto_settings(
                 changed.pop("refine_operator", None)  # no rounds to run it
         if ns.average_steps is None:
             changed["average_steps"] = 0
-    base = schema.load_profile(name)
     settings = schema.resolve(ns, {**base, **changed})
-    log.info("profile auto: %s", choice.describe(changed))
+    shown = {k: v for k, v in changed.items()
+             if getattr(ns, k, None) is None and base.get(k, schema.setting(k).default) != v}
+    log.info("profile auto: %s", choice.describe(shown))
     usual = base.get("dim", schema.setting("dim").default)
     if ns.dim is None and settings.dim < usual:  # auto narrowed a tiny graph's output
         log.warning("a graph of %d nodes takes at most %d landmarks (half its nodes), so its vectors have %d "
