@@ -509,7 +509,7 @@ def test_job_reconstruct_takes_m_from_the_manifest(spark, tmp_path, capsys, capl
     res_json = tmp_path / "r.json"
     with caplog.at_level("WARNING", logger="sepne_spark"):
         assert job.main(spark, ["reconstruct", "--edges", str(edges), "--embeddings", str(out)]) == 0
-    assert f"is not the input the embeddings were made from ({other}: 1 file(s), 4 bytes" in caplog.text
+    assert f"may not be the input the embeddings were made from ({other}: 1 file(s), 4 bytes" in caplog.text
     made_from["input_files"] = input_fingerprint(spark, [str(edges)])
     (out / "_manifest.json").write_text(json.dumps(made_from))
     caplog.clear()
@@ -525,7 +525,14 @@ def test_job_reconstruct_takes_m_from_the_manifest(spark, tmp_path, capsys, capl
         assert res["r2_nonzero"] == pytest.approx(exact["r2_nonzero"], abs=1e-10)
         assert "from the embeddings' manifest" in capsys.readouterr().out
         r2.append(res["r2_all"])
-    assert "is not the input" not in caplog.text  # the manifest's own input: no warning
+    assert "may not be the input" not in caplog.text  # the manifest's own input: no warning
+    assert res["input_mismatch"] is None and res["steps_after_solve"] is None
+    made_from["settings"] = {**settings, "propagation": 3, "average_steps": 6}
+    (out / "_manifest.json").write_text(json.dumps(made_from))
+    assert job.main(spark, ["reconstruct", "--edges", str(edges), "--embeddings", str(out),
+                            "--json", str(res_json)]) == 0
+    assert json.loads(res_json.read_text())["steps_after_solve"] == "the propagation filter of 3 terms, 6 averaging steps"
+    assert "went through the propagation filter of 3 terms, 6 averaging steps after the solve" in caplog.text
     assert r2[0] > r2[1]  # the vectors are the truncated SVD of the manifest's M, not of the other
 
 

@@ -415,8 +415,21 @@ def input_mismatch(spark: SparkSession, edges: str, manifest: dict[str, Any]) ->
         return f"{f['files']} file(s), {f['bytes']:,} bytes, modified {f['modified_utc']}"
 
     made_from = ", ".join(str(f["path"]) for f in saved)
-    return (f"--edges {edges} ({shown(now)}) is not the input the embeddings were made from ({made_from}: "
+    return (f"--edges {edges} ({shown(now)}) may not be the input the embeddings were made from ({made_from}: "
             f"{shown(then)}); M is built from --edges")
+
+
+def _steps_after_solve(manifest: dict[str, Any]) -> str | None:
+    """The steps after the solve that the manifest's run applied, in words, or None."""
+    saved = manifest.get("settings") or {}
+    steps = []
+    if int(saved.get("refine_steps") or 0) > 0:
+        steps.append(f"{saved['refine_steps']} refinement rounds")
+    if int(saved.get("propagation") or 1) > 1:
+        steps.append(f"the propagation filter of {saved['propagation']} terms")
+    if int(saved.get("average_steps") or 0) > 0:
+        steps.append(f"{saved['average_steps']} averaging steps")
+    return ", ".join(steps) or None
 
 
 def run_reconstruct(spark: SparkSession, ns: argparse.Namespace) -> dict[str, Any]:
@@ -432,6 +445,11 @@ def run_reconstruct(spark: SparkSession, ns: argparse.Namespace) -> dict[str, An
     mismatch = input_mismatch(spark, ns.edges, manifest)
     if mismatch:
         log.warning("%s", mismatch)
+    after = _steps_after_solve(manifest)
+    if after:
+        log.warning("the embeddings went through %s after the solve: the R^2 compares those vectors with M, "
+                    "not the factorisation (embed with --propagation 1 --refine-steps 0 --average-steps 0 "
+                    "to measure it)", after)
     # The embed job's own reading: the same layout, validation, merging and self-loop policy.
     layout = read_options(ns, manifest.get("read"))
     graph = load_graph(spark, ns.edges, settings["input_format"], directed=settings["directed"],
@@ -492,6 +510,8 @@ def run_reconstruct(spark: SparkSession, ns: argparse.Namespace) -> dict[str, An
         "embeddings": ns.embeddings,
         **settings,
         "settings_from": source,
+        "input_mismatch": mismatch,
+        "steps_after_solve": after,
         "n_nodes": int(n),
         "n_missing_embedding": n_missing,
         "n_zero_embedding": n_zero,
