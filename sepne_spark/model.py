@@ -589,12 +589,16 @@ _DATA_SCHEMA = "idType string, name string, part int, shape array<int>, values b
 _PART_VALUES = 1 << 20
 
 
+def _arrays_of_row(row: Any) -> dict[str, np.ndarray]:
+    """The arrays of a one-row layout (``arrays`` and ``shapes`` maps)."""
+    return {k: np.asarray(v, dtype=np.float64).reshape(row["shapes"][k]) for k, v in row["arrays"].items()}
+
+
 def _read_data(frame: DataFrame) -> tuple[dict[str, np.ndarray], str]:
     """The arrays and the id type (as JSON) of a saved model's ``data``, either layout."""
     if "arrays" in frame.columns:  # one row of arrays of doubles (before 2026-12-04)
         row = frame.first()
-        return {k: np.asarray(v, dtype=np.float64).reshape(row["shapes"][k])
-                for k, v in row["arrays"].items()}, row["idType"]
+        return _arrays_of_row(row), row["idType"]
     parts: dict[str, list] = {}
     id_type = None
     for row in frame.collect():
@@ -753,8 +757,7 @@ class SepNEModelReader(MLReader):
                 "nor model/ (a model saved by sepne-spark 0.1)"
             ) from None
         meta = json.loads(row["meta"])
-        arr = {k: np.asarray(v, dtype=np.float64).reshape(row["shapes"][k]) for k, v in row["arrays"].items()}
-        model = self._build(spark, path, arr, _parse_datatype_json_string(meta["id_type"]))
+        model = self._build(spark, path, _arrays_of_row(row), _parse_datatype_json_string(meta["id_type"]))
         model._set(**meta["params"])
         model._hold_fitted_values()
         return model
