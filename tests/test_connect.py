@@ -84,7 +84,7 @@ CASES = ("IO", "LP", "RP-spectral")
 
 def test_rp_io_and_lp_under_spark_connect(spark, remote):
     g, result, _ = remote
-    assert set(result) - {"graphframes", "lp_labels"} == set(CASES)
+    assert set(result) - {"graphframes", "lp_labels", "auto", "saved_equal", "auc"} == set(CASES)
     edges = spark.createDataFrame(g.rows, "src string, dst string, weight double")
     for partition in CASES:
         extra = SPECTRAL if partition == "RP-spectral" else {}
@@ -127,3 +127,17 @@ def test_label_propagation_under_spark_connect_goes_through_graphframes(spark, r
     assert -1 not in sets and max(sets.values()) <= 20
     assert sum(1 for size in sets.values() if size < 10) <= 1, sorted(sets.values())
     assert sum(sets.values()) == len(lp["rows"]) - len(lp["landmarks"])
+
+
+def test_profile_auto_model_files_and_auc_under_spark_connect(spark, remote):
+    """``SepNE.fromProfile("auto", edges)`` chooses as in a classic session, a model's
+    files (raw float64 parts) save and load, and the AUC by score ranges is exact."""
+    from sepne_spark.evaluation import auc
+
+    g, result, _ = remote
+    edges = spark.createDataFrame(g.rows, "src string, dst string, weight double")
+    assert result["auto"] == SepNE.fromProfile("auto", edges).settings()
+    assert result["saved_equal"] is True
+    scores = np.array([float(i % 7) / 7 for i in range(300)])
+    labels = np.array([i % 3 == 0 for i in range(300)])
+    assert result["auc"] == pytest.approx(auc(scores[labels], scores[~labels]), abs=1e-12)

@@ -46,6 +46,22 @@ for partition in ("IO", "LP", "RP-spectral"):  # tests/test_connect.py: CASES
         "landmarks": model.landmark_ids,
         "rows": {r["id"]: [list(r["embedding"]), r["set_id"]] for r in out.collect()},
     }
+# The estimator of --profile auto, the saved model's files and the link-prediction AUC.
+import tempfile  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+from sepne_spark.evaluation import auc_spark  # noqa: E402
+from sepne_spark.model import SepNEModel  # noqa: E402
+
+result["auto"] = SepNE.fromProfile("auto", edges).settings()
+with tempfile.TemporaryDirectory() as folder:
+    model.save(folder + "/model")
+    loaded = SepNEModel.load(folder + "/model")
+    result["saved_equal"] = bool(np.array_equal(loaded.S_A, model.S_A) and np.array_equal(loaded.factors.Phi,
+                                                                                         model.factors.Phi))
+scores = [(float(i % 7) / 7, i % 3 == 0) for i in range(300)] + [(float("nan"), True), (None, False)]
+result["auc"] = auc_spark(spark.createDataFrame(scores, "score double, label boolean"), buckets=4)
 if result["graphframes"]:
     vertices = edges.select("src").union(edges.select("dst")).distinct().withColumnRenamed("src", "id")
     labels = label_propagation(spark, vertices, edges, 5, use_graphframes=True)
