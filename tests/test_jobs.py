@@ -272,6 +272,7 @@ def test_manifest_and_summary_a_person_can_trust(spark, tmp_path, capfd, caplog,
     (fingerprint,) = manifest["input_files"]
     stat = edges.stat()
     assert fingerprint["path"] == str(edges) and fingerprint["files"] == 1 and fingerprint["bytes"] == stat.st_size
+    assert fingerprint["absolute"] == str(edges.resolve())
     assert fingerprint["modified_utc"] == time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(stat.st_mtime))
     assert manifest["started_utc"] <= manifest["finished_utc"]
     assert 0 < manifest["duration_s"] == pytest.approx(manifest["timings_s"]["total"], abs=1e-3)

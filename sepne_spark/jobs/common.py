@@ -260,6 +260,7 @@ def _local_fingerprint(path: str) -> dict[str, Any]:
     stats = [os.stat(f) for f in files]
     return {
         "path": path,
+        "absolute": os.path.abspath(local),  # a relative path as the run saw it
         "files": len(files),
         "bytes": sum(st.st_size for st in stats),
         "modified_utc": _utc(max(st.st_mtime for st in stats)) if stats else None,
