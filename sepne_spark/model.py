@@ -314,7 +314,7 @@ class SepNE(Estimator, _SepNEParams, MLWritable, MLReadable):
         except UserError as exc:
             raise SettingError(str(exc)) from None
         if chosen is not None:
-            shown = {k: v for k, v in chosen.changed.items() if setting(k).param not in params}
+            shown = {k: v for k, v in changed.items() if setting(k).param not in params}
             log.info("profile auto: %s", chosen.describe(shown))
             usual = base.get("dim", setting("dim").default)
             if "dim" not in params and est.getOrDefault(est.dim) < usual:
