@@ -359,6 +359,12 @@ class SepNE(Estimator, _SepNEParams, MLWritable, MLReadable):
         timings: dict[str, float] = {}
         with _bad_rows_as_input_errors():
             fitted, cache = pipeline.fit(graph, s, timings)
+        from sepne_spark import settings as schema
+
+        if cache.nodes > schema.AUTO_SMALL_NODES and not any(self.isSet(p) for p in self.params):
+            log.warning("SepNE() runs the paper's document-network setting (built-in defaults), which on a graph "
+                        "of %d nodes leaves many nodes with zero vectors; SepNE.fromProfile(\"auto\", edges) "
+                        "chooses the settings from the graph's size, as the embed job does", cache.nodes)
         model = SepNEModel(fitted.landmark_ids, fitted.factors, fitted.S_A, fitted.S_B, fitted.id_type)
         self._copyValues(model)
         model._hold_fitted_values()

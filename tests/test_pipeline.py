@@ -230,3 +230,18 @@ def test_from_profile_auto_chooses_from_the_graphs_size_as_the_job_does(spark, c
     big = SepNE.fromProfile("auto", spark.createDataFrame(rows, "src long, dst long"), seed=3)
     assert big.settings() == _expected_auto(int((degree > 0).sum()), 2 * len(undirected), walks, seed=3)
     assert big.getLandmarks() == 1000 and big.getScaling() == "log"  # social, two-hop
+
+
+def test_the_built_in_defaults_on_a_larger_graph_point_to_from_profile(spark, caplog, monkeypatch):
+    from sepne_spark import settings
+
+    monkeypatch.setattr(settings, "AUTO_SMALL_NODES", 100)  # this graph counts as large
+    edges = _edges(spark, random_graph(n=260, m=900, seed=6))
+    with caplog.at_level("WARNING", logger="sepne_spark"):
+        SepNE().fit(edges).release()
+    assert "SepNE() runs the paper's document-network setting" in caplog.text
+    assert 'SepNE.fromProfile("auto", edges) chooses the settings' in caplog.text
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="sepne_spark"):
+        SepNE(landmarks=200, iters=5).fit(edges).release()  # settings the user chose: no advice
+    assert "document-network setting" not in caplog.text
