@@ -329,19 +329,23 @@ def requested_ids(ids: DataFrame, vertices: DataFrame, id_type: Any) -> DataFram
     missing = F.when(F.col("found").isNull(), F.col("asked").cast("string"))
     counts = flagged.agg(
         F.count(F.lit(1)).alias("asked"), F.count("found").alias("found"),
+        F.sum(F.col("asked").isNull().cast("long")).alias("nulls"),
         F.slice(F.sort_array(F.collect_set(missing)), 1, _MAX_EXAMPLES).alias("examples"),
     ).first()
-    n_asked, n_found = int(counts["asked"]), int(counts["found"])
+    n_asked, n_found, nulls = int(counts["asked"]), int(counts["found"]), int(counts["nulls"] or 0)
     if n_asked == 0:
         raise RequestedIdsError("no ids requested: the DataFrame of requested ids is empty")
     if n_found < n_asked:
-        examples = list(counts["examples"]) or [None]  # a null id is the only one not quoted
+        examples = f"e.g. {list(counts['examples'])}" if counts["examples"] else ""
+        if nulls:
+            examples += (" and " if examples else "") + "a null id"
         if n_asked == 1:
-            raise RequestedIdsError(f"the requested id {examples[0]!r} is not a node of the graph")
+            what = "is null" if nulls else f"{counts['examples'][0]!r} is not a node of the graph"
+            raise RequestedIdsError(f"the requested id {what}")
         if n_found == 0:
-            raise RequestedIdsError(f"none of the {n_asked} requested ids is a node of the graph, e.g. {examples}")
+            raise RequestedIdsError(f"none of the {n_asked} requested ids is a node of the graph, {examples}")
         log.warning(
-            "%d of the %d requested ids are not nodes of the graph and get no embedding, e.g. %s",
+            "%d of the %d requested ids are not nodes of the graph and get no embedding, %s",
             n_asked - n_found, n_asked, examples,
         )
     return flagged.where(F.col("found")).select("id").distinct()

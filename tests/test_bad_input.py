@@ -165,6 +165,8 @@ def test_missing_requested_ids_warn_and_the_rest_are_embedded(spark, weird, capl
     [
         (["x1", "x2", "x3"], "none of the 3 requested ids is a node of the graph, e.g. ["),
         (["x1"], "the requested id 'x1' is not a node of the graph"),
+        ([None], "the requested id is null"),
+        (["x1", None], "none of the 2 requested ids is a node of the graph, e.g. ['x1'] and a null id"),
         ([], "no ids requested"),
     ],
 )
@@ -175,7 +177,7 @@ def test_no_requested_id_in_graph_is_an_error(spark, weird, asked, words):
     assert isinstance(info.value, RequestedIdsError) and isinstance(info.value, UserError)
     assert words in str(info.value)
     for i in asked:
-        assert repr(i) in str(info.value)
+        assert repr(i) in str(info.value) or i is None
 
 
 def test_requested_ids_that_do_not_convert_count_as_missing(spark, caplog):
