@@ -212,8 +212,8 @@ def _check_sbm(nodes: int, communities: int, avg_degree: float, mixing: float) -
         raise ValueError(f"nodes must be positive, got {nodes}")
     if not 1 <= communities <= nodes:
         raise ValueError(f"communities must be in [1, nodes={nodes}], got {communities}")
-    if not avg_degree >= 0:
-        raise ValueError(f"avg_degree must be non-negative, got {avg_degree}")
+    if not avg_degree > 0:
+        raise ValueError(f"avg_degree must be positive (0 draws no edge), got {avg_degree}")
     if not 0.0 <= mixing <= 1.0:
         raise ValueError(f"mixing must be in [0, 1], got {mixing}")
     return nodes, communities

@@ -224,7 +224,7 @@ def test_labels_read_from_a_folder_of_parts_a_parquet_folder_or_a_file_uri(tmp_p
     (["--mixing", "2"], r"mixing must be in \[0, 1\], got 2.0"),
     (["--partitions", "0"], "partitions must be positive, got 0"),
     (["--communities", "20", "--nodes", "10"], r"communities must be in \[1, nodes=10\], got 20"),
-    (["--avg-degree", "0"], r"avg-degree must be positive \(0 draws no edge\)"),
+    (["--avg-degree", "0"], r"avg_degree must be positive \(0 draws no edge\)"),
     (["--model", "rmat", "--nodes", "100"], "--nodes applies to --model sbm only; this is --model rmat"),
     (["--rmat-a", "0.9"], "--rmat-a applies to --model rmat only; this is --model sbm"),
     (["--model", "rmat", "--rmat-a", "0.9", "--rmat-b", "0.3"], r"need a, b, c >= 0 and a \+ b \+ c <= 1"),

@@ -216,8 +216,6 @@ def check_args(ns: argparse.Namespace, argv: Sequence[str]) -> None:
         generators._check_partitions(ns.partitions)
         if ns.model == "sbm":
             generators._check_sbm(ns.nodes, ns.communities, ns.avg_degree, ns.mixing)
-            if not ns.avg_degree > 0:
-                raise ValueError(f"avg-degree must be positive (0 draws no edge), got {ns.avg_degree}")
         else:
             generators._check_rmat(ns.scale, 16 << ns.scale if ns.edges is None else ns.edges,
                                    ns.rmat_a, ns.rmat_b, ns.rmat_c)
