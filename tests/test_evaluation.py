@@ -530,8 +530,8 @@ def test_job_reconstruct_takes_m_from_the_manifest(spark, tmp_path, capsys, capl
     (out / "_manifest.json").write_text(json.dumps(made_from))
     assert job.main(spark, ["reconstruct", "--edges", str(edges), "--embeddings", str(out),
                             "--json", str(res_json)]) == 0
-    assert json.loads(res_json.read_text())["steps_after_solve"] == "the propagation filter of 3 terms, 6 averaging steps"
-    assert "went through the propagation filter of 3 terms, 6 averaging steps after the solve" in caplog.text
+    assert json.loads(res_json.read_text())["steps_after_solve"] == "propagation of 3 terms (5 products), 6 averaging steps"
+    assert "went through propagation of 3 terms (5 products), 6 averaging steps after the solve" in caplog.text
     assert r2[0] > r2[1]  # the vectors are the truncated SVD of the manifest's M, not of the other
 
 

@@ -421,15 +421,13 @@ def input_mismatch(spark: SparkSession, edges: str, manifest: dict[str, Any]) ->
 
 def _steps_after_solve(manifest: dict[str, Any]) -> str | None:
     """The steps after the solve that the manifest's run applied, in words, or None."""
+    from sepne_spark import settings as schema
+    from sepne_spark.pipeline import spectral_steps
+
     saved = manifest.get("settings") or {}
-    steps = []
-    if int(saved.get("refine_steps") or 0) > 0:
-        steps.append(f"{saved['refine_steps']} refinement rounds")
-    if int(saved.get("propagation") or 1) > 1:
-        steps.append(f"the propagation filter of {saved['propagation']} terms")
-    if int(saved.get("average_steps") or 0) > 0:
-        steps.append(f"{saved['average_steps']} averaging steps")
-    return ", ".join(steps) or None
+    params = {schema.setting(name).param: saved.get(name, schema.setting(name).default)
+              for name in ("propagation", "refine_steps", "refine_operator", "average_steps")}
+    return ", ".join(spectral_steps(params)) or None
 
 
 def run_reconstruct(spark: SparkSession, ns: argparse.Namespace) -> dict[str, Any]:
