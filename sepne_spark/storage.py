@@ -111,19 +111,37 @@ class HadoopFileSystem:
 
     def get_file_info(self, what):
         """One path's :class:`pyarrow.fs.FileInfo`, or a folder's entries for a
-        :class:`pyarrow.fs.FileSelector` (not recursive)."""
+        :class:`pyarrow.fs.FileSelector` (not recursive). One call to the file system
+        each: a missing path is told by Hadoop's ``FileNotFoundException``."""
         from pyarrow import fs
 
         if isinstance(what, fs.FileSelector):
-            folder = self._path(what.base_dir)
-            if not self._fs.exists(folder):
+            try:
+                return [self._info(status) for status in self._fs.listStatus(self._path(what.base_dir))]
+            except Exception as exc:  # noqa: BLE001 - py4j's error, told apart below
+                if not _not_found(exc):
+                    raise
                 if what.allow_not_found:
                     return []
-                raise FileNotFoundError(what.base_dir)
-            return [self._info(status) for status in self._fs.listStatus(folder)]
-        if not self._fs.exists(self._path(what)):
+                raise FileNotFoundError(what.base_dir) from None
+        try:
+            return self._info(self._fs.getFileStatus(self._path(what)), what)
+        except Exception as exc:  # noqa: BLE001
+            if not _not_found(exc):
+                raise
             return fs.FileInfo(what, type=fs.FileType.NotFound)
-        return self._info(self._fs.getFileStatus(self._path(what)), what)
+
+    def content_summary(self, pattern: str) -> tuple[int, int, int]:
+        """The files, bytes and latest modification time (ms since the epoch, 0 if none)
+        of what ``pattern`` (a path or a glob) matches, folders counted with their
+        content."""
+        files = size = latest = 0
+        for status in self._fs.globStatus(self._path(pattern)) or []:
+            summary = self._fs.getContentSummary(status.getPath())
+            files += summary.getFileCount()
+            size += summary.getLength()
+            latest = max(latest, status.getModificationTime())
+        return int(files), int(size), int(latest)
 
     def move(self, src: str, dst: str) -> None:
         if not self._fs.rename(self._path(src), self._path(dst)):
@@ -143,6 +161,12 @@ class HadoopFileSystem:
 
     def open_input_stream(self, path: str) -> "_HadoopInput":
         return _HadoopInput(self._jvm, self._fs.open(self._path(path)))
+
+
+def _not_found(exc: Exception) -> bool:
+    """Whether a call into the JVM failed with Java's ``FileNotFoundException``."""
+    java = getattr(exc, "java_exception", None)
+    return java is not None and java.getClass().getName() == "java.io.FileNotFoundException"
 
 
 class _HadoopOutput:

@@ -221,6 +221,32 @@ def test_remote_uris_go_through_the_sessions_hadoop_file_system(spark, tmp_path,
     assert not exists(out) and not (tmp_path / "emb" / "dt=2026-01-01").exists()
 
 
+def test_the_hadoop_file_systems_listing_and_fingerprint(spark, tmp_path):
+    """A missing path and folder in one call each, and the manifest's input fingerprint
+    of a remote input, all through the storage layer's Hadoop file system (the session's
+    configuration); checked on file: URIs against the local view of the same files."""
+    from pyarrow import fs
+
+    from sepne_spark.jobs.common import _hadoop_fingerprint, _local_fingerprint
+
+    (tmp_path / "edges").mkdir()
+    for name, text in (("part-0.tsv", "1\t2\n"), ("part-1.tsv", "2\t3\n3\t4\n")):
+        (tmp_path / "edges" / name).write_text(text, encoding="utf-8")
+    hadoop = storage.HadoopFileSystem(spark, f"file://{tmp_path}")
+    assert hadoop.get_file_info(fs.FileSelector(f"file://{tmp_path}/none", allow_not_found=True)) == []
+    with pytest.raises(FileNotFoundError, match="none"):
+        hadoop.get_file_info(fs.FileSelector(f"file://{tmp_path}/none"))
+    listed = hadoop.get_file_info(fs.FileSelector(f"file://{tmp_path}/edges"))
+    assert sorted(info.base_name for info in listed) == ["part-0.tsv", "part-1.tsv"]
+    assert hadoop.get_file_info(f"file://{tmp_path}/edges/part-1.tsv").size == 8
+    for given in (str(tmp_path / "edges"), str(tmp_path / "edges" / "part-*.tsv")):
+        local = _local_fingerprint(given)
+        remote = _hadoop_fingerprint(spark, "file://" + given)
+        assert (remote["files"], remote["bytes"]) == (local["files"], local["bytes"]) == (2, 12)
+        assert remote["modified_utc"] is not None
+    assert _hadoop_fingerprint(spark, f"file://{tmp_path}/none")["files"] == 0
+
+
 def test_an_unreachable_remote_output_is_left_to_the_write(monkeypatch):
     """Before Spark starts, pyarrow cannot reach hdfs: without libhdfs: the path rules
     still apply, and whether the output exists is checked by the write itself."""

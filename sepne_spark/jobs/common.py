@@ -268,20 +268,12 @@ def _local_fingerprint(path: str) -> dict[str, Any]:
 
 
 def _hadoop_fingerprint(spark: Any, path: str) -> dict[str, Any]:
-    """Through the Hadoop FileSystem of a classic session (the JVM gateway: job code only)."""
-    jvm = spark._jvm
-    conf = spark._jsc.hadoopConfiguration()
-    hpath = jvm.org.apache.hadoop.fs.Path(path)
-    fs = hpath.getFileSystem(conf)
-    statuses = fs.globStatus(hpath) or []
-    files = size = 0
-    latest = 0
-    for status in statuses:
-        summary = fs.getContentSummary(status.getPath())
-        files += summary.getFileCount()
-        size += summary.getLength()
-        latest = max(latest, status.getModificationTime())
-    return {"path": path, "files": int(files), "bytes": int(size),
+    """Through the storage layer's Hadoop file system of a classic session: the
+    session's Hadoop configuration, as Spark read the input with."""
+    from sepne_spark.storage import HadoopFileSystem
+
+    files, size, latest = HadoopFileSystem(spark, path).content_summary(path)
+    return {"path": path, "files": files, "bytes": size,
             "modified_utc": _utc(latest / 1000.0) if latest else None}
 
 
