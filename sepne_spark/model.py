@@ -241,9 +241,8 @@ class SepNE(Estimator, _SepNEParams, MLWritable, MLReadable):
         graph : DataFrame or Graph, optional
             The edge list (``src``, ``dst``[, ``weight``]) or
             :class:`~sepne_spark.graph.Graph` that will be fitted; needed by
-            ``"auto"``, which reads it in two passes over the edges (its nodes and its
-            edge rows; nothing is cached), and in a third for the two-step walks of
-            graphs above 5,000 nodes or too dense for the walk window. A ``Graph``'s
+            ``"auto"``, which counts its nodes, edge rows and two-step walks in one
+            Spark action (nothing is cached: ``fit`` reads the edges again). A ``Graph``'s
             reading (``directed``, ``duplicates``, ``selfLoops``) is taken, with any
             profile, unless given.
         **params

@@ -151,8 +151,9 @@ def choose_profile(graph: Graph, nodes: int | None = None, edge_rows: int | None
     graph : Graph
         The canonical graph, read as it will be fitted.
     nodes, edge_rows : int, optional
-        Its node and edge-row counts when the caller has them; else counted here (two
-        small jobs).
+        Its node and edge-row counts when the caller has them (the embed job counts
+        them as it reads). Without both, they are counted here in one Spark action with
+        the two-step walks (a single read of the input).
     timings : dict, optional
         Stage timings, to which the ``auto_profile`` stage is added when the choice
         needs the two-step walks (one more pass over the edges).
@@ -163,12 +164,14 @@ def choose_profile(graph: Graph, nodes: int | None = None, edge_rows: int | None
     """
     from sepne_spark import settings as schema
 
-    if nodes is None:
-        nodes = graph.vertices.count()
-    if edge_rows is None:
-        edge_rows = graph.edges.count()
     walks = None
-    if schema.auto_needs_walks(nodes, edge_rows):
+    if nodes is None or edge_rows is None:
+        with stage(graph.edges.sparkSession, "auto_profile", "nodes, edge rows and two-step walks", timings):
+            counted = _sizes(graph)
+        nodes = counted[0] if nodes is None else nodes
+        edge_rows = counted[1] if edge_rows is None else edge_rows
+        walks = counted[2] if schema.auto_needs_walks(nodes, edge_rows) else None
+    elif schema.auto_needs_walks(nodes, edge_rows):
         with stage(graph.edges.sparkSession, "auto_profile", "two-step walks, the sum of squared out-degrees",
                    timings):
             # Sum of squared out-degrees: the two-step walks, the size of A^2 at most.
@@ -176,6 +179,16 @@ def choose_profile(graph: Graph, nodes: int | None = None, edge_rows: int | None
             walks = int(counts.agg(F.sum(F.col("count") * F.col("count"))).first()[0] or 0)
     name, changed = schema.auto_profile(nodes, edge_rows, walks)
     return AutoChoice(name, changed, nodes, edge_rows, walks)
+
+
+def _sizes(graph: Graph) -> tuple[int, int, int]:
+    """The nodes, the edge rows and the two-step walks (the sum of squared
+    out-degrees) of ``graph``, in one Spark action."""
+    out = graph.edges.groupBy("src").count().agg(
+        F.coalesce(F.sum("count"), F.lit(0)).alias("rows"),
+        F.coalesce(F.sum(F.col("count") * F.col("count")), F.lit(0)).alias("walks"))
+    row = out.crossJoin(graph.vertices.agg(F.count(F.lit(1)).alias("nodes"))).first()
+    return int(row["nodes"]), int(row["rows"]), int(row["walks"])
 
 
 def landmark_frame(spark: SparkSession, ids: list, id_type: DataType) -> DataFrame:

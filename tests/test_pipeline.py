@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from sepne_spark import dense
+from sepne_spark import dense, pipeline
 from sepne_spark.errors import InputError
 from sepne_spark.model import SepNE
 from sepne_spark.propagation import l2_normalize
@@ -153,7 +153,7 @@ def test_a_long_window_runs_in_one_task_when_its_walks_bound_m(spark, monkeypatc
     """Walks of more than two steps: up to n^2 entries of M the graph is taken in one task
     as before; beyond, the bound from the edges (window_entries_bound_frame, equal to the
     NumPy one) decides, so a sparse graph whose n^2 is over the limit still is."""
-    from sepne_spark import one_task, pipeline, sparse
+    from sepne_spark import one_task, sparse
     from sepne_spark.graph import prepare_graph
 
     g = random_graph(n=400, m=500, seed=31)
@@ -230,6 +230,23 @@ def test_from_profile_auto_chooses_from_the_graphs_size_as_the_job_does(spark, c
     big = SepNE.fromProfile("auto", spark.createDataFrame(rows, "src long, dst long"), seed=3)
     assert big.settings() == _expected_auto(int((degree > 0).sum()), 2 * len(undirected), walks, seed=3)
     assert big.getLandmarks() == 1000 and big.getScaling() == "log"  # social, two-hop
+
+
+def test_auto_counts_nodes_rows_and_walks_together(spark):
+    """The sizes ``auto`` chooses from, counted together: every endpoint is a node (3
+    and 4 are only targets, 5 only in a dropped self-loop), every kept row an edge row,
+    and the two-step walks are the sum of squared out-degrees."""
+    from sepne_spark.graph import prepare_graph
+
+    rows = [(0, 1), (0, 2), (0, 3), (1, 2), (1, 4), (2, 0), (5, 5)]
+    graph = prepare_graph(spark.createDataFrame(rows, "src long, dst long"), directed=True)
+    assert pipeline._sizes(graph) == (6, 6, 3 ** 2 + 2 ** 2 + 1 ** 2)
+    chosen = pipeline.choose_profile(graph)
+    assert (chosen.nodes, chosen.edge_rows) == (graph.vertices.count(), graph.edges.count()) == (6, 6)
+    assert chosen.two_step_walks is None  # a tiny graph's choice does not need them
+    undirected = prepare_graph(spark.createDataFrame(rows, "src long, dst long"), directed=False)
+    degree = np.array([3, 3, 2, 1, 1])  # each pair once, both ways (2 -> 0 merged into 0 - 2)
+    assert pipeline._sizes(undirected) == (6, 10, int((degree ** 2).sum()))
 
 
 def test_the_built_in_defaults_on_a_larger_graph_point_to_from_profile(spark, caplog, monkeypatch):
