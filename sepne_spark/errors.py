@@ -13,13 +13,16 @@ with status 2. Those that a library caller passes a bad value for are also
 * :class:`RequestedIdsError`: none of the node ids asked for is a node of the graph.
 * :class:`LabelsError`: a label file that cannot be the labels of the embedded graph.
 * :class:`MissingExtraError`: a task needs an optional package that is not installed.
+
+:class:`JobStopped` is no error: a job's command stopped by a signal (SIGTERM from a
+scheduler) raises it to unwind, as ``KeyboardInterrupt`` does for Ctrl-C.
 """
 from __future__ import annotations
 
 from typing import Any, Sequence
 
 __all__ = ["SepNEError", "UserError", "SettingError", "UnknownParamError", "InputError", "RequestedIdsError", "LabelsError",
-           "MissingExtraError", "check_choice"]
+           "MissingExtraError", "JobStopped", "check_choice"]
 
 
 class SepNEError(Exception):
@@ -57,6 +60,22 @@ class LabelsError(UserError, ValueError):
 
 class MissingExtraError(UserError, ImportError):
     """A task needs an optional dependency (an extra of the package) that is not installed."""
+
+
+class JobStopped(BaseException):
+    """A job's command received a stop signal (SIGTERM: a scheduler's kill, a timeout).
+
+    Raised in the main thread by the jobs' handler so that every write in progress
+    unwinds (its temporary path removed, an existing output left whole); like
+    ``KeyboardInterrupt`` it is no ``Exception``, so no ``except Exception`` stops it.
+    """
+
+    def __init__(self, signum: int) -> None:
+        import signal
+
+        self.signum = signum
+        self.name = signal.Signals(signum).name
+        super().__init__(self.name)
 
 
 #: The oldest PySpark the library runs on (setup.py's ``PYSPARK_MINIMUM``).

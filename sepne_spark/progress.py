@@ -33,6 +33,8 @@ import time
 from contextlib import contextmanager
 from typing import Any, Iterator
 
+from sepne_spark.errors import JobStopped
+
 log = logging.getLogger("sepne_spark.progress")
 
 DESCRIPTION_KEY = "spark.job.description"
@@ -205,10 +207,13 @@ def stage(spark: Any, name: str, detail: str = "", timings: dict[str, float] | N
     beat = _Heartbeat(f"SepNE {name}", current.started, every) if every > 0 else None
     if beat is not None:
         beat.start()
-    failed = True
+    ended = "failed"
     try:
         yield current
-        failed = False
+        ended = ""
+    except (KeyboardInterrupt, JobStopped):
+        ended = "stopped"
+        raise
     finally:
         if beat is not None:
             beat.done.set()
@@ -220,8 +225,8 @@ def stage(spark: Any, name: str, detail: str = "", timings: dict[str, float] | N
         if timings is not None:
             timings[name] = current.elapsed
         shown = ", ".join(f"{k} {v:,}" if isinstance(v, int) else f"{k} {v}" for k, v in current.counts.items())
-        if failed:
-            log.info("SepNE %s failed after %.1f s", name, current.elapsed)
+        if ended:
+            log.info("SepNE %s %s after %.1f s", name, ended, current.elapsed)
         else:
             log.info("SepNE %s done in %.1f s%s", name, current.elapsed, f" ({shown})" if shown else "")
 

@@ -19,7 +19,9 @@ import difflib
 import glob
 import logging
 import os
+import signal
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence
@@ -28,7 +30,7 @@ from urllib.parse import urlparse
 log = logging.getLogger("sepne_spark")
 
 
-from sepne_spark.errors import UserError  # noqa: E402 - the library's one base of user errors
+from sepne_spark.errors import JobStopped, UserError  # noqa: E402 - the library's one base of user errors
 
 
 class JobArgumentParser(argparse.ArgumentParser):
@@ -346,7 +348,9 @@ def run_job(
     that argument errors arrive at once.
 
     Returns 0 on success, 2 for a :class:`UserError` or bad arguments (one line on
-    stderr naming what is wrong) and 1 for any other failure.
+    stderr naming what is wrong), 1 for any other failure, and 128 + the signal's number
+    when stopped by SIGTERM (143) or Ctrl-C (130): one line, no trace, every write in
+    progress unwound (:func:`sepne_spark.storage.atomic_write`).
     """
     setup_logging()
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -357,13 +361,19 @@ def run_job(
             return int(exc.code or 0)
     start = time.time()
     try:
-        conf = session_conf(argv) if session_conf else None
-        from sepne_spark.session import get_spark
+        with _stop_on_sigterm():
+            conf = session_conf(argv) if session_conf else None
+            from sepne_spark.session import get_spark
 
-        spark = get_spark(app_name, conf=conf)
-        quiet_jvm_loggers(spark)
-        log.info("%s: sepne-spark %s from %s, Spark %s", app_name, _version(), _package_location(), spark.version)
-        rc = main(spark, argv)
+            spark = get_spark(app_name, conf=conf)
+            quiet_jvm_loggers(spark)
+            log.info("%s: sepne-spark %s from %s, Spark %s", app_name, _version(), _package_location(), spark.version)
+            rc = main(spark, argv)
+    except (JobStopped, KeyboardInterrupt) as exc:
+        signum = exc.signum if isinstance(exc, JobStopped) else signal.SIGINT
+        print(f"{app_name}: stopped by {signal.Signals(signum).name} after {time.time() - start:.1f} s; "
+              f"outputs are written whole or not at all, so none was changed", file=sys.stderr)
+        return 128 + signum
     except UserError as exc:
         print(f"{app_name}: error: {exc}", file=sys.stderr)
         return 2
@@ -375,6 +385,43 @@ def run_job(
         return 1
     log.info("%s finished in %.1f s", app_name, time.time() - start)
     return rc or 0
+
+
+@contextlib.contextmanager
+def _stop_on_sigterm() -> Iterator[None]:
+    """SIGTERM raises :class:`JobStopped` in the main thread while the block runs (a
+    scheduler's kill unwinds the job as Ctrl-C does), after asking Spark to interrupt the
+    session's running jobs (Spark 4.0 and later), then the handler before is put back.
+    Off the main thread, where Python cannot set a handler, nothing changes."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum: int, frame: Any) -> None:
+        # The main thread may be inside a call to the JVM, whose connection is its own:
+        # the jobs are interrupted from another thread, which gets a connection of its own.
+        interrupter = threading.Thread(target=_interrupt_jobs, name="sepne-stop", daemon=True)
+        interrupter.start()
+        interrupter.join(timeout=30)
+        raise JobStopped(signum)
+
+    before = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, before)
+
+
+def _interrupt_jobs() -> None:
+    """Interrupt the active session's running Spark jobs (Spark 4.0 and later)."""
+    from sepne_spark.session import active_session
+
+    try:
+        spark = active_session()
+        if spark is not None:
+            spark.interruptAll()
+    except Exception:  # noqa: BLE001 - Spark 3.5's classic session has no interruptAll
+        log.debug("could not interrupt the running Spark jobs", exc_info=True)
 
 
 def _version() -> str:
