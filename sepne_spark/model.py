@@ -440,7 +440,8 @@ class SepNEModel(Model, _SepNEParams, MLWritable, MLReadable):
 
     def _transform(self, dataset: Any) -> DataFrame:
         # Lazy: no Spark job decides the path here (see embed), so a graph this model was
-        # not fitted on in this session takes the distributed path.
+        # not fitted on in this session takes the distributed path (the steps after the
+        # solve count its nodes, to choose one task or row blocks).
         if isinstance(dataset, DataFrame) and "id" in dataset.columns and "src" not in dataset.columns:
             if self._graph is None:
                 raise SettingError("this model holds no graph (it was loaded, or release() let it go): pass the "
@@ -498,7 +499,11 @@ class SepNEModel(Model, _SepNEParams, MLWritable, MLReadable):
         keep that neighbourhood path. Deciding takes a small job that checks the graph
         holds every landmark, and for ``A+A2`` one over the degree table. ``transform``
         runs none of these jobs, so that it stays lazy: a graph this model was not
-        fitted on in this session takes the distributed path there.
+        fitted on in this session takes the distributed path there. The steps after the
+        solve (``propagation`` > 1, ``refineSteps``, ``averageSteps``) with
+        ``propagationBlocks`` 0 need the node count of such a graph, here and in
+        ``transform`` (one job): up to 100,000 nodes they run in one task, above it by
+        row blocks.
 
         Requested ids that are not nodes of ``graph`` are left out, with a warning that
         gives their number and a few of them (see :func:`~sepne_spark.graph.requested_ids`); requested

@@ -479,7 +479,10 @@ def embed(
         neighbourhood path (:func:`embeds_locally`).
     count_small : bool, default True
         Whether those jobs may run here; ``transform`` passes False, so that it starts
-        no Spark job and a graph of unknown size takes the distributed path.
+        no Spark job and a graph of unknown size takes the distributed path. The steps
+        after the solve (``propagation`` > 1, ``refineSteps``, ``averageSteps``) with
+        ``propagationBlocks`` 0 count the nodes of a graph of unknown size either way
+        (one job): they choose one task or row blocks from it.
     cached : list of DataFrame, optional
         Receives every table persisted here (the result among them), for the caller to
         unpersist once the result has been used (:meth:`SepNEModel.release`).
@@ -604,8 +607,13 @@ def embed(
     cut = False
     if order > 1 or steps or averaging:
         base = keep(out)
+        known = fitted.nodes if same else nodes
+        if not int(params["propagationBlocks"]) and known is None:
+            # A graph of unknown size (a loaded model's, or a transform's): its nodes are
+            # counted (one job), so that a large one takes row blocks, not one task.
+            known = graph.vertices.count()
         blocks_n = int(params["propagationBlocks"]) or default_blocks(
-            (fitted.nodes if same else nodes) or 0, dim=int(params["dim"]), dtype=params["propagationDtype"])
+            known, dim=int(params["dim"]), dtype=params["propagationDtype"])
         # In one task the filter is lazy (it runs at the first action). By row blocks
         # every product is computed as it is built (sepne_spark.blocks): the solve, the
         # products and their join with the solve's other columns run here, as a stage of

@@ -30,8 +30,13 @@ def test_transform_is_lazy_and_runs_once(spark):
     sc.setJobGroup("sepne-lazy-transform", "transform only")
     try:
         out = model.transform(edges)  # the fitted graph: its cached tables are reused
-        other = model.transform(_edges(spark, random_graph(n=50, m=180, seed=3)))  # a new graph
         assert _jobs(spark, "sepne-lazy-transform") == []  # no Spark job before an action
+        # A new graph: only its nodes are counted (the steps after the solve run in one
+        # task or by row blocks by that count), and its solve waits for an action.
+        sc.setJobGroup("sepne-new-graph", "transform of a new graph")
+        other = model.transform(_edges(spark, random_graph(n=50, m=180, seed=3)))
+        counted = _jobs(spark, "sepne-new-graph")
+        assert 1 <= len(counted) <= 2, counted  # the count (and its shuffle's stage, under AQE)
         sc.setJobGroup("sepne-first-action", "first action")
         first = {r["id"]: r["embedding"] for r in out.collect()}
         sc.setJobGroup("sepne-second-action", "second action")
@@ -230,6 +235,27 @@ def test_from_profile_auto_chooses_from_the_graphs_size_as_the_job_does(spark, c
     big = SepNE.fromProfile("auto", spark.createDataFrame(rows, "src long, dst long"), seed=3)
     assert big.settings() == _expected_auto(int((degree > 0).sum()), 2 * len(undirected), walks, seed=3)
     assert big.getLandmarks() == 1000 and big.getScaling() == "log"  # social, two-hop
+
+
+def test_steps_after_the_solve_on_a_graph_of_unknown_size_take_row_blocks_by_its_count(spark, monkeypatch):
+    """A graph no fit holds (a loaded model's, or another DataFrame of the edges) has its
+    nodes counted before the steps after the solve, so that a large one takes row blocks
+    (here: more than 20 nodes) instead of one task; the vectors are the fitted graph's."""
+    from sepne_spark import propagation
+
+    monkeypatch.setattr(propagation, "ONE_TASK_NODES", 20)
+    g = random_graph(n=60, m=220, seed=4)
+    model = SepNE(dim=4, landmarks=8, metric="A+A2", setSize=20, iters=5, propagation=2, oneTaskNodes=0,
+                  seed=1).fit(_edges(spark, g))
+    fitted = {r["id"]: np.asarray(r["embedding"]) for r in model.transform(model._fit_input).collect()}
+    assert "solve_propagation" in model.timings
+    model.timings.clear()
+    other = {r["id"]: np.asarray(r["embedding"]) for r in model.transform(_edges(spark, g)).collect()}
+    assert "solve_propagation" in model.timings  # by row blocks, not in one task
+    assert other.keys() == fitted.keys()
+    for node, vec in fitted.items():
+        np.testing.assert_allclose(other[node], vec, rtol=1e-5, atol=1e-6)
+    model.release()
 
 
 def test_auto_counts_nodes_rows_and_walks_together(spark):
