@@ -9,7 +9,8 @@
 k x k summaries S_A, S_B. ``transform`` embeds sets of nodes independently; given an
 edge list it embeds every node with the configured partition (RP or LP), given a
 DataFrame of ``id`` it embeds only those nodes (IO), keeping that DataFrame's rows and
-other columns (an id that is no node of the graph is left out, with a warning).
+other columns (ids that are no nodes of the graph are left out, with a warning; when
+none is a node, :class:`~sepne_spark.errors.RequestedIdsError` is raised).
 
 Both classes are complete pyspark.ml stages: one Param per model setting of
 :data:`sepne_spark.settings.SETTINGS` with ``getX``/``setX``, keyword-only
@@ -376,8 +377,10 @@ class SepNE(Estimator, _SepNEParams, MLWritable, MLReadable):
 class SepNEModel(Model, _SepNEParams, MLWritable, MLReadable):
     """A fitted SepNE model: landmark ids, Phi, Psi, P, S_A, S_B and the parameters.
 
-    That is all it needs to embed any node later from that node's own edges and
-    two-hop sums, including nodes and edges added after fitting.
+    With the per-set solve alone (``propagation`` 1, no ``averageSteps`` or
+    ``refineSteps``) that is all it needs to embed any node later from that node's own
+    edges and two-hop sums, including nodes and edges added after fitting; the steps
+    after the solve and the anchor of ``unreached`` read the whole graph.
 
     A model that :meth:`SepNE.fit` returned also holds, until :meth:`release`, the
     tables the fit cached for its input (the graph, its rows of A and the landmark
@@ -465,7 +468,7 @@ class SepNEModel(Model, _SepNEParams, MLWritable, MLReadable):
     def embeds_locally(self, graph: Any, ids: DataFrame | None = None) -> bool:
         """Whether :meth:`embed` of requested ids reads only their neighbourhood.
 
-        True for M = I + A without scaling, propagation or refinement, a
+        True for M = I + A without scaling, propagation, refinement or averaging, a
         :class:`~sepne_spark.graph.Graph` that keeps its input edges (``raw``: from
         :func:`~sepne_spark.graph.load_graph`, :func:`~sepne_spark.graph.prepare_graph`,
         or an edge DataFrame), and at most :data:`BROADCAST_IDS_MAX` requested ids

@@ -214,17 +214,25 @@ SETTINGS: tuple[Setting, ...] = (
              "DP sampled proportionally to degree, UF sampled uniformly, GDS greedy dominating set",
              choices=STRATEGIES, fitted=True),
     _setting("partition", str, "RP", "how the other nodes are split into sets: RP random, "
-             "LP label propagation communities, IO only the requested nodes",
+             "LP label propagation communities, IO only the requested nodes. LP costs a label "
+             "propagation over the graph (GraphFrames; about 10 s on the document graphs) and scored below RP "
+             "on validation; IO is what requested ids take",
              choices=SETUPS),
-    _setting("set_size", int, 500, "target number of nodes per set, best at least --landmarks",
+    _setting("set_size", int, 500, "target number of nodes per set, best at least --landmarks; a set's solve costs k x k "
+             "factorisations once and its rows' products per round, so larger sets amortise the k x k part "
+             "and hold more memory per task",
              minimum=1, metavar="N"),
-    _setting("lam", float, 0.4, "weight lambda of the global terms of the objective",
+    _setting("lam", float, 0.4, "weight lambda of the global terms of the objective (a set's proximities to and from the "
+             "landmarks, against its own block); social takes 50",
              minimum=0.0, metavar="LAMBDA"),
-    _setting("eta", float, 0.1, "weight eta of the regularisation term", minimum=0.0,
+    _setting("eta", float, 0.1, "weight eta of the regularisation term; it scales with M's entries: 0.1 for the "
+             "paper's M, about 1000 for the log-scaled walks of document-quality (chosen on validation folds)",
+             minimum=0.0,
              exclusive_minimum=True, metavar="ETA"),
-    _setting("iters", int, 100, "alternating least-squares rounds per set; "
-             "0 keeps the landmark-only start", minimum=0, metavar="N"),
-    _setting("seed", int, 0, "seed of the random partition and of sampled landmarks",
+    _setting("iters", int, 100, "alternating least-squares rounds per set, each one pass over the set's rows of M; "
+             "0 keeps the landmark-only start; social takes 5", minimum=0, metavar="N"),
+    _setting("seed", int, 0, "seed of the random partition, of sampled landmarks, of the anchor's "
+             "per-component directions and of the row blocks' assignment of nodes",
              minimum=0, maximum=2**63 - 1, metavar="SEED"),
     _setting("directed", bool, False, "edges are directed: a line 'u v' means u -> v only",
              negative_flag="--undirected",
@@ -240,12 +248,14 @@ SETTINGS: tuple[Setting, ...] = (
     _setting("lp_max_iter", int, 10, "label propagation iterations, used with --partition LP",
              minimum=1, metavar="N"),
     _setting("dtype", str, "float64", "floating-point type of the per-set solve's iterations (the k x k "
-             "factorisations and the output stay float64)",
+             "factorisations and the output stay float64); float32 saved no time in the solver benchmark "
+             "(the rounds are a quarter of a set's time), so keep float64",
              choices=DTYPES),
     _setting("landmark_factors", str, "M00", "landmark subspaces: M00 (the paper: the landmark block's "
              "singular vectors), rows (top eigenvectors of the landmark rows' and columns' Gram matrices "
-             "S_A + M00 M00^T, S_B + M00^T M00; for M = I + A) or walks (the same of the log-scaled "
-             "A + A^2, whatever the metric; costs k rows of A^2)", choices=FACTORISATIONS, fitted=True),
+             "S_A + M00 M00^T, S_B + M00^T M00; no extra cost; auto's with M = A + A^2) or walks (the same "
+             "of the log-scaled A + A^2; costs k rows of A^2; auto's with M = I + A)",
+             choices=FACTORISATIONS, fitted=True),
     _setting("propagation", int, 1, "Chebyshev terms of the spectral propagation applied after the "
              "per-set solve (ProNE's filter: 2 * T - 1 hops, 2 * T - 1 sparse products over the "
              "whole graph); 1 turns it off (the paper's SepNE). The embed job without "
@@ -297,6 +307,39 @@ SETTINGS: tuple[Setting, ...] = (
 )
 
 SETTING_NAMES: tuple[str, ...] = tuple(s.name for s in SETTINGS)
+
+#: The shipped profiles whose values the settings reference shows: the two that
+#: ``--profile auto`` chooses between (it changes some of their values by the graph's
+#: size, see :func:`auto_profile`).
+REFERENCE_PROFILES = ("document-quality", "social")
+
+
+def reference_table() -> str:
+    """README's settings reference, a Markdown table made from :data:`SETTINGS`: each
+    setting's profile key, flag, Param, built-in default, the values of the profiles
+    ``auto`` chooses between (:data:`REFERENCE_PROFILES`) and its help text."""
+
+    def shown(value: Any) -> str:
+        if isinstance(value, bool):
+            return "true" if value else "false"
+        if isinstance(value, dict):
+            return ", ".join(f"{k}={v}" for k, v in value.items()) if value else ""
+        return f"{value:,}" if isinstance(value, int) and abs(value) >= 10_000 else str(value)
+
+    def cell(text: str) -> str:
+        return text.replace("|", "\\|").replace("\n", " ")
+
+    profiles = {name: load_profile(name) for name in REFERENCE_PROFILES}
+    head = ["profile key", "flag", "Param", "built-in"] + [f"`{name}`" for name in REFERENCE_PROFILES] + ["what it does"]
+    rows = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for s in SETTINGS:
+        flag = f"`{s.flag}`" + (f" / `{s.negative_flag}`" if s.negative_flag else "")
+        values = [cell(shown(profiles[name][s.name])) if s.name in profiles[name] and
+                  profiles[name][s.name] != s.default else "" for name in REFERENCE_PROFILES]
+        param = f"`{s.param}`" if s.param else "(job only)"
+        rows.append("| " + " | ".join([f"`{s.name}`", flag, param, cell(shown(s.default)), *values,
+                                       cell(s.help)]) + " |")
+    return "\n".join(rows) + "\n"
 _BY_NAME: dict[str, Setting] = {s.name: s for s in SETTINGS}
 #: The settings a fitted model holds: one estimator Param each, in schema order.
 MODEL_SETTINGS: tuple[Setting, ...] = tuple(s for s in SETTINGS if s.scope == MODEL)

@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import inspect
 import re
+from pathlib import Path
 
 import pytest
 
@@ -13,6 +14,8 @@ from sepne_spark.errors import UnknownParamError, UserError
 from sepne_spark.settings import JOB, MODEL, MODEL_PARAMS, MODEL_SETTINGS, SETTINGS, EmbedSettings, SettingError
 
 pytestmark = pytest.mark.unit
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def parser() -> argparse.ArgumentParser:
@@ -350,3 +353,19 @@ def test_from_profile_checks_settings_that_go_together_at_the_call(caplog):
     with caplog.at_level("WARNING", logger="sepne_spark"):
         SepNE.fromProfile("document-quality", setSize=100)
     assert "set_size 100 is below landmarks 250" in caplog.text
+
+
+def test_readme_settings_reference_is_the_schemas():
+    """README's settings reference is the table the schema makes: every setting, with its
+    flag, Param, default and the two profiles auto chooses between. After a change of a
+    setting run ``python scripts/settings_reference.py``."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("settings_reference", ROOT / "scripts" / "settings_reference.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert module.with_table(readme) == readme, "README's settings reference is out of date: run scripts/settings_reference.py"
+    table = readme.partition(module.START)[2].partition(module.END)[0]
+    for s in settings.SETTINGS:
+        assert f"| `{s.name}` | `{s.flag}`" in table

@@ -66,9 +66,11 @@ def build_parser() -> argparse.ArgumentParser:
                     help=f"YAML profile: a name ({', '.join(profile_names()) or 'none found'}) or a path; "
                          f"default: auto, which takes {schema.AUTO_SMALL} for sparse graphs of up to "
                          f"{schema.AUTO_SMALL_NODES:,} nodes (its walk window shortened on denser ones) and "
-                         f"{schema.AUTO_LARGE} otherwise, both with the propagation (A+A2, log scaling, landmark-row factors "
-                         f"while the two-step walks stay under {schema.AUTO_MAX_TWO_STEP_WALKS:,}); the setting "
-                         "values shown below are the profile named default")
+                         f"{schema.AUTO_LARGE} otherwise, both with ProNE's filter (propagation 3); {schema.AUTO_LARGE} "
+                         f"with A+A2, log scaling and the landmark rows' subspaces while the two-step walks stay "
+                         f"under {schema.AUTO_MAX_TWO_STEP_WALKS:,}, else with I+A, the two-step walks' subspaces "
+                         "and refinement rounds; the setting defaults shown below are the built-in values, with "
+                         "the profile named default's beside them where it differs")
     io.add_argument("--input", nargs="+", default=None,
                     help="edge list file(s) or directories (tsv/csv/txt/parquet); default: a generated SBM graph")
     io.add_argument("--output", default="out/embeddings", help="output directory (Parquet)")
