@@ -13,6 +13,8 @@ with status 2. Those that a library caller passes a bad value for are also
 * :class:`RequestedIdsError`: none of the node ids asked for is a node of the graph.
 * :class:`LabelsError`: a label file that cannot be the labels of the embedded graph.
 * :class:`MissingExtraError`: a task needs an optional package that is not installed.
+* :class:`OutputExistsError`: an output that exists (or an earlier run's that was set
+  aside) and was not to be replaced.
 
 :class:`JobStopped` is no error: a job's command stopped by a signal (SIGTERM from a
 scheduler) raises it to unwind, as ``KeyboardInterrupt`` does for Ctrl-C.
@@ -22,7 +24,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 __all__ = ["SepNEError", "UserError", "SettingError", "UnknownParamError", "InputError", "RequestedIdsError", "LabelsError",
-           "MissingExtraError", "JobStopped", "check_choice"]
+           "MissingExtraError", "OutputExistsError", "JobStopped", "check_choice"]
 
 
 class SepNEError(Exception):
@@ -60,6 +62,11 @@ class LabelsError(UserError, ValueError):
 
 class MissingExtraError(UserError, ImportError):
     """A task needs an optional dependency (an extra of the package) that is not installed."""
+
+
+class OutputExistsError(UserError, FileExistsError):
+    """An output path that holds data (or an earlier run's output set aside there) and
+    was not to be replaced: pass ``overwrite=True`` (``--overwrite``)."""
 
 
 class JobStopped(BaseException):

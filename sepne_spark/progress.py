@@ -226,7 +226,7 @@ def stage(spark: Any, name: str, detail: str = "", timings: dict[str, float] | N
             timings[name] = current.elapsed
         shown = ", ".join(f"{k} {v:,}" if isinstance(v, int) else f"{k} {v}" for k, v in current.counts.items())
         if ended:
-            log.info("SepNE %s %s after %.1f s", name, ended, current.elapsed)
+            (log.warning if ended == "failed" else log.info)("SepNE %s %s after %.1f s", name, ended, current.elapsed)
         else:
             log.info("SepNE %s done in %.1f s%s", name, current.elapsed, f" ({shown})" if shown else "")
 

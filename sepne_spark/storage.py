@@ -18,7 +18,7 @@ import uuid
 from typing import Callable, Sequence
 from urllib.parse import urlparse
 
-from sepne_spark.errors import UserError
+from sepne_spark.errors import OutputExistsError, UserError
 
 log = logging.getLogger(__name__)
 
@@ -260,6 +260,18 @@ def exists(path: str) -> bool:
     return filesystem.get_file_info(inner).type != fs.FileType.NotFound
 
 
+def set_aside(path: str) -> str | None:
+    """The earlier output of ``path`` that a run stopped between the two moves of
+    :func:`atomic_write` left aside (``.NAME.old-*`` beside it), or None."""
+    from pyarrow import fs
+
+    filesystem, inner = _filesystem(path.rstrip("/"))
+    parent, _, name = inner.rpartition("/")
+    siblings = filesystem.get_file_info(fs.FileSelector(parent or ".", allow_not_found=True))
+    aside = [i.path for i in siblings if i.base_name.startswith(f".{name}.old-")]
+    return aside[0] if aside else None
+
+
 def _location(path: str) -> tuple[str, str]:
     """``(filesystem, absolute normalised path)`` of a local path or URI, for comparing paths.
 
@@ -346,12 +358,17 @@ def check_output_path(
             )
     try:
         found = not overwrite and exists(output)
+        aside = not overwrite and not found and set_aside(output)
     except Exception as exc:  # noqa: BLE001 - a remote file system not reachable from here (before Spark
         # starts: pyarrow's, without libhdfs); the write checks again when it starts
         log.debug("%s not checked here: %s", output, str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
-        found = False
+        found = aside = False
     if found:
-        raise UserError(f"{what} {output} already holds data; pass --overwrite to replace it")
+        raise OutputExistsError(f"{what} {output} already holds data; pass --overwrite to replace it")
+    if aside:
+        raise OutputExistsError(f"{what} {output} is missing but a run that was stopped between its two moves "
+                                f"left the previous output aside ({aside}): the next write puts it back, so pass "
+                                "--overwrite to replace it")
     if out_fs == "file":
         # A file where a folder of the path must be: found only after the run otherwise.
         blocking = next((a for a in _ancestors(out)[1:] if os.path.lexists(a)), None)
@@ -402,7 +419,7 @@ def atomic_write(write: Callable[[str], None], path: str, overwrite: bool = Fals
     _recover(filesystem, inner)
     final_exists = filesystem.get_file_info(inner).type != fs.FileType.NotFound
     if final_exists and not overwrite:
-        raise FileExistsError(f"output path {path} exists; pass overwrite=True (--overwrite) to replace it")
+        raise OutputExistsError(f"output path {path} exists; pass overwrite=True (--overwrite) to replace it")
     token = uuid.uuid4().hex[:12]
     # Hidden siblings (a leading dot): Spark's readers and partition discovery skip them,
     # so a reader of the parent (OUTPUT/ with dt=... partitions) never sees them.
@@ -470,13 +487,51 @@ def write_manifest(directory: str, manifest: dict) -> None:
         out.write(json.dumps(manifest, indent=2, sort_keys=True, default=str).encode())
 
 
+def check_apart(path: str, what: str, other: str, other_what: str) -> None:
+    """Refuse two outputs of one run where one is, or lies inside, the other (replacing
+    one would delete the other)."""
+    fs_a, a = _location(path)
+    fs_b, b = _location(other)
+    if fs_a == fs_b and (_within(a, b) or _within(b, a)):
+        raise UserError(f"the {what} {path} and the {other_what} {other} overlap: writing one would replace "
+                        "the other; give two separate locations")
+
+
+def check_json_path(path: str, inputs: Sequence[str], what: str = "--json path") -> None:
+    """Refuse, before any work, a JSON output that would replace an input or a folder,
+    or whose local folder cannot be written; an existing JSON file is replaced."""
+    from pyarrow import fs
+
+    check_output_path(path, inputs, overwrite=True, what=what)
+    try:
+        filesystem, inner = _filesystem(path.rstrip("/"))
+        kind = filesystem.get_file_info(inner).type
+    except Exception:  # noqa: BLE001 - not reachable before Spark starts; the write checks again
+        return
+    if kind == fs.FileType.Directory:
+        raise UserError(f"{what} {path} is a folder: give the path of a file (an existing one is replaced)")
+    location, absolute = _location(path)
+    if location == "file":
+        folder = os.path.dirname(absolute)
+        while not os.path.exists(folder):
+            folder = os.path.dirname(folder)
+        if not os.path.isdir(folder) or not os.access(folder, os.W_OK | os.X_OK):
+            raise UserError(f"{what} {path} cannot be written: {folder} is not a folder this user can write to")
+
+
 def write_json(path: str, payload: dict) -> None:
     """Write ``payload`` as the JSON file ``path`` (a local path or a URI) with
     :func:`atomic_write`: a reader sees the old file or the new one, never a part, and a
-    killed earlier write's temporary file is removed."""
+    killed earlier write's temporary file is removed. An existing file is replaced; an
+    existing folder is refused (:class:`~sepne_spark.errors.UserError`)."""
     import json
 
+    from pyarrow import fs
+
     data = json.dumps(payload, indent=2, default=str).encode()  # before anything is written
+    filesystem, inner = _filesystem(path.rstrip("/"))
+    if filesystem.get_file_info(inner).type == fs.FileType.Directory:
+        raise UserError(f"{path} is a folder: the JSON results go to a file (an existing one is replaced)")
 
     def write(tmp: str) -> None:
         filesystem, inner = _filesystem(tmp)

@@ -251,3 +251,82 @@ def test_generate_and_embed_refuse_flags_that_would_do_nothing(tmp_path):
     edges.write_text("a\tb\n", encoding="utf-8")
     with pytest.raises(UserError, match="--gen-mixing, --gen-nodes describe the generated graph, which --input replaces"):
         embed._checked(["--input", str(edges), "--gen-nodes", "10", "--gen-mixing=0.2", "--output", str(tmp_path / "o")])
+
+
+@pytest.mark.unit
+def test_outputs_that_would_replace_an_input_or_each_other_are_refused_before_spark(tmp_path):
+    """Data a run reads or writes is never replaced by another of its outputs: a saved
+    model given as --model, the output and --save-model, a --json on an input or a folder;
+    an output set aside by a stopped run counts as existing; --run-date is canonical."""
+    from sepne_spark import storage
+    from sepne_spark.errors import OutputExistsError, UserError
+    from sepne_spark.jobs import embed, evaluate
+
+    model, out, edges = tmp_path / "model", tmp_path / "emb", tmp_path / "edges.tsv"
+    (model / "metadata").mkdir(parents=True)
+    edges.write_text("1\t2\n", encoding="utf-8")
+    base = ["--input", str(edges)]
+    with pytest.raises(UserError, match="is the input .*model"):
+        embed._checked([*base, "--model", str(model), "--output", str(model), "--overwrite"])
+    with pytest.raises(UserError, match="is inside the input"):
+        embed._checked([*base, "--model", str(model), "--output", str(model / "emb")])
+    for saved in (out, out / "model"):
+        with pytest.raises(UserError, match="--save-model path .* and the output path .* overlap"):
+            embed._checked([*base, "--output", str(out), "--save-model", str(saved)])
+    with pytest.raises(UserError, match="is not written YYYY-MM-DD: give 2026-01-05"):
+        embed._checked([*base, "--output", str(out), "--run-date", "2026-1-5"])
+    # A run stopped between its two moves left the old output aside: it is still there.
+    (tmp_path / ".emb.old-0123456789ab").mkdir()
+    with pytest.raises(OutputExistsError, match="left the previous output aside"):
+        embed._checked([*base, "--output", str(out)])
+    embed._checked([*base, "--output", str(out), "--overwrite"])
+
+    emb, labels = tmp_path / "vectors", tmp_path / "labels.tsv"
+    emb.mkdir()
+    labels.write_text("1\ta\n", encoding="utf-8")
+    task = ["classify", "--embeddings", str(emb), "--labels", str(labels)]
+    for json_path, words in ((emb, "is the input"), (labels, "is the input"), (emb / "s.json", "is inside the input"),
+                             (tmp_path / "folder", "is a folder")):
+        (tmp_path / "folder").mkdir(exist_ok=True)
+        with pytest.raises(UserError, match=words):
+            evaluate.session_conf([*task, "--json", str(json_path)])
+    (tmp_path / "locked").mkdir()
+    (tmp_path / "locked").chmod(0o500)
+    try:
+        if not os.access(tmp_path / "locked", os.W_OK):  # root writes anywhere
+            with pytest.raises(UserError, match="cannot be written"):
+                evaluate.session_conf([*task, "--json", str(tmp_path / "locked" / "s.json")])
+    finally:
+        (tmp_path / "locked").chmod(0o700)
+    (tmp_path / "scores.json").write_text("{}", encoding="utf-8")
+    evaluate.session_conf([*task, "--json", str(tmp_path / "scores.json")])  # an earlier result: replaced
+    with pytest.raises(UserError, match="is a folder"):
+        storage.write_json(str(tmp_path / "folder"), {"f1": 1.0})
+    assert (tmp_path / "folder").is_dir()
+
+
+@pytest.mark.unit
+def test_a_jvm_failure_is_named_by_its_cause_not_by_py4j():
+    """The job's one failure line gives the Java error's informative line, not Py4J's
+    'An error occurred while calling o598.collectToPython.'"""
+    from sepne_spark.jobs.common import _reason
+
+    class Py4JJavaError(Exception):  # as py4j's prints: its call, then the Java trace
+        def __str__(self) -> str:
+            return ("An error occurred while calling o598.collectToPython.\n: org.apache.spark.SparkException: "
+                    "Python worker exited unexpectedly (crashed)\n\tat org.apache.spark.api.python.X.y(X.scala:1)")
+
+    assert _reason(Py4JJavaError()) == ("Py4JJavaError: org.apache.spark.SparkException: Python worker exited "
+                                        "unexpectedly (crashed)")
+    assert _reason(ValueError("bad\nmore")) == "ValueError: bad"
+
+
+@pytest.mark.unit
+def test_reconstruct_takes_the_bad_lines_flag_its_errors_advise():
+    """A bad edge line's error says "--bad-lines skip"; reconstruct accepts it, over the
+    manifest's value."""
+    from sepne_spark.jobs import evaluate
+
+    ns = evaluate.parse_args(["reconstruct", "--edges", "e.tsv", "--embeddings", "emb", "--bad-lines", "skip"])
+    settings, source = evaluate.matrix_settings(ns, {"settings": {"bad_lines": "fail", "metric": "I+A"}})
+    assert settings["bad_lines"] == "skip" and settings["metric"] == "I+A" and "--bad-lines" in source

@@ -185,6 +185,8 @@ def test_saved_model_io_reads_only_the_neighbourhood(spark, tmp_path, capsys, ca
     # ids are embedded without them.
     assert embed.main(spark, flags + ["--output", str(tmp_path / "all"), "--save-model", str(model_path),
                                       "--refine-steps", "2", "--propagation", "3", "--average-steps", "2"]) == 0
+    saved = json.loads((tmp_path / "all" / "_manifest.json").read_text())
+    assert saved["saved_model"] == str(model_path) and "save_model" in saved["timings_s"]
     asked = g.ids[::7] + ["not-a-node"]
     (tmp_path / "nodes.txt").write_text("\n".join(asked) + "\n", encoding="utf-8")
     out = tmp_path / "some"

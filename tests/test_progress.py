@@ -49,6 +49,16 @@ def test_a_failing_stage_says_so_and_its_error_stands(caplog):
     lines = [r.getMessage() for r in caplog.records]
     assert lines[0] == "SepNE read: edges.tsv ..." and lines[-1].startswith("SepNE read failed after ")
     assert not any(" done in " in ln for ln in lines) and "read" in timings
+    assert caplog.records[-1].levelname == "WARNING"
+    # Stopped (Ctrl-C, or SIGTERM in a job): said so, at INFO, and the stop goes on.
+    from sepne_spark.errors import JobStopped
+
+    caplog.clear()
+    with pytest.raises(JobStopped):
+        with stage(None, "fit", "", timings):
+            raise JobStopped(15)
+    assert caplog.records[-1].getMessage().startswith("SepNE fit stopped after ")
+    assert caplog.records[-1].levelname == "INFO"
 
 
 def test_an_applications_logging_setup_takes_over():

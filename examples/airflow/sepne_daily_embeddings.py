@@ -45,6 +45,8 @@ Install
      ``/opt/sepne-spark/dist/sepne_spark-0.1.0-py3-none-any.whl``)
    * ``sepne_env_archive``: the packed Python environment (default
      ``hdfs:///apps/sepne/pyspark_env.tar.gz``)
+   * ``sepne_checkpoint_dir``: a folder every executor reaches, for the checkpoints
+     (default ``hdfs:///tmp/sepne-checkpoints``)
 
 5. Copy this file into the DAGs folder (``$AIRFLOW_HOME/dags``); the DAG
    ``sepne_daily_embeddings`` appears on the next parse.

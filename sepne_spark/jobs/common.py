@@ -313,6 +313,10 @@ NOISY_LOGGERS = (
     "org.apache.spark.sql.execution.datasources.InMemoryFileIndex",
     # GraphFrames' label propagation warns that its result is cached, every call.
     "org.graphframes.lib.LabelPropagation",
+    # "No Partition Defined for Window operation": the LP sets' packing numbers the
+    # communities in global windows, on purpose (one row per community, not per node),
+    # about 90 lines per run that buried the progress lines.
+    "org.apache.spark.sql.execution.window.WindowExec",
 )
 
 
@@ -381,7 +385,7 @@ def run_job(
         return int(exc.code or 0) if not isinstance(exc.code, str) else 2
     except Exception as exc:  # noqa: BLE001 - one line for the scheduler, trace in the log
         log.exception("job failed")
-        print(f"{app_name}: failed: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}", file=sys.stderr)
+        print(f"{app_name}: failed: {_reason(exc)}", file=sys.stderr)
         return 1
     log.info("%s finished in %.1f s", app_name, time.time() - start)
     return rc or 0
@@ -410,6 +414,18 @@ def _stop_on_sigterm() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGTERM, before)
+
+
+def _reason(exc: BaseException) -> str:
+    """``Type: first line``; for an error from the JVM, its informative line (Spark's
+    error class, or the first Java exception's message) instead of Py4J's
+    ``An error occurred while calling o598.collectToPython.``"""
+    text = str(exc).splitlines()[0] if str(exc) else ""
+    if type(exc).__name__ == "Py4JJavaError":
+        from sepne_spark.reading import spark_error_text
+
+        return f"{type(exc).__name__}: {spark_error_text(exc).lstrip(': ') or text}"
+    return f"{type(exc).__name__}: {text}"
 
 
 def _interrupt_jobs() -> None:

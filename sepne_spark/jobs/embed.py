@@ -114,9 +114,11 @@ def _output_target(ns: argparse.Namespace) -> str:
     target = ns.output.rstrip("/")
     if ns.run_date:
         try:
-            time.strptime(ns.run_date, "%Y-%m-%d")
+            canonical = time.strftime("%Y-%m-%d", time.strptime(ns.run_date, "%Y-%m-%d"))
         except ValueError:
             raise UserError(f"--run-date {ns.run_date!r} is not a date YYYY-MM-DD") from None
+        if canonical != ns.run_date:  # dt=2026-1-5 and dt=2026-01-05 would be two partitions of one day
+            raise UserError(f"--run-date {ns.run_date!r} is not written YYYY-MM-DD: give {canonical}")
         target = f"{target}/dt={ns.run_date}"
     return target
 
@@ -152,7 +154,7 @@ def _checked(argv: Sequence[str] | None) -> tuple[argparse.Namespace, schema.Emb
     if ns.nodes is not None and not ns.nodes.strip(" ,@"):
         raise UserError(f"--nodes {ns.nodes!r} names no id: give comma-separated ids, or @FILE with one id per line")
 
-    from sepne_spark.storage import check_output_path, check_partition_parent
+    from sepne_spark.storage import check_apart, check_output_path, check_partition_parent
 
     if settings.partition == "IO" and not ns.nodes:
         raise UserError("partition IO embeds only requested nodes: give them with --nodes")
@@ -175,11 +177,13 @@ def _checked(argv: Sequence[str] | None) -> tuple[argparse.Namespace, schema.Emb
         check_inputs_exist([ns.nodes[1:]], "--nodes file")
     if ns.model:
         check_inputs_exist([ns.model], "--model")
-    check_output_path(target, ns.input or [], overwrite=ns.overwrite or bool(ns.run_date))
+    read = (ns.input or []) + ([ns.model] if ns.model else [])  # a saved model is an input too
+    check_output_path(target, read, overwrite=ns.overwrite or bool(ns.run_date))
     if ns.run_date:
         check_partition_parent(ns.output, "dt")
     if ns.save_model:
-        check_output_path(ns.save_model, ns.input or [], overwrite=ns.overwrite, what="--save-model path")
+        check_output_path(ns.save_model, read, overwrite=ns.overwrite, what="--save-model path")
+        check_apart(ns.save_model, "--save-model path", target, "output path")
     return ns, settings, target
 
 
@@ -244,7 +248,7 @@ FIT_PARTS = ("landmarks", "summaries_svd")
 BEFORE_FIT = ("auto_profile",)
 #: ``load_model``: reading a saved model (``--model``), before the input is read.
 BEFORE_READ = ("load_model",)
-AFTER_FIT = ("partition", "solve_propagation", "unreached", "solve_write")
+AFTER_FIT = ("partition", "solve_propagation", "unreached", "save_model", "solve_write")
 
 
 def _time_line(timings: dict[str, float], loaded: bool) -> str:
@@ -438,7 +442,7 @@ def _run(spark, ns: argparse.Namespace, settings: schema.EmbedSettings, target: 
             "input": source, "input_files": input_fingerprint(spark, ns.input or []),
             "read": given_read_options(ns),
             "output": target, "settings": settings.as_dict(), "counts": counts,
-            "sets": plan, "model": ns.model, "nodes": ns.nodes,
+            "sets": plan, "model": ns.model, "saved_model": ns.save_model, "nodes": ns.nodes,
             "graphframes_used": bool(getattr(spark, "_sepne_graphframes", False)),
             # fit is landmarks + summaries_svd (and the graph's caching): its parts are
             # listed too, so the stages do not add up to total.
@@ -447,9 +451,10 @@ def _run(spark, ns: argparse.Namespace, settings: schema.EmbedSettings, target: 
             "duration_s": round(timings["total"], 3),
         })
 
+    if ns.save_model:  # before the output, so that the manifest can name it and a failed save leaves no output
+        with stage(spark, "save_model", ns.save_model, timings):
+            model.save(ns.save_model, overwrite=ns.overwrite)
     atomic_write(write, target, overwrite=ns.overwrite or bool(ns.run_date))
-    if ns.save_model:
-        model.save(ns.save_model, overwrite=ns.overwrite)
     expected = n_nodes if wanted is None else None
     if expected is not None and counts["output_rows"] != expected:
         raise RuntimeError(f"wrote {counts['output_rows']} rows for {expected} nodes")

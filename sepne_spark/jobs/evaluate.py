@@ -147,7 +147,7 @@ def build_parser() -> argparse.ArgumentParser:
     from sepne_spark import settings as schema
 
     schema.add_arguments(
-        r, MATRIX_SETTINGS, "proximity matrix M",
+        r, MATRIX_SETTINGS + READ_SETTINGS, "proximity matrix M and how the edges are read",
         "Each defaults to the value in the embeddings' _manifest.json (written by the embed job), "
         "else to the embed job's built-in default shown.")
     r.add_argument("--method", choices=("auto", "exact", "sampled"), default="auto",
@@ -374,7 +374,7 @@ def run_classify(spark: SparkSession, ns: argparse.Namespace) -> dict[str, Any]:
 
 #: The settings that define M, as the embed job names them (each has a flag here).
 MATRIX_SETTINGS = ("metric", "window", "scaling", "directed", "duplicates", "self_loops")
-#: How the embed job read its input: taken from the manifest too, without flags.
+#: How the embed job read its input: taken from the manifest too (or from the flags).
 READ_SETTINGS = ("input_format", "bad_lines")
 
 
@@ -388,7 +388,7 @@ def matrix_settings(ns: argparse.Namespace, manifest: dict[str, Any]) -> tuple[d
 
     wanted = MATRIX_SETTINGS + READ_SETTINGS
     saved = {k: v for k, v in (manifest.get("settings") or {}).items() if k in wanted}
-    flags = {k: getattr(ns, k) for k in MATRIX_SETTINGS if getattr(ns, k) is not None}
+    flags = {k: getattr(ns, k) for k in wanted if getattr(ns, k, None) is not None}
     settings = schema.resolve(flags, saved)
     source = "the embeddings' manifest" if saved else "the built-in defaults"
     if flags:
@@ -579,11 +579,18 @@ def run_linkpred(spark: SparkSession, ns: argparse.Namespace) -> dict[str, Any]:
 
 
 def _check_paths(ns: argparse.Namespace) -> None:
-    """Local input paths that do not exist, reported before Spark starts."""
+    """Local input paths that do not exist, and a ``--json`` that would replace an input
+    or a folder or cannot be written, reported before Spark starts."""
+    from sepne_spark.storage import check_json_path
+
+    inputs = []
     for flag in ("embeddings", "labels", "edges"):
         value = getattr(ns, flag, None)
         if value:
             check_inputs_exist([value], "--" + flag)
+            inputs.append(value)
+    if getattr(ns, "json", None):
+        check_json_path(ns.json, inputs)
 
 
 def session_conf(argv: Sequence[str]) -> dict[str, str]:
@@ -617,6 +624,7 @@ def main(spark: SparkSession | None, args: Sequence[str] | None = None) -> int:
         from sepne_spark.session import get_spark
 
         spark = get_spark("sepne-evaluate")
+    _check_paths(ns)  # again, for a caller of main() (a notebook) that no cli() checked
     runners = {"classify": run_classify, "reconstruct": run_reconstruct, "linkpred": run_linkpred}
     res = runners[ns.task](spark, ns)
     _write_json(spark, getattr(ns, "json", None), res)
