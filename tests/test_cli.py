@@ -330,3 +330,30 @@ def test_reconstruct_takes_the_bad_lines_flag_its_errors_advise():
     ns = evaluate.parse_args(["reconstruct", "--edges", "e.tsv", "--embeddings", "emb", "--bad-lines", "skip"])
     settings, source = evaluate.matrix_settings(ns, {"settings": {"bad_lines": "fail", "metric": "I+A"}})
     assert settings["bad_lines"] == "skip" and settings["metric"] == "I+A" and "--bad-lines" in source
+
+
+@pytest.mark.unit
+def test_labels_lines_that_are_not_node_tab_label_are_named_by_file_and_line(tmp_path):
+    """No labels line is dropped in silence: each that is not two non-empty fields is an
+    error at its file and line; a first line of column names is a header; a file without
+    tabs splits at whitespace."""
+    import gzip
+
+    from sepne_spark.errors import LabelsError
+    from sepne_spark.jobs.evaluate import read_labels
+
+    good = tmp_path / "good.tsv"
+    good.write_text("node\tlabel\n# a comment\n\n1\ta\n1\tb\n2\ta\n", encoding="utf-8")
+    assert read_labels(str(good)) == {"1": {"a", "b"}, "2": {"a"}}
+    spaced = tmp_path / "spaced.txt.gz"
+    spaced.write_bytes(gzip.compress(b"1 a\n2  b\n"))
+    assert read_labels(str(spaced)) == {"1": {"a"}, "2": {"b"}}
+    for text, line, words in (("1\ta\noops\n", 2, "found 1 field: 'oops'"),
+                              ("1\ta\n\t3\n", 2, "found an empty node"),
+                              ("1\ta\n12\t\n", 2, "found an empty label"),
+                              ("1\ta\n2\tb\tc\n", 2, "found 3 fields"),
+                              ("1,a\n", 1, "comma-separated file")):
+        bad = tmp_path / "bad.tsv"
+        bad.write_text(text, encoding="utf-8")
+        with pytest.raises(LabelsError, match=f"bad.tsv:{line}: expected node<TAB>label, .*{words}"):
+            read_labels(str(bad))

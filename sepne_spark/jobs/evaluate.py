@@ -204,13 +204,49 @@ def _label_table(path: str) -> pd.DataFrame:
         import pyarrow.parquet as pq
 
         return pq.read_table(path).to_pandas().iloc[:, :2].astype(str)
-    try:
-        df = pd.read_csv(path, sep="\t", header=None, dtype=str, keep_default_na=False)
-        if df.shape[1] < 2:
-            df = pd.read_csv(path, sep=r"\s+", engine="python", header=None, dtype=str, keep_default_na=False)
-    except pd.errors.EmptyDataError:
-        return pd.DataFrame()
-    return df
+    return pd.DataFrame(_label_lines(path), columns=["node", "label"], dtype=str)
+
+
+#: Words that make a labels file's first line a header (``node<TAB>label``).
+LABEL_HEADER_WORDS = frozenset({"node", "nodes", "id", "ids", "node_id", "vertex", "label", "labels", "class",
+                                "classes", "category", "group", "community"})
+
+
+def _label_lines(path: str) -> list[tuple[str, str]]:
+    """The ``(node, label)`` pairs of a text labels file (compressed by its extension:
+    .gz, .bz2, .xz), one per line, split at the tab (at runs of whitespace in a file
+    without tabs); blank and ``#`` lines skipped, a first line of column names
+    (:data:`LABEL_HEADER_WORDS`) skipped with a log line. Any other line that is not two
+    non-empty fields is a :class:`~sepne_spark.errors.LabelsError` naming the file and line."""
+    import bz2
+    import gzip
+    import lzma
+
+    from sepne_spark.errors import LabelsError
+
+    opener = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}.get(os.path.splitext(path)[1], open)
+    with opener(path, "rt", encoding="utf-8", errors="replace") as fh:
+        lines = fh.read().splitlines()
+    tabbed = any("\t" in line for line in lines)
+    pairs: list[tuple[str, str]] = []
+    first = True
+    for number, line in enumerate(lines, 1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        fields = [f.strip() for f in (line.split("\t") if tabbed else line.split())]
+        if first and len(fields) == 2 and {f.lower() for f in fields} <= LABEL_HEADER_WORDS:
+            log.info("%s: line %d (%s) read as a header", path, number, " / ".join(fields))
+            first = False
+            continue
+        first = False
+        if len(fields) != 2 or not all(fields):
+            shown = line if len(line) <= 80 else line[:77] + "..."
+            why = (f"{len(fields)} field{'s' if len(fields) != 1 else ''}" if len(fields) != 2
+                   else "an empty " + ("node" if not fields[0] else "label"))
+            hint = " (a comma-separated file? labels are node<TAB>label)" if len(fields) == 1 and "," in line else ""
+            raise LabelsError(f"{path}:{number}: expected node<TAB>label, found {why}: {shown!r}{hint}")
+        pairs.append((fields[0], fields[1]))
+    return pairs
 
 
 def read_labels(path: str) -> dict[str, set[str]]:
