@@ -397,6 +397,28 @@ def check_partition_parent(folder: str, key: str) -> None:
                         f"beside it would hide its rows from readers of {folder}; choose another folder")
 
 
+def check_not_in_dataset(path: str, what: str = "output path") -> None:
+    """Refuse a local ``path`` inside a folder that holds a dataset (Spark's part files
+    or ``_SUCCESS`` at its top): the new files would become rows of that dataset for its
+    readers. Remote paths are not looked at here.
+
+    Raises
+    ------
+    UserError
+        Naming the folder and one of its files.
+    """
+    fs, absolute = _location(path)
+    if fs != "file":
+        return
+    for folder in _ancestors(absolute)[1:]:
+        if not os.path.isdir(folder):
+            continue
+        names = sorted(n for n in os.listdir(folder) if n.startswith("part-") or n == "_SUCCESS")
+        if names:
+            raise UserError(f"the {what} {path} is inside {folder}, which holds a dataset ({names[0]}): its "
+                            f"readers would take the new files for rows of it; choose a location outside it")
+
+
 def atomic_write(write: Callable[[str], None], path: str, overwrite: bool = False) -> None:
     """Call ``write(tmp)`` on a temporary sibling of ``path``, then move it into place.
 

@@ -357,3 +357,18 @@ def test_labels_lines_that_are_not_node_tab_label_are_named_by_file_and_line(tmp
         bad.write_text(text, encoding="utf-8")
         with pytest.raises(LabelsError, match=f"bad.tsv:{line}: expected node<TAB>label, .*{words}"):
             read_labels(str(bad))
+
+
+@pytest.mark.unit
+def test_an_output_inside_a_dataset_is_refused_before_spark(tmp_path):
+    from sepne_spark.errors import UserError
+    from sepne_spark.jobs import embed, generate
+
+    dataset = tmp_path / "gen" / "edges"
+    dataset.mkdir(parents=True)
+    (dataset / "part-00000.parquet").write_bytes(b"")
+    for check in (lambda out: generate.session_conf(["--output", out]),
+                  lambda out: embed._checked(["--output", out])):
+        with pytest.raises(UserError, match="is inside .*edges, which holds a dataset .part-00000.parquet"):
+            check(str(dataset / "sub"))
+    generate.session_conf(["--output", str(tmp_path / "gen" / "other")])  # beside it: fine

@@ -315,5 +315,10 @@ def test_generate_job(spark, tmp_path, capsys):
                             str(rmat_out)]) == 0
     assert (rmat_out / "edges.parquet").is_file() and not (rmat_out / "labels.parquet").exists()
     assert spark.read.parquet(str(rmat_out / "edges.parquet")).count() > 1000
+    # Overwritten with another model and layout: the earlier run's tables are gone, so
+    # the folder holds one graph (no SBM labels beside R-MAT edges, no edges.tsv beside edges/).
+    assert job.main(spark, ["--model", "rmat", "--scale", "8", "--edges", "2000", "--format", "parquet",
+                            "--output", str(out), "--overwrite"]) == 0
+    assert sorted(p.name for p in out.iterdir()) == ["edges"]
     with pytest.raises(UserError, match="mixing"):
         job.main(spark, ["--mixing", "2", "--output", str(tmp_path / "bad")])

@@ -154,7 +154,7 @@ def _checked(argv: Sequence[str] | None) -> tuple[argparse.Namespace, schema.Emb
     if ns.nodes is not None and not ns.nodes.strip(" ,@"):
         raise UserError(f"--nodes {ns.nodes!r} names no id: give comma-separated ids, or @FILE with one id per line")
 
-    from sepne_spark.storage import check_apart, check_output_path, check_partition_parent
+    from sepne_spark.storage import check_apart, check_not_in_dataset, check_output_path, check_partition_parent
 
     if settings.partition == "IO" and not ns.nodes:
         raise UserError("partition IO embeds only requested nodes: give them with --nodes")
@@ -179,6 +179,7 @@ def _checked(argv: Sequence[str] | None) -> tuple[argparse.Namespace, schema.Emb
         check_inputs_exist([ns.model], "--model")
     read = (ns.input or []) + ([ns.model] if ns.model else [])  # a saved model is an input too
     check_output_path(target, read, overwrite=ns.overwrite or bool(ns.run_date))
+    check_not_in_dataset(ns.output)
     if ns.run_date:
         check_partition_parent(ns.output, "dt")
     if ns.save_model:

@@ -45,7 +45,7 @@ def parse_args(args: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--output", required=True, metavar="DIR",
                    help="output folder (local path or URI), required; receives edges and, "
                    "for sbm, labels")
-    p.add_argument("--format", choices=("tsv", "parquet"), default="tsv",
+    p.add_argument("--format", choices=FORMATS, default="tsv",
                    help="output format: TSV without header, or Parquet (default: %(default)s)")
     p.add_argument("--seed", type=int, default=0,
                    help="random seed; the graph does not depend on the partitioning "
@@ -89,6 +89,10 @@ def parse_args(args: Sequence[str] | None) -> argparse.Namespace:
                       help="keep R-MAT node ids unpermuted, node 0 is then the hub "
                       "(default: off, ids permuted with a seeded bijection)")
     return p.parse_args(args)
+
+
+#: The formats the generator writes.
+FORMATS = ("tsv", "parquet")
 
 
 def _target(output: str, table: str, fmt: str, single_file: bool) -> str:
@@ -191,8 +195,27 @@ def main(spark: SparkSession | None, args: Sequence[str] | None = None) -> int:
             raise UserError(f"{exc}") from exc
         log.info("wrote %d labels to %s in %.1f s", int(label_obs.get["rows"]), written,
                  time.time() - t0)
+    _remove_stale(ns)
     log.info("generated %s graph in %.1f s", ns.model, time.time() - start)
     return 0
+
+
+def _remove_stale(ns: argparse.Namespace) -> None:
+    """With ``--overwrite``, the tables of an earlier run in OUTPUT that this run did not
+    replace (an SBM's labels under an R-MAT graph, ``edges.tsv`` beside a new ``edges/``)
+    are removed, so that OUTPUT holds one graph."""
+    from sepne_spark.storage import exists, remove
+
+    if not ns.overwrite:
+        return
+    written = {_target(ns.output, t, ns.format, ns.single_file) for t in ("edges", "labels")
+               if t == "edges" or ns.model == "sbm"}
+    for table in ("edges", "labels"):
+        for fmt, single in ((f, one) for f in FORMATS for one in (False, True)):
+            old = _target(ns.output, table, fmt, single)
+            if old not in written and exists(old):
+                log.warning("removing %s, left by an earlier run: OUTPUT holds this run's graph only", old)
+                remove(old)
 
 
 #: The flags of each model's group: given with the other model, they would do nothing.
@@ -204,7 +227,7 @@ def check_args(ns: argparse.Namespace, argv: Sequence[str]) -> None:
     """Everything that can be checked without Spark: the model's parameters, flags of
     the other model, and outputs that exist (local ones) without ``--overwrite``."""
     from sepne_spark import generators
-    from sepne_spark.storage import check_output_path
+    from sepne_spark.storage import check_not_in_dataset, check_output_path
 
     given = given_flags(argv)
     other = [flag for flag in MODEL_FLAGS["rmat" if ns.model == "sbm" else "sbm"] if flag in given]
@@ -221,6 +244,7 @@ def check_args(ns: argparse.Namespace, argv: Sequence[str]) -> None:
                                    ns.rmat_a, ns.rmat_b, ns.rmat_c)
     except ValueError as exc:
         raise UserError(str(exc)) from None
+    check_not_in_dataset(ns.output)
     tables = ("edges", "labels") if ns.model == "sbm" else ("edges",)
     for table in tables:
         check_output_path(_target(ns.output, table, ns.format, ns.single_file), [], overwrite=ns.overwrite)
