@@ -372,3 +372,17 @@ def test_an_output_inside_a_dataset_is_refused_before_spark(tmp_path):
         with pytest.raises(UserError, match="is inside .*edges, which holds a dataset .part-00000.parquet"):
             check(str(dataset / "sub"))
     generate.session_conf(["--output", str(tmp_path / "gen" / "other")])  # beside it: fine
+
+
+@pytest.mark.unit
+def test_a_model_folder_without_a_model_and_linkpred_io_are_refused_before_spark(tmp_path):
+    from sepne_spark.errors import UserError
+    from sepne_spark.jobs import embed, evaluate
+
+    (tmp_path / "notamodel").mkdir()
+    with pytest.raises(UserError, match="--model: no SepNE model at .*notamodel: it holds neither metadata"):
+        embed._checked(["--model", str(tmp_path / "notamodel"), "--output", str(tmp_path / "o")])
+    edges = tmp_path / "e.tsv"
+    edges.write_text("1\t2\n", encoding="utf-8")
+    with pytest.raises(UserError, match="link prediction needs every node"):
+        evaluate.session_conf(["linkpred", "--edges", str(edges), "--partition", "IO"])

@@ -645,7 +645,10 @@ def session_conf(argv: Sequence[str]) -> dict[str, str]:
     if ns.task != "linkpred":
         return {}
     with settings_checked_quietly():  # main() checks again and warns once
-        return dict(schema.resolve(ns, schema.load_profile(ns.profile)).spark)
+        settings = schema.resolve(ns, schema.load_profile(ns.profile))
+    if settings.partition == "IO":
+        raise UserError("partition IO embeds only requested nodes; link prediction needs every node")
+    return dict(settings.spark)
 
 
 def cli(argv: Sequence[str] | None = None) -> int:
