@@ -386,3 +386,17 @@ def test_a_model_folder_without_a_model_and_linkpred_io_are_refused_before_spark
     edges.write_text("1\t2\n", encoding="utf-8")
     with pytest.raises(UserError, match="link prediction needs every node"):
         evaluate.session_conf(["linkpred", "--edges", str(edges), "--partition", "IO"])
+
+
+@pytest.mark.unit
+def test_a_partition_given_with_requested_ids_is_said_not_to_be_used(tmp_path, monkeypatch, caplog):
+    from sepne_spark.jobs import embed
+
+    monkeypatch.setattr(embed, "_run", lambda *a: 0)  # what the warning comes before
+    argv = ["--output", str(tmp_path / "o"), "--nodes", "1,2", "--profile", "document"]
+    with caplog.at_level("WARNING", logger="sepne_spark"):
+        assert embed.main(None, [*argv, "--partition", "LP"]) == 0
+        assert "--partition LP is not used" in caplog.text
+        caplog.clear()
+        assert embed.main(None, argv) == 0
+    assert "is not used" not in caplog.text

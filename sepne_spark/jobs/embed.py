@@ -304,6 +304,10 @@ def main(spark, args: Sequence[str] | None = None) -> int:
     Spark's cleaner.
     """
     ns, settings, target = _checked(args)
+    if ns.nodes and "--partition" in given_flags(sys.argv[1:] if args is None else args) \
+            and settings.partition != "IO":
+        log.warning("--nodes embeds the requested ids' sets only (partition IO): --partition %s is not used",
+                    settings.partition)
     cleanup: list = []
     try:
         return _run(spark, ns, settings, target, cleanup)
