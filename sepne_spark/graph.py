@@ -295,7 +295,8 @@ def try_cast(column: str, data_type: Any) -> Column:
     return F.expr(f"try_cast(`{column.replace('`', '``')}` AS {data_type.simpleString()})")
 
 
-def requested_ids(ids: DataFrame, vertices: DataFrame, id_type: Any) -> DataFrame:
+def requested_ids(ids: DataFrame, vertices: DataFrame, id_type: Any,
+                  counts: dict[str, int] | None = None) -> DataFrame:
     """The requested ids that are nodes of the graph: a DataFrame with column ``id``.
 
     Parameters
@@ -307,6 +308,9 @@ def requested_ids(ids: DataFrame, vertices: DataFrame, id_type: Any) -> DataFram
         Column ``id``: the nodes of the graph (:attr:`Graph.vertices`).
     id_type : DataType
         Type of the node ids.
+    counts : dict, optional
+        Receives ``requested`` (the distinct ids asked for) and ``requested_missing``
+        (those that are no node), for a run's record.
 
     Returns
     -------
@@ -323,6 +327,7 @@ def requested_ids(ids: DataFrame, vertices: DataFrame, id_type: Any) -> DataFram
     """
     if "id" not in ids.columns:
         raise ValueError(f"the requested ids need a column 'id'; got columns {ids.columns}")
+    record = counts
     asked = ids.select(F.col("id").alias("asked"), try_cast("id", id_type).alias("id")).distinct()
     found = vertices.select("id", F.lit(True).alias("found"))
     flagged = asked.join(found, "id", "left")
@@ -333,6 +338,8 @@ def requested_ids(ids: DataFrame, vertices: DataFrame, id_type: Any) -> DataFram
         F.slice(F.sort_array(F.collect_set(missing)), 1, _MAX_EXAMPLES).alias("examples"),
     ).first()
     n_asked, n_found, nulls = int(counts["asked"]), int(counts["found"]), int(counts["nulls"] or 0)
+    if record is not None:
+        record.update(requested=n_asked, requested_missing=n_asked - n_found)
     if n_asked == 0:
         raise RequestedIdsError("no ids requested: the DataFrame of requested ids is empty")
     if n_found < n_asked:

@@ -463,8 +463,10 @@ def embed(
     fitted : FittedGraph, optional
         The fit's cached tables, when ``graph`` is the graph the model was fitted on.
     plan : dict, optional
-        Receives what was set up: ``setup`` (RP, LP, IO), and for the neighbourhood of
-        requested ids (:func:`embeds_locally`) ``rows_read`` and ``rows_from``.
+        Receives what was set up: ``setup`` (RP, LP, IO); for requested ids
+        ``requested`` and ``requested_missing`` (the distinct ids asked for, and those
+        that are no node); for their neighbourhood (:func:`embeds_locally`)
+        ``rows_read`` and ``rows_from``.
     timings : dict, optional
         Receives the seconds of the stages that run here rather than at the first
         action: ``partition`` for label-propagation sets, ``solve_propagation`` when the
@@ -536,9 +538,9 @@ def embed(
         # and their in-neighbours, without the graph's vertex list.
         asked = ids.select(try_cast("id", model.id_type).alias("id")).where(F.col("id").isNotNull())
         ends = keep(incident_ends(graph, asked))  # filled by the ids check's job
-        wanted = requested_ids(ids, ends.select(F.col("k").alias("id")).distinct(), model.id_type)
+        wanted = requested_ids(ids, ends.select(F.col("k").alias("id")).distinct(), model.id_type, counts=plan)
     elif ids is not None:
-        wanted = requested_ids(ids, graph.vertices, model.id_type)
+        wanted = requested_ids(ids, graph.vertices, model.id_type, counts=plan)
     # The plan stays lazy: persisted tables fill at the first action. Only the ids check
     # (one query) runs here and, for M = I + A on a graph not fitted here, the counts of
     # the requested ids (embeds_locally) and of the rows of A they read.

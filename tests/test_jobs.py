@@ -207,6 +207,7 @@ def test_saved_model_io_reads_only_the_neighbourhood(spark, tmp_path, capsys, ca
     counts = manifest["counts"]
     assert "input_nodes" not in counts and 0 < counts["rows_of_A_read"] < len(g.ids)
     assert counts["output_rows"] == len(asked) - 1 and manifest["sets"]["setup"] == "IO"
+    assert (counts["requested"], counts["requested_missing"]) == (len(asked), 1)  # "not-a-node"
     got = {r["id"]: r["embedding"] for r in spark.read.parquet(str(out)).collect()}
 
     model = SepNEModel.load(str(model_path))
@@ -238,6 +239,8 @@ def test_saved_model_io_reads_only_the_neighbourhood(spark, tmp_path, capsys, ca
     assert embed.main(spark, flags + ["--output", str(tmp_path / "io"), "--partition", "IO", "--nodes",
                                       f"@{tmp_path / 'nodes.txt'}", "--save-model", str(io_model)]) == 0
     assert SepNEModel.load(str(io_model)).getPartition() == "IO"
+    fitted_io = json.loads((tmp_path / "io" / "_manifest.json").read_text())["counts"]
+    assert (fitted_io["requested"], fitted_io["requested_missing"]) == (len(asked), 1)  # the job's own check
     with caplog.at_level(logging.WARNING, logger="sepne_spark"):
         assert embed.main(spark, flags + ["--output", str(tmp_path / "whole"), "--model", str(io_model)]) == 0
     assert "saved with partition IO (requested ids); the whole graph is embedded with partition RP" in caplog.text

@@ -401,9 +401,10 @@ def _run(spark, ns: argparse.Namespace, settings: schema.EmbedSettings, target: 
     # Before fitting: requested ids that are not nodes are reported (an error when none is).
     # With a loaded model the embedding does that itself.
     wanted = requested
+    asked: dict[str, int] = {}  # the requested and missing ids, for the manifest
     if requested is not None and model is None:
         id_type = graph.vertices.schema["id"].dataType
-        wanted = requested_ids(requested, graph.vertices, id_type)
+        wanted = requested_ids(requested, graph.vertices, id_type, counts=asked)
 
     t = time.time()
     if model is None:
@@ -424,6 +425,10 @@ def _run(spark, ns: argparse.Namespace, settings: schema.EmbedSettings, target: 
     else:
         counts.update(input_nodes=n_nodes, input_edge_rows=n_edges)
     plan = dict(model.plan)
+    plan.update(asked)  # the job's own check saw the ids as given (the model's, those found)
+    for key in ("requested", "requested_missing"):
+        if key in plan:
+            counts[key] = int(plan.pop(key))
 
     def write(tmp: str) -> None:
         detail = f"{plan['setup']} sets of about {used['setSize']} nodes, to {target}"
