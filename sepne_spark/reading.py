@@ -313,7 +313,19 @@ def _column_index(
     lowered = [h.lower() for h in header_fields]
     if lowered.count(col.lower()) == 1:
         return lowered.index(col.lower())
-    raise InputError(f"{where}: no column {col!r} in the header {list(header_fields)}")
+    hint = ""
+    if header_fields and all(_is_number(h) for h in header_fields):
+        hint = (": that first line looks like data, not column names; a file without a header takes 0-based "
+                "indexes (--src-col 0 --dst-col 1)")
+    raise InputError(f"{where}: no column {col!r} in the header {list(header_fields)}{hint}")
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _text_layout(

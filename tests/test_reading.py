@@ -450,3 +450,15 @@ def test_layout_that_no_file_could_satisfy_is_refused_before_reading():
     with pytest.raises(SettingError, match="sep must be a non-empty string"):
         check_layout(sep="")
     check_layout(header=True, src_col="paper", dst_col="cited", weight_col=2)  # a file may satisfy these
+
+
+@pytest.mark.unit
+def test_a_column_name_against_a_first_line_of_data_says_it_looks_like_data():
+    from sepne_spark.errors import InputError
+    from sepne_spark.reading import _column_index
+
+    with pytest.raises(InputError, match=r"no column 'foo' in the header \['163', '402'\]: that first line looks "
+                                         r"like data"):
+        _column_index("foo", "src_col", ["163", "402"], "e.tsv")
+    with pytest.raises(InputError, match=r"no column 'foo' in the header \['a', 'b'\]$"):
+        _column_index("foo", "src_col", ["a", "b"], "e.tsv")
