@@ -239,8 +239,9 @@ def test_saved_model_io_reads_only_the_neighbourhood(spark, tmp_path, capsys, ca
     assert embed.main(spark, flags + ["--output", str(tmp_path / "io"), "--partition", "IO", "--nodes",
                                       f"@{tmp_path / 'nodes.txt'}", "--save-model", str(io_model)]) == 0
     assert SepNEModel.load(str(io_model)).getPartition() == "IO"
-    fitted_io = json.loads((tmp_path / "io" / "_manifest.json").read_text())["counts"]
-    assert (fitted_io["requested"], fitted_io["requested_missing"]) == (len(asked), 1)  # the job's own check
+    fitted_io = json.loads((tmp_path / "io" / "_manifest.json").read_text())
+    assert (fitted_io["counts"]["requested"], fitted_io["counts"]["requested_missing"]) == (len(asked), 1)
+    assert "requested_ids" in fitted_io["timings_s"]  # the job's own check, a stage of its own
     with caplog.at_level(logging.WARNING, logger="sepne_spark"):
         assert embed.main(spark, flags + ["--output", str(tmp_path / "whole"), "--model", str(io_model)]) == 0
     assert "saved with partition IO (requested ids); the whole graph is embedded with partition RP" in caplog.text

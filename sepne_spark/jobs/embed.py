@@ -254,7 +254,7 @@ FIT_PARTS = ("landmarks", "summaries_svd")
 #: before it, as ``solve_propagation``, and ``solve_write`` writes their result. On the
 #: distributed path ``unreached`` (``--unreached anchor``) runs before the write too; in
 #: one task the anchor is part of the task, in ``solve_write``.
-BEFORE_FIT = ("auto_profile",)
+BEFORE_FIT = ("auto_profile", "requested_ids")
 #: ``load_model``: reading a saved model (``--model``), before the input is read.
 BEFORE_READ = ("load_model",)
 AFTER_FIT = ("partition", "solve_propagation", "unreached", "save_model", "solve_write")
@@ -404,7 +404,8 @@ def _run(spark, ns: argparse.Namespace, settings: schema.EmbedSettings, target: 
     asked: dict[str, int] = {}  # the requested and missing ids, for the manifest
     if requested is not None and model is None:
         id_type = graph.vertices.schema["id"].dataType
-        wanted = requested_ids(requested, graph.vertices, id_type, counts=asked)
+        with stage(spark, "requested_ids", "which of the requested ids are nodes of the graph", timings):
+            wanted = requested_ids(requested, graph.vertices, id_type, counts=asked)
 
     t = time.time()
     if model is None:
