@@ -14,6 +14,7 @@ import fnmatch
 import logging
 import os
 import posixpath
+import re
 import uuid
 from typing import Callable, Sequence
 from urllib.parse import urlparse
@@ -397,10 +398,15 @@ def check_partition_parent(folder: str, key: str) -> None:
                         f"beside it would hide its rows from readers of {folder}; choose another folder")
 
 
+#: A part file of a dataset written by Spark or Hadoop: ``part-00000``, ``part-00003-<uuid>.snappy.parquet``,
+#: ``part-r-00000``.
+_PART_FILE = re.compile(r"part-(?:[rm]-)?\d{5}(?:$|[-.])")
+
+
 def check_not_in_dataset(path: str, what: str = "output path") -> None:
-    """Refuse a local ``path`` inside a folder that holds a dataset (Spark's part files
-    or ``_SUCCESS`` at its top): the new files would become rows of that dataset for its
-    readers. Remote paths are not looked at here.
+    """Refuse a local ``path`` inside a folder that holds a dataset (part files as Spark
+    and Hadoop name them, :data:`_PART_FILE`, at its top): the new files would become
+    rows of that dataset for its readers. Remote paths are not looked at here.
 
     Raises
     ------
@@ -413,7 +419,7 @@ def check_not_in_dataset(path: str, what: str = "output path") -> None:
     for folder in _ancestors(absolute)[1:]:
         if not os.path.isdir(folder):
             continue
-        names = sorted(n for n in os.listdir(folder) if n.startswith("part-") or n == "_SUCCESS")
+        names = sorted(n for n in os.listdir(folder) if _PART_FILE.match(n))
         if names:
             raise UserError(f"the {what} {path} is inside {folder}, which holds a dataset ({names[0]}): its "
                             f"readers would take the new files for rows of it; choose a location outside it")

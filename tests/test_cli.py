@@ -367,6 +367,9 @@ def test_an_output_inside_a_dataset_is_refused_before_spark(tmp_path):
     dataset = tmp_path / "gen" / "edges"
     dataset.mkdir(parents=True)
     (dataset / "part-00000.parquet").write_bytes(b"")
+    # Files that only look alike are no dataset: a note, a stray _SUCCESS.
+    (tmp_path / "part-time-notes.txt").write_text("", encoding="utf-8")
+    (tmp_path / "gen" / "_SUCCESS").write_text("", encoding="utf-8")
     for check in (lambda out: generate.session_conf(["--output", out]),
                   lambda out: embed._checked(["--output", out])):
         with pytest.raises(UserError, match="is inside .*edges, which holds a dataset .part-00000.parquet"):

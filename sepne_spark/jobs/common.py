@@ -353,8 +353,9 @@ def run_job(
 
     Returns 0 on success, 2 for a :class:`UserError` or bad arguments (one line on
     stderr naming what is wrong), 1 for any other failure, and 128 + the signal's number
-    when stopped by SIGTERM (143) or Ctrl-C (130): one line, no trace, every write in
-    progress unwound (:func:`sepne_spark.storage.atomic_write`).
+    when stopped by SIGTERM (143) or Ctrl-C (130) once the session runs: one line, no
+    trace, the write in progress undone (:func:`sepne_spark.storage.atomic_write`); an
+    output this run had finished before (``--save-model``'s) stays.
     """
     setup_logging()
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -364,20 +365,29 @@ def run_job(
         except SystemExit as exc:
             return int(exc.code or 0)
     start = time.time()
+    stopped: dict[str, int] = {}
     try:
-        with _stop_on_sigterm():
+        try:
             conf = session_conf(argv) if session_conf else None
             from sepne_spark.session import get_spark
 
+            # No handler while the JVM starts: a signal then ends Python, and the JVM with it.
             spark = get_spark(app_name, conf=conf)
-            quiet_jvm_loggers(spark)
-            log.info("%s: sepne-spark %s from %s, Spark %s", app_name, _version(), _package_location(), spark.version)
-            rc = main(spark, argv)
-    except (JobStopped, KeyboardInterrupt) as exc:
-        signum = exc.signum if isinstance(exc, JobStopped) else signal.SIGINT
-        print(f"{app_name}: stopped by {signal.Signals(signum).name} after {time.time() - start:.1f} s; "
-              f"outputs are written whole or not at all, so none was changed", file=sys.stderr)
-        return 128 + signum
+            with _stop_on_signals(stopped):
+                quiet_jvm_loggers(spark)
+                log.info("%s: sepne-spark %s from %s, Spark %s", app_name, _version(), _package_location(),
+                         spark.version)
+                rc = main(spark, argv)
+        except BaseException as exc:
+            # Once stopped, whatever ends the run (the stop itself, or a call into a JVM that
+            # the same signal is shutting down) is the stop: one line, no trace.
+            signum = stopped.get("signum") or (signal.SIGINT if isinstance(exc, KeyboardInterrupt) else None)
+            if signum is None:
+                raise
+            log.debug("the run ended with the stop", exc_info=True)
+            print(f"{app_name}: stopped by {signal.Signals(signum).name} after {time.time() - start:.1f} s; "
+                  "the write in progress was undone (an output is replaced whole or not at all)", file=sys.stderr)
+            return 128 + signum
     except UserError as exc:
         print(f"{app_name}: error: {exc}", file=sys.stderr)
         return 2
@@ -392,16 +402,21 @@ def run_job(
 
 
 @contextlib.contextmanager
-def _stop_on_sigterm() -> Iterator[None]:
-    """SIGTERM raises :class:`JobStopped` in the main thread while the block runs (a
-    scheduler's kill unwinds the job as Ctrl-C does), after asking Spark to interrupt the
-    session's running jobs (Spark 4.0 and later), then the handler before is put back.
-    Off the main thread, where Python cannot set a handler, nothing changes."""
+def _stop_on_signals(stopped: dict[str, int]) -> Iterator[None]:
+    """SIGTERM (a scheduler's kill) and SIGINT (Ctrl-C) record their number in
+    ``stopped`` and raise :class:`JobStopped` in the main thread while the block runs,
+    after asking Spark to interrupt the session's running jobs (Spark 4.0 and later);
+    later signals are only recorded, so that the unwinding is not cut short. The
+    handlers before (PySpark's own for SIGINT) are put back after. Off the main thread,
+    where Python cannot set a handler, nothing changes."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
 
     def stop(signum: int, frame: Any) -> None:
+        if stopped:
+            return
+        stopped["signum"] = signum
         # The main thread may be inside a call to the JVM, whose connection is its own:
         # the jobs are interrupted from another thread, which gets a connection of its own.
         interrupter = threading.Thread(target=_interrupt_jobs, name="sepne-stop", daemon=True)
@@ -409,11 +424,12 @@ def _stop_on_sigterm() -> Iterator[None]:
         interrupter.join(timeout=30)
         raise JobStopped(signum)
 
-    before = signal.signal(signal.SIGTERM, stop)
+    before = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGINT)}
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, before)
+        for sig, handler in before.items():
+            signal.signal(sig, handler)
 
 
 def _reason(exc: BaseException) -> str:
@@ -421,7 +437,7 @@ def _reason(exc: BaseException) -> str:
     error class, or the first Java exception's message) instead of Py4J's
     ``An error occurred while calling o598.collectToPython.``"""
     text = str(exc).splitlines()[0] if str(exc) else ""
-    if type(exc).__name__ == "Py4JJavaError":
+    if type(exc).__name__.startswith("Py4J"):
         from sepne_spark.reading import spark_error_text
 
         return f"{type(exc).__name__}: {spark_error_text(exc).lstrip(': ') or text}"

@@ -315,8 +315,11 @@ def main(spark, args: Sequence[str] | None = None) -> int:
         for release in reversed(cleanup):
             try:
                 release()
-            except Exception:  # noqa: BLE001 - the run's own outcome (or error) stands
-                log.warning("could not release a cached table", exc_info=True)
+            except Exception as exc:  # noqa: BLE001 - the run's own outcome (or error) stands
+                # One line (a stopped run's JVM may be gone by now); the trace for a debug log.
+                log.warning("could not release a cached table: %s",
+                            str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+                log.debug("the release's error", exc_info=True)
 
 
 def _run(spark, ns: argparse.Namespace, settings: schema.EmbedSettings, target: str, cleanup: list) -> int:
