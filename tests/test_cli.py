@@ -345,9 +345,18 @@ def test_labels_lines_that_are_not_node_tab_label_are_named_by_file_and_line(tmp
     good = tmp_path / "good.tsv"
     good.write_text("node\tlabel\n# a comment\n\n1\ta\n1\tb\n2\ta\n", encoding="utf-8")
     assert read_labels(str(good)) == {"1": {"a", "b"}, "2": {"a"}}
-    spaced = tmp_path / "spaced.txt.gz"
+    spaced = tmp_path / "spaced.TXT.GZ"
     spaced.write_bytes(gzip.compress(b"1 a\n2  b\n"))
     assert read_labels(str(spaced)) == {"1": {"a"}, "2": {"b"}}
+    bom = tmp_path / "bom.tsv"
+    bom.write_bytes(b"\xef\xbb\xbfnode\tlabel\r\n1\ta\r\n")
+    assert read_labels(str(bom)) == {"1": {"a"}}
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    pq.write_table(pa.table({"node": ["1", None], "label": ["a", "b"]}), tmp_path / "nulls.parquet")
+    with pytest.raises(LabelsError, match="nulls.parquet: column 'node' has 1 null value"):
+        read_labels(str(tmp_path / "nulls.parquet"))
     for text, line, words in (("1\ta\noops\n", 2, "found 1 field: 'oops'"),
                               ("1\ta\n\t3\n", 2, "found an empty node"),
                               ("1\ta\n12\t\n", 2, "found an empty label"),

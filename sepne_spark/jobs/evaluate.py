@@ -200,10 +200,20 @@ def parse_args(args: Sequence[str] | None) -> argparse.Namespace:
 def _label_table(path: str) -> pd.DataFrame:
     """One labels file as a table of strings: Parquet (its first two columns) or
     ``node<TAB>label`` text (whitespace-separated where it has no tab)."""
-    if path.endswith(".parquet"):
+    if path.lower().endswith(".parquet"):
         import pyarrow.parquet as pq
 
-        return pq.read_table(path).to_pandas().iloc[:, :2].astype(str)
+        from sepne_spark.errors import LabelsError
+
+        table = pq.read_table(path)
+        if table.num_columns < 2:
+            raise LabelsError(f"{path}: expected two columns, node and label; found {table.column_names}")
+        for name in table.column_names[:2]:
+            column = table.column(name)
+            if column.null_count:
+                raise LabelsError(f"{path}: column {name!r} has {column.null_count} null value"
+                                  f"{'s' if column.null_count != 1 else ''} (every row needs a node and a label)")
+        return table.select(table.column_names[:2]).to_pandas().astype(str)
     return pd.DataFrame(_label_lines(path), columns=["node", "label"], dtype=str)
 
 
@@ -224,8 +234,8 @@ def _label_lines(path: str) -> list[tuple[str, str]]:
 
     from sepne_spark.errors import LabelsError
 
-    opener = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}.get(os.path.splitext(path)[1], open)
-    with opener(path, "rt", encoding="utf-8", errors="replace") as fh:
+    opener = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}.get(os.path.splitext(path)[1].lower(), open)
+    with opener(path, "rt", encoding="utf-8-sig", errors="replace") as fh:  # -sig: a BOM is no part of an id
         lines = fh.read().splitlines()
     tabbed = any("\t" in line for line in lines)
     pairs: list[tuple[str, str]] = []
