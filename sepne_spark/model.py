@@ -505,8 +505,8 @@ class SepNEModel(Model, _SepNEParams, MLWritable, MLReadable):
         fitted on in this session takes the distributed path there. The steps after the
         solve (``propagation`` > 1, ``refineSteps``, ``averageSteps``) with
         ``propagationBlocks`` 0 need the node count of such a graph, here and in
-        ``transform`` (one job): up to 100,000 nodes they run in one task, above it by
-        row blocks.
+        ``transform`` (a count, a few small Spark jobs): up to 100,000 nodes they run in
+        one task, above it by row blocks.
 
         Requested ids that are not nodes of ``graph`` are left out, with a warning that
         gives their number and a few of them (see :func:`~sepne_spark.graph.requested_ids`); requested

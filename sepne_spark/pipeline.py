@@ -155,8 +155,8 @@ def choose_profile(graph: Graph, nodes: int | None = None, edge_rows: int | None
         them as it reads). Without both, they are counted here in one Spark action with
         the two-step walks (a single read of the input).
     timings : dict, optional
-        Stage timings, to which the ``auto_profile`` stage is added when the choice
-        needs the two-step walks (one more pass over the edges).
+        Stage timings, to which the ``auto_profile`` stage is added when counting runs
+        here (the sizes, or the two-step walks the choice needs).
 
     Returns
     -------
@@ -484,7 +484,7 @@ def embed(
         no Spark job and a graph of unknown size takes the distributed path. The steps
         after the solve (``propagation`` > 1, ``refineSteps``, ``averageSteps``) with
         ``propagationBlocks`` 0 count the nodes of a graph of unknown size either way
-        (one job): they choose one task or row blocks from it.
+        (a count, a few small Spark jobs): they choose one task or row blocks from it.
     cached : list of DataFrame, optional
         Receives every table persisted here (the result among them), for the caller to
         unpersist once the result has been used (:meth:`SepNEModel.release`).
@@ -612,7 +612,7 @@ def embed(
         known = fitted.nodes if same else nodes
         if not int(params["propagationBlocks"]) and known is None:
             # A graph of unknown size (a loaded model's, or a transform's): its nodes are
-            # counted (one job), so that a large one takes row blocks, not one task.
+            # counted, so that a large one takes row blocks, not one task.
             known = graph.vertices.count()
         blocks_n = int(params["propagationBlocks"]) or default_blocks(
             known, dim=int(params["dim"]), dtype=params["propagationDtype"])
