@@ -327,27 +327,26 @@ def requested_ids(ids: DataFrame, vertices: DataFrame, id_type: Any,
     """
     if "id" not in ids.columns:
         raise ValueError(f"the requested ids need a column 'id'; got columns {ids.columns}")
-    record = counts
     asked = ids.select(F.col("id").alias("asked"), try_cast("id", id_type).alias("id")).distinct()
     found = vertices.select("id", F.lit(True).alias("found"))
     flagged = asked.join(found, "id", "left")
     missing = F.when(F.col("found").isNull(), F.col("asked").cast("string"))
-    counts = flagged.agg(
+    row = flagged.agg(
         F.count(F.lit(1)).alias("asked"), F.count("found").alias("found"),
         F.sum(F.col("asked").isNull().cast("long")).alias("nulls"),
         F.slice(F.sort_array(F.collect_set(missing)), 1, _MAX_EXAMPLES).alias("examples"),
     ).first()
-    n_asked, n_found, nulls = int(counts["asked"]), int(counts["found"]), int(counts["nulls"] or 0)
-    if record is not None:
-        record.update(requested=n_asked, requested_missing=n_asked - n_found)
+    n_asked, n_found, nulls = int(row["asked"]), int(row["found"]), int(row["nulls"] or 0)
+    if counts is not None:
+        counts.update(requested=n_asked, requested_missing=n_asked - n_found)
     if n_asked == 0:
         raise RequestedIdsError("no ids requested: the DataFrame of requested ids is empty")
     if n_found < n_asked:
-        examples = f"e.g. {list(counts['examples'])}" if counts["examples"] else ""
+        examples = f"e.g. {list(row['examples'])}" if row["examples"] else ""
         if nulls:
             examples += (" and " if examples else "") + "a null id"
         if n_asked == 1:
-            what = "is null" if nulls else f"{counts['examples'][0]!r} is not a node of the graph"
+            what = "is null" if nulls else f"{row['examples'][0]!r} is not a node of the graph"
             raise RequestedIdsError(f"the requested id {what}")
         if n_found == 0:
             raise RequestedIdsError(f"none of the {n_asked} requested ids is a node of the graph, {examples}")
