@@ -216,7 +216,7 @@ SETTINGS: tuple[Setting, ...] = (
     _setting("partition", str, "RP", "how the other nodes are split into sets: RP random, "
              "LP label propagation communities, IO only the requested nodes. LP costs a label "
              "propagation over the graph (GraphFrames; about 10 s on the document graphs) and scored below RP "
-             "on validation; IO is what requested ids take",
+             "on their validation folds; IO is what requested ids take",
              choices=SETUPS),
     _setting("set_size", int, 500, "target number of nodes per set, best at least --landmarks; a set's solve costs k x k "
              "factorisations once and its rows' products per round, so larger sets amortise the k x k part "
@@ -340,6 +340,8 @@ def reference_table() -> str:
         rows.append("| " + " | ".join([f"`{s.name}`", flag, param, cell(shown(s.default)), *values,
                                        cell(s.help)]) + " |")
     return "\n".join(rows) + "\n"
+
+
 _BY_NAME: dict[str, Setting] = {s.name: s for s in SETTINGS}
 #: The settings a fitted model holds: one estimator Param each, in schema order.
 MODEL_SETTINGS: tuple[Setting, ...] = tuple(s for s in SETTINGS if s.scope == MODEL)
