@@ -264,13 +264,9 @@ def exists(path: str) -> bool:
 def set_aside(path: str) -> str | None:
     """The earlier output of ``path`` that a run stopped between the two moves of
     :func:`atomic_write` left aside (``.NAME.old-*`` beside it), or None."""
-    from pyarrow import fs
-
     filesystem, inner = _filesystem(path.rstrip("/"))
-    parent, _, name = inner.rpartition("/")
-    siblings = filesystem.get_file_info(fs.FileSelector(parent or ".", allow_not_found=True))
-    aside = [i.path for i in siblings if i.base_name.startswith(f".{name}.old-")]
-    return aside[0] if aside else None
+    _, old = _leftovers(filesystem, inner)
+    return old[-1].path if old else None  # the one the next write puts back
 
 
 def _location(path: str) -> tuple[str, str]:
@@ -481,19 +477,28 @@ def _recover(filesystem, inner: str) -> None:
     """Clean up after an earlier write to ``inner`` that was killed (see :func:`atomic_write`)."""
     from pyarrow import fs
 
-    parent, _, name = inner.rpartition("/")
     try:
-        siblings = filesystem.get_file_info(fs.FileSelector(parent or ".", allow_not_found=True))
+        tmp, old = _leftovers(filesystem, inner)
     except OSError:
         return
-    tmp = [i for i in siblings if i.base_name.startswith(f".{name}.tmp-")]
-    old = sorted((i for i in siblings if i.base_name.startswith(f".{name}.old-")), key=lambda i: i.mtime or 0)
     if old and filesystem.get_file_info(inner).type == fs.FileType.NotFound:
         log.warning("%s is missing but an earlier run left the previous output aside: restoring it", inner)
         filesystem.move(old.pop().path, inner)
     for info in tmp + old:
         log.warning("removing %s, left by an earlier run that did not finish", info.path)
         _remove(filesystem, info.path)
+
+
+def _leftovers(filesystem, inner: str) -> tuple[list, list]:
+    """The temporary writes (``.NAME.tmp-*``) and the set-aside outputs (``.NAME.old-*``,
+    oldest first) that killed writes to ``inner`` left beside it."""
+    from pyarrow import fs
+
+    parent, _, name = inner.rpartition("/")
+    siblings = filesystem.get_file_info(fs.FileSelector(parent or ".", allow_not_found=True))
+    tmp = [i for i in siblings if i.base_name.startswith(f".{name}.tmp-")]
+    old = sorted((i for i in siblings if i.base_name.startswith(f".{name}.old-")), key=lambda i: i.mtime or 0)
+    return tmp, old
 
 
 def _remove(filesystem, inner: str) -> None:
