@@ -599,6 +599,9 @@ class SepNEModel(Model, _SepNEParams, MLWritable, MLReadable):
 _DATA_SCHEMA = "idType string, name string, part int, shape array<int>, values binary"
 #: Values per part: 8 MB. Binary parts keep a model with 2,000 landmarks (two 2,000 x
 #: 2,000 summaries) a few seconds to save, where arrays of doubles took minutes.
+#: Why a folder is no saved model (a saved model holds one of these folders).
+MODEL_FOLDERS = ("metadata", "model")
+NO_MODEL = "it holds neither metadata/ (a saved SepNEModel) nor model/ (a model saved by sepne-spark 0.1)"
 _PART_VALUES = 1 << 20
 
 
@@ -765,10 +768,7 @@ class SepNEModelReader(MLReader):
         try:
             row = spark.read.parquet(path + "/model").first()
         except AnalysisException:
-            raise FileNotFoundError(
-                f"no SepNE model at {path}: it holds neither metadata/ (a saved SepNEModel) "
-                "nor model/ (a model saved by sepne-spark 0.1)"
-            ) from None
+            raise FileNotFoundError(f"no SepNE model at {path}: {NO_MODEL}") from None
         meta = json.loads(row["meta"])
         model = self._build(spark, path, _arrays_of_row(row), _parse_datatype_json_string(meta["id_type"]))
         model._set(**meta["params"])

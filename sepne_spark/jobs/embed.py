@@ -180,10 +180,11 @@ def _checked(argv: Sequence[str] | None) -> tuple[argparse.Namespace, schema.Emb
     if ns.model:
         check_inputs_exist([ns.model], "--model")
         model_dir = local_path(ns.model) if is_local_path(ns.model) else None
+        from sepne_spark.model import MODEL_FOLDERS, NO_MODEL
+
         if model_dir and os.path.isdir(model_dir) and not any(
-                os.path.isdir(os.path.join(model_dir, name)) for name in ("metadata", "model")):
-            raise UserError(f"--model: no SepNE model at {ns.model}: it holds neither metadata/ (a saved "
-                            "SepNEModel) nor model/ (a model saved by sepne-spark 0.1); give the folder that "
+                os.path.isdir(os.path.join(model_dir, name)) for name in MODEL_FOLDERS):
+            raise UserError(f"--model: no SepNE model at {ns.model}: {NO_MODEL}; give the folder that "
                             "--save-model or model.save() wrote")
     read = (ns.input or []) + ([ns.model] if ns.model else [])  # a saved model is an input too
     check_output_path(target, read, overwrite=ns.overwrite or bool(ns.run_date))
