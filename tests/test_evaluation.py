@@ -357,12 +357,12 @@ def test_reconstruction_spark_matches_exact(spark):
     # asking for more zero entries than exist samples each of them once: exact
     res = reconstruction_r2_spark(entries, emb, n_zero_samples=n * n, seed=0)
     exact = reconstruction_r2(M, W, C)
-    assert res["sample_zero"] == n * n - len(r)
+    assert res["sample_zero"] == n * n - len(r) and res["exact"] and res["r2_all_stderr"] == 0.0
     assert res["r2_all"] == pytest.approx(exact["r2_all"], abs=1e-9)
     assert res["r2_nonzero"] == pytest.approx(exact["r2_nonzero"], abs=1e-9)
     # a sample of the zero entries, without replacement
     est = reconstruction_r2_spark(entries, emb, n_zero_samples=60, seed=1)
-    assert est["sample_zero"] == 60 and est["sample_nonzero"] == len(r)
+    assert est["sample_zero"] == 60 and est["sample_nonzero"] == len(r) and not est["exact"]
     assert est["r2_nonzero"] == pytest.approx(exact["r2_nonzero"], abs=1e-9)
     assert abs(est["r2_all"] - exact["r2_all"]) < max(4 * est["r2_all_stderr"], 1e-3)
 
@@ -475,11 +475,55 @@ def test_job_reconstruct(spark, tmp_path, capsys):
     exact = reconstruction_r2(M, W, C)
     assert res["exact"] and res["r2_all"] == pytest.approx(exact["r2_all"], abs=1e-12)
     assert res["r2_nonzero"] == pytest.approx(exact["r2_nonzero"], abs=1e-12)
+    # sampled: with Spark; M's 400 entries, so 5,000 zero samples enumerate every zero entry
     assert job.main(spark, args[:-2] + ["--method", "sampled", "--zero-samples", "5000", "--json", str(out)]) == 0
+    every = json.loads(out.read_text())
+    assert every["method"] == "sampled" and every["sample_zero"] == n * n - exact["n_nonzero"] and every["exact"]
+    assert every["r2_all"] == pytest.approx(exact["r2_all"], abs=1e-12)
+    assert every["r2_nonzero"] == pytest.approx(exact["r2_nonzero"], abs=1e-12)
+    assert job.main(spark, args[:-2] + ["--method", "sampled", "--zero-samples", "30", "--json", str(out)]) == 0
     est = json.loads(out.read_text())
-    assert not est["exact"] and est["sample_zero"] == 5000
+    assert not est["exact"] and est["sample_zero"] == 30 and est["n_nonzero"] == exact["n_nonzero"]
+    assert est["r2_nonzero"] == pytest.approx(exact["r2_nonzero"], abs=1e-12)  # every non-zero entry is scored
     assert abs(est["r2_all"] - exact["r2_all"]) < max(4 * est["r2_all_stderr"], 1e-3)
-    assert "R^2 over all entries" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "exact, with Spark" in printed and f"sampled, with Spark: all {exact['n_nonzero']} non-zero entries and 30 zero" in printed
+    # auto: above --dense-max-nodes nodes the Spark path
+    assert job.main(spark, args[:-2] + ["--dense-max-nodes", "19", "--zero-samples", "5000", "--json", str(out)]) == 0
+    assert json.loads(out.read_text())["method"] == "sampled"
+
+
+@pytest.mark.e2e
+def test_job_reconstruct_on_spark_equals_the_driver(spark, tmp_path):
+    """The Spark path builds M as the embed job does (here A + A^2 + A^3 with the log
+    scaling, self-loops dropped, repeated edges summed) and counts the graph's nodes
+    without a vector and with an all-zero one as the driver path does; asked for every
+    zero entry, its R^2 is the driver's to rounding."""
+    from tests.helpers import random_graph
+
+    g = random_graph(n=40, m=150, seed=5)
+    edges = tmp_path / "edges.tsv"
+    edges.write_text("".join(f"{s}\t{d}\t{w}\n" for s, d, w in g.rows), encoding="utf-8")
+    W, C = svd_embedding(g.proximity("A+A2", directed=False, scaling="log", window=3), 6)
+    W[3] = C[3] = 0.0
+    keep = [i for i in range(len(g.ids)) if i != 7]  # one node without a row
+    out = tmp_path / "emb.parquet"
+    pd.DataFrame({"id": [g.ids[i] for i in keep], "embedding": [W[i].tolist() for i in keep],
+                  "context": [C[i].tolist() for i in keep]}).to_parquet(out)
+    job = _job()
+    base = ["reconstruct", "--edges", str(edges), "--embeddings", str(out), "--window", "3", "--scaling", "log"]
+    results = {}
+    for method in ("exact", "sampled"):
+        res_json = tmp_path / f"{method}.json"
+        assert job.main(spark, base + ["--method", method, "--zero-samples", "10000", "--json", str(res_json)]) == 0
+        results[method] = json.loads(res_json.read_text())
+    on_driver, on_spark = results["exact"], results["sampled"]
+    assert on_spark["exact"] and on_spark["method"] == "sampled"
+    for key in ("n_nodes", "n_missing_embedding", "n_zero_embedding", "n_nonzero", "n_entries"):
+        assert on_spark[key] == on_driver[key], key
+    assert (on_spark["n_missing_embedding"], on_spark["n_zero_embedding"]) == (1, 1)
+    assert on_spark["r2_all"] == pytest.approx(on_driver["r2_all"], abs=1e-10)
+    assert on_spark["r2_nonzero"] == pytest.approx(on_driver["r2_nonzero"], abs=1e-10)
 
 
 @pytest.mark.e2e

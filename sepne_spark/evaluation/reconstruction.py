@@ -128,6 +128,7 @@ def r2_from_sums(
     zero_count: int,
     zero_sum_p2: float,
     zero_sum_p4: float,
+    without_replacement: bool = False,
 ) -> dict[str, Any]:
     """Estimate the reconstruction R^2 from sums over sampled entries.
 
@@ -149,15 +150,18 @@ def r2_from_sums(
         ``(m - p)^2`` and ``(m - p)^4``.
     zero_count, zero_sum_p2, zero_sum_p4 : int, float
         Over the sampled zero entries: their number and the sums of ``p^2`` and ``p^4``.
+    without_replacement : bool
+        The zero entries were drawn without replacement (distinct entries): the
+        variance takes the finite-population factor ``1 - zero_count / n_zero``, and a
+        sample of every zero entry, with every non-zero entry, is exact.
 
     Returns
     -------
     dict
         ``r2_all``, ``r2_nonzero``, ``r2_all_stderr`` (approximate standard error of
-        ``r2_all`` from the sampling variance of ``SS_res``, as for sampling with
-        replacement and treating ``SS_tot`` as fixed),
-        ``n_entries``, ``n_nonzero``, ``sample_nonzero``, ``sample_zero`` (the sample
-        sizes) and ``exact: False``.
+        ``r2_all`` from the sampling variance of ``SS_res``, treating ``SS_tot`` as
+        fixed), ``n_entries``, ``n_nonzero``, ``sample_nonzero``, ``sample_zero`` (the
+        sample sizes) and ``exact`` (True only for distinct samples of every entry).
     """
     n_zero = n_entries - n_nonzero
     if nz_count <= 0 and n_nonzero > 0:
@@ -174,7 +178,8 @@ def r2_from_sums(
     if zero_count > 1:
         mean_p2 = zero_sum_p2 / zero_count
         var_p2 = max(zero_sum_p4 / zero_count - mean_p2 ** 2, 0.0) * zero_count / (zero_count - 1)
-        var += n_zero ** 2 * var_p2 / zero_count
+        fpc = max(1.0 - zero_count / n_zero, 0.0) if without_replacement else 1.0
+        var += n_zero ** 2 * var_p2 / zero_count * fpc
     if 1 < nz_count < n_nonzero:
         mean_r2 = nz_sum_res2 / nz_count
         var_r2 = max(nz_sum_res4 / nz_count - mean_r2 ** 2, 0.0) * nz_count / (nz_count - 1)
@@ -189,7 +194,7 @@ def r2_from_sums(
         "n_nonzero": int(n_nonzero),
         "sample_nonzero": int(nz_count),
         "sample_zero": int(zero_count),
-        "exact": False,
+        "exact": bool(without_replacement and zero_count >= n_zero and nz_count >= n_nonzero),
     }
 
 
@@ -419,4 +424,5 @@ def reconstruction_r2_spark(
         zero_count=zc,
         zero_sum_p2=zp2,
         zero_sum_p4=zp4,
+        without_replacement=True,
     )

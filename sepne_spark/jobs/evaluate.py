@@ -17,10 +17,12 @@ Tasks (a subcommand, or ``--task NAME``)::
 Embeddings are Parquet with columns ``id``, ``embedding`` (array or ML vector) and
 optionally ``context``. Ids are matched to the labels and edge files as strings.
 Edge lists are read as the embed job reads ``--input`` (:func:`sepne_spark.graph.load_graph`).
-``classify`` brings only the labelled nodes' vectors to the driver; ``reconstruct``
-brings the merged edges and the embeddings of the graph's nodes into the driver and
-builds a sparse M there (it is meant for graphs that fit there; above
-``--dense-max-nodes`` nodes it estimates R^2 from a sample of M's zero entries).
+``classify`` brings only the labelled nodes' vectors to the driver. ``reconstruct``
+up to ``--dense-max-nodes`` nodes (``--method exact``) brings the merged edges and the
+graph's nodes' vectors into the driver and computes R^2 over every entry of a sparse
+M built there; above it (``--method sampled``) it stays in Spark: M's entries are built
+as the embed job builds them, every non-zero entry and a seeded sample of the zero
+entries are scored by joins, and only a few sums reach the driver.
 """
 from __future__ import annotations
 
@@ -152,8 +154,9 @@ def build_parser() -> argparse.ArgumentParser:
         "else to the embed job's built-in default shown.")
     r.add_argument("--method", choices=("auto", "exact", "sampled"), default="auto",
                    help="auto: exact up to --dense-max-nodes nodes, sampled above; exact: over every "
-                   "entry of M; sampled: all non-zero entries and a sample of the zero ones "
-                   "(default: %(default)s)")
+                   "entry of M, on the driver (graphs that fit there); sampled: with Spark, over all "
+                   "non-zero entries and --zero-samples distinct zero ones (exact when that is all of "
+                   "them) (default: %(default)s)")
     r.add_argument("--dense-max-nodes", type=_count, default=20_000,
                    help="largest graph for the exact R^2 under --method auto (default: %(default)s)")
     r.add_argument("--zero-samples", type=_count, default=1_000_000,
@@ -476,9 +479,101 @@ def _steps_after_solve(manifest: dict[str, Any]) -> str | None:
     return ", ".join(spectral_steps(params)) or None
 
 
+def _say_embedding_counts(n: int, n_missing: int, n_zero: int, has_ctx: bool) -> None:
+    if not has_ctx:
+        print("the embeddings have no context column: the embedding is used as the context vector")
+    if n_missing:
+        print(f"{n_missing} of {n} graph nodes have no embedding: their rows and columns predict 0")
+    if n_zero:
+        print(f"{n_zero} of {n} graph nodes have an all-zero embedding (no landmark reaches them)")
+
+
+def _reconstruct_on_driver(spark: SparkSession, graph: Any, emb: DataFrame,
+                           settings: dict[str, Any]) -> tuple[dict[str, Any], dict[str, int]]:
+    """R^2 over every entry of M, built on the driver from the collected edges and the
+    graph's nodes' vectors (``--method exact``: graphs of the document size)."""
+    from sepne_spark.evaluation import reconstruction_r2
+
+    nodes = sorted(str(r["id"]) for r in graph.vertices.collect())  # self-loop-only nodes too
+    index = {k: i for i, k in enumerate(nodes)}
+    n = len(nodes)
+    edges = graph.edges.select(F.col("src").cast("string"), F.col("dst").cast("string"), "weight").toPandas()
+    src = edges["src"].map(index).to_numpy(np.int64)
+    dst = edges["dst"].map(index).to_numpy(np.int64)
+    w = edges["weight"].to_numpy(np.float64)
+    keys = spark.createDataFrame(pd.DataFrame({"key": list(nodes)}))
+    rows = emb.join(keys, "key").collect()
+    has_ctx = "c" in emb.columns
+    d = len(rows[0]["e"]) if rows else 0
+    W = np.zeros((n, d))
+    Cm = np.zeros((n, d))
+    found = np.zeros(n, dtype=bool)
+    for r in rows:
+        i = index[r["key"]]
+        if r["e"] is None:
+            continue
+        if len(r["e"]) != d:
+            raise UserError(f"embedding vectors have different lengths: {sorted({d, len(r['e'])})}")
+        W[i] = r["e"]
+        Cm[i] = r["c"] if has_ctx and r["c"] is not None else r["e"]
+        found[i] = True
+    n_missing = int((~found).sum())
+    n_zero = int((found & ~W.any(axis=1)).sum())
+    if not found.any():
+        raise UserError("no node of the graph has an embedding (are the ids the same?)")
+    _say_embedding_counts(n, n_missing, n_zero, has_ctx)
+    M = sparse_proximity(n, src, dst, w, settings["metric"], settings["window"], settings["scaling"])
+    counts = {"n_nodes": n, "n_missing_embedding": n_missing, "n_zero_embedding": n_zero}
+    return reconstruction_r2(M, W, Cm), counts
+
+
+def _reconstruct_on_spark(spark: SparkSession, graph: Any, emb: DataFrame, settings: dict[str, Any],
+                          zero_samples: int, seed: int) -> tuple[dict[str, Any], dict[str, int]]:
+    """R^2 from every non-zero entry of M and a sample of its zero entries, all with
+    Spark (``--method sampled``): M's entries are built as the embed job builds them and
+    scored by joins; a few sums and counts reach the driver, nothing per node."""
+    from sepne_spark.evaluation import reconstruction_r2_spark
+    from sepne_spark.proximity import Proximity, transition
+
+    nodes = graph.vertices.select(F.col("id").cast("string").alias("id"))
+    has_ctx = "c" in emb.columns
+    vec = emb.where(F.col("e").isNotNull()).join(nodes.withColumnRenamed("id", "key"), "key", "left_semi")
+    with stage(spark, "count", "the graph's nodes and their embeddings") as st:
+        row = nodes.join(vec.withColumnRenamed("key", "id"), "id", "left").agg(
+            F.count(F.lit(1)).alias("n"),
+            F.count("e").alias("found"),
+            F.sum(F.when(F.forall("e", lambda x: x == 0), 1).otherwise(0)).alias("zero"),
+            F.min(F.size("e")).alias("d_min"),
+            F.max(F.size("e")).alias("d_max"),
+        ).first()
+        n, found = int(row["n"]), int(row["found"])
+        st.count(nodes=n, embedded=found)
+    if not found:
+        raise UserError("no node of the graph has an embedding (are the ids the same?)")
+    if row["d_min"] != row["d_max"]:
+        raise UserError(f"embedding vectors have different lengths: {[row['d_min'], row['d_max']]}")
+    n_missing, n_zero = n - found, int(row["zero"] or 0)
+    _say_embedding_counts(n, n_missing, n_zero, has_ctx)
+    prox = Proximity(transition(graph.edges), graph.vertices, settings["metric"], settings["scaling"],
+                     graph.edges, settings["window"])
+    entries = prox.rows().select(F.col("src").cast("string").alias("src"), F.col("dst").cast("string").alias("dst"),
+                                 F.col("m").alias("value")).persist()
+    vectors = [F.col("key").alias("id"), F.col("e").alias("embedding")]
+    if has_ctx:
+        vectors.append(F.coalesce("c", "e").alias("context"))
+    try:
+        with stage(spark, "r2", "M's non-zero entries and a sample of its zero entries, scored with Spark"):
+            res = reconstruction_r2_spark(entries, vec.select(*vectors), n_zero_samples=zero_samples,
+                                          seed=seed, nodes=nodes)
+    finally:
+        entries.unpersist()
+        prox.release()
+    return res, {"n_nodes": n, "n_missing_embedding": n_missing, "n_zero_embedding": n_zero}
+
+
 def run_reconstruct(spark: SparkSession, ns: argparse.Namespace) -> dict[str, Any]:
-    """The ``reconstruct`` task (driver-side; see the module docstring)."""
-    from sepne_spark.evaluation import reconstruction_r2, reconstruction_r2_sampled
+    """The ``reconstruct`` task: on the driver up to ``--dense-max-nodes`` nodes, with
+    Spark above (see the module docstring)."""
     from sepne_spark.proximity import metric_text
     from sepne_spark.graph import load_graph
 
@@ -499,55 +594,23 @@ def run_reconstruct(spark: SparkSession, ns: argparse.Namespace) -> dict[str, An
     graph = load_graph(spark, ns.edges, settings["input_format"], directed=settings["directed"],
                        duplicates=settings["duplicates"], self_loops=settings["self_loops"],
                        bad_lines=settings["bad_lines"], **layout)
-    nodes = sorted(str(r["id"]) for r in graph.vertices.collect())  # self-loop-only nodes too
-    index = {k: i for i, k in enumerate(nodes)}
-    n = len(nodes)
-    edges = graph.edges.select(F.col("src").cast("string"), F.col("dst").cast("string"), "weight").toPandas()
-    src = edges["src"].map(index).to_numpy(np.int64)
-    dst = edges["dst"].map(index).to_numpy(np.int64)
-    w = edges["weight"].to_numpy(np.float64)
     what = metric_text(settings["metric"], settings["window"]) + (
         ", log scaling" if settings["scaling"] == "log" else "")
     print(f"M = {what}, {'directed' if settings['directed'] else 'undirected'} "
           f"(duplicates {settings['duplicates']}, self-loops {settings['self_loops']}; from {source})")
-
     emb = read_embeddings(spark, ns.embeddings, need_context=False)
-    keys = spark.createDataFrame(pd.DataFrame({"key": list(nodes)}))
-    rows = emb.join(keys, "key").collect()
-    has_ctx = "c" in emb.columns
-    d = len(rows[0]["e"]) if rows else 0
-    W = np.zeros((n, d))
-    Cm = np.zeros((n, d))
-    found = np.zeros(n, dtype=bool)
-    for r in rows:
-        i = index[r["key"]]
-        if r["e"] is None:
-            continue
-        W[i] = r["e"]
-        Cm[i] = r["c"] if has_ctx and r["c"] is not None else r["e"]
-        found[i] = True
-    n_missing = int((~found).sum())
-    n_zero = int((found & ~W.any(axis=1)).sum())
-    if not found.any():
-        raise UserError("no node of the graph has an embedding (are the ids the same?)")
-    if not has_ctx:
-        print("the embeddings have no context column: the embedding is used as the context vector")
-    if n_missing:
-        print(f"{n_missing} of {n} graph nodes have no embedding: their rows and columns predict 0")
-    if n_zero:
-        print(f"{n_zero} of {n} graph nodes have an all-zero embedding (no landmark reaches them)")
-
     method = ns.method
     if method == "auto":
+        with stage(spark, "count", "the graph's nodes, for --method auto") as st:
+            n = graph.vertices.count()  # self-loop-only nodes too
+            st.count(nodes=n)
         method = "exact" if n <= ns.dense_max_nodes else "sampled"
     t0 = time.time()
-    M = sparse_proximity(n, src, dst, w, settings["metric"], settings["window"], settings["scaling"])
     if method == "exact":
-        res = reconstruction_r2(M, W, Cm)
+        res, counts = _reconstruct_on_driver(spark, graph, emb, settings)
     else:
-        coo = M.tocoo()
-        res = reconstruction_r2_sampled(coo.row, coo.col, coo.data, W, Cm,
-                                        n_zero_samples=ns.zero_samples, seed=ns.seed)
+        res, counts = _reconstruct_on_spark(spark, graph, emb, settings, ns.zero_samples, ns.seed)
+    n = counts["n_nodes"]
     res.update({
         "task": "reconstruct",
         "edges": ns.edges,
@@ -556,13 +619,13 @@ def run_reconstruct(spark: SparkSession, ns: argparse.Namespace) -> dict[str, An
         "settings_from": source,
         "input_mismatch": mismatch,
         "steps_after_solve": after,
-        "n_nodes": int(n),
-        "n_missing_embedding": n_missing,
-        "n_zero_embedding": n_zero,
+        **counts,
+        "method": method,
         "seconds": round(time.time() - t0, 3),
     })
-    kind = "exact" if res["exact"] else (
-        f"sampled: all {res['sample_nonzero']} non-zero entries and {res['sample_zero']} zero entries, "
+    where = "on the driver" if method == "exact" else "with Spark"
+    kind = f"exact, {where}" if res["exact"] else (
+        f"sampled, with Spark: all {res['sample_nonzero']} non-zero entries and {res['sample_zero']} zero entries, "
         f"stderr of r2_all {res['r2_all_stderr']:.2g}")
     print(f"reconstruction of M ({n} nodes, {res['n_nonzero']} non-zero entries; {kind})")
     print(f"  R^2 over all entries      : {res['r2_all']:.6f}")
