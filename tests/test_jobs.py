@@ -203,6 +203,7 @@ def test_saved_model_io_reads_only_the_neighbourhood(spark, tmp_path, capsys, ca
     used = manifest["settings"]
     assert (used["landmarks"], used["dim"], used["directed"], used["metric"]) == (10, 4, False, "I+A")
     assert (used["refine_steps"], used["propagation"], used["average_steps"]) == (0, 1, 0)
+    assert (used["partition"], used["unreached"]) == ("IO", "zero")
     assert manifest["profile"] == f"none: the parameters of the saved model {model_path}"
     counts = manifest["counts"]
     assert "input_nodes" not in counts and 0 < counts["rows_of_A_read"] < len(g.ids)
@@ -325,6 +326,7 @@ def test_auto_with_requested_ids_leaves_out_the_whole_graph_steps(spark, tmp_pat
     assert manifest["profile"].startswith("auto")
     used = manifest["settings"]
     assert (used["average_steps"], used["propagation"], used["refine_steps"], used["window"]) == (0, 1, 0, 5)
+    assert (used["partition"], used["unreached"]) == ("IO", "zero")  # their own sets, no anchor: as run
     warned = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING and "dimensions" in r.getMessage()]
     assert warned == [f"a graph of {len(g.ids)} nodes takes at most {used['landmarks']} landmarks (half its nodes), "
                       f"so its vectors have {used['dim']} dimensions, not 128; give --dim and --landmarks to choose"]

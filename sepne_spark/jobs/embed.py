@@ -435,6 +435,10 @@ def _run(spark, ns: argparse.Namespace, settings: schema.EmbedSettings, target: 
         if key in plan:
             counts[key] = int(plan.pop(key))
 
+    applied = settings.as_dict()  # what the run did: requested ids take their own sets and no anchor
+    if wanted is not None:
+        applied.update(partition="IO", unreached="zero")
+
     def write(tmp: str) -> None:
         detail = f"{plan['setup']} sets of about {used['setSize']} nodes, to {target}"
         with stage(spark, "solve_write", detail, timings) as st:
@@ -464,7 +468,7 @@ def _run(spark, ns: argparse.Namespace, settings: schema.EmbedSettings, target: 
             "profile": profile_used,
             "input": source, "input_files": input_fingerprint(spark, ns.input or []),
             "read": given_read_options(ns),
-            "output": target, "settings": settings.as_dict(), "counts": counts,
+            "output": target, "settings": applied, "counts": counts,
             "sets": plan, "model": ns.model, "saved_model": ns.save_model, "nodes": ns.nodes,
             "graphframes_used": bool(getattr(spark, "_sepne_graphframes", False)),
             # fit is landmarks + summaries_svd (and the graph's caching): its parts are
