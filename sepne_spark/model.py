@@ -307,6 +307,10 @@ class SepNE(Estimator, _SepNEParams, MLWritable, MLReadable):
         est._set(**overrides)
         if overrides.get("metric") == "I+A" and "window" not in overrides:
             est._set(window=2)  # the profile's walk window applies to A+A2 only
+        elif overrides.get("window", 2) != 2 and "metric" not in overrides and est.getOrDefault(est.metric) == "I+A":
+            est._set(metric="A+A2")  # a walk window asks for the walks: the profile's I+A gives way
+            log.info("window=%d asks for walks of up to %d steps: metric A+A2 in place of the profile's I+A",
+                     overrides["window"], overrides["window"])
         values = {schema.MODEL_PARAMS[p]: v for p, v in est.settings().items()}
         try:  # the job's rules and warnings for settings that go together, at the call
             schema.check_together(values, {schema.MODEL_PARAMS[p]: "given" if p in params else "from the profile"

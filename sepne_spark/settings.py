@@ -505,7 +505,7 @@ def _suggest(key: Any) -> str | None:
 
 def _unknown(key: Any, origin: str) -> UserError:
     hint = _suggest(key)
-    did_you_mean = f" (did you mean {hint}?)" if hint else ""
+    did_you_mean = "" if not hint else f" ({hint})" if hint.startswith("put ") else f" (did you mean {hint}?)"
     valid = ", ".join(SETTING_NAMES + _RESERVED)
     return UserError(f"{origin}: unknown setting {key!r}{did_you_mean}; valid settings: {valid}")
 
@@ -542,17 +542,22 @@ def _check_mapping(values: Mapping[Any, Any], origin: str) -> dict[str, Any]:
     return out
 
 
-def _check_combination(values: Mapping[str, Any], sources: Mapping[str, str] | None = None) -> None:
-    """Rules that involve more than one setting."""
+def _check_combination(values: Mapping[str, Any], sources: Mapping[str, str] | None = None,
+                       flags_only: bool = False) -> None:
+    """Rules that involve more than one setting; with ``flags_only``, only those whose
+    settings all come from flags (the profile is not chosen yet)."""
     def where(name: str) -> str:
         return f" ({sources[name]})" if sources and name in sources else ""
 
-    if values["metric"] == "I+A" and values["window"] != 2:
+    def applies(*names: str) -> bool:
+        return not flags_only or all(str((sources or {}).get(n, "")).startswith("from --") for n in names)
+
+    if values["metric"] == "I+A" and values["window"] != 2 and applies("metric", "window"):
         raise UserError(
             f"window {values['window']}{where('window')} applies to metric A+A2 only "
             f"(M = A + ... + A^window); metric I+A{where('metric')} has no window"
         )
-    if values["dim"] > values["landmarks"]:
+    if values["dim"] > values["landmarks"] and applies("dim", "landmarks"):
         raise UserError(
             f"dim {values['dim']}{where('dim')} is larger than landmarks {values['landmarks']}"
             f"{where('landmarks')}: the landmark embedding keeps at most k = landmarks dimensions"
@@ -756,7 +761,8 @@ def find_profile(path_or_name: str | os.PathLike[str], base: Path | None = None)
     hint = f" (did you mean {close[0]!r}?)" if close else ""
     raise UserError(
         f"profile {text!r} not found{hint}; give a path to a YAML file or one of: "
-        f"{', '.join(available) or '(none)'} (searched {', '.join(str(d) for d in conf_dirs())})"
+        f"{', '.join(available) or '(none)'} (searched {', '.join(str(d) for d in conf_dirs())}), "
+        f"or {AUTO_PROFILE}, chosen from the graph's size"
     )
 
 
@@ -836,7 +842,14 @@ def _load(path: Path, chain: tuple[Path, ...]) -> dict[str, Any]:
     if not isinstance(parent_ref, str) or not parent_ref.strip():
         raise UserError(f"{path}: 'extends': expected a profile name or path, got {_show(parent_ref)}")
     parent = _load(find_profile(parent_ref, base=path.parent), chain + (path,))
-    return _merge(parent, own)
+    merged = _merge(parent, own)
+    # As for a flag over a profile (resolve): a profile's own metric I+A drops the walk
+    # window it extends, and its own window above 2 makes the metric it extends A+A2.
+    if own.get("metric") == "I+A" and "window" not in own:
+        merged.pop("window", None)
+    elif "metric" not in own and own.get("window", 2) != 2 and merged.get("metric") == "I+A":
+        merged["metric"] = "A+A2"
+    return merged
 
 
 #: The job's default profile: one of the shipped profiles, chosen from the graph's size.
@@ -979,7 +992,7 @@ def load_profile(path_or_name: str | os.PathLike[str] | None = None) -> dict[str
     takes :func:`auto_profile`'s choice. The result holds only the settings the profile
     (or what it extends) sets, in canonical form; :func:`resolve` fills in the rest.
     """
-    if path_or_name == AUTO_PROFILE:
+    if path_or_name is not None and os.fspath(path_or_name).strip().lower() == AUTO_PROFILE:
         path_or_name = None
     if path_or_name is None:
         try:
@@ -1055,6 +1068,8 @@ def add_arguments(
 def resolve(
     args: argparse.Namespace | Mapping[str, Any] | None,
     profile: Mapping[str, Any] | None = None,
+    *,
+    provisional: bool = False,
 ) -> EmbedSettings:
     """Combine built-in defaults < ``profile`` < command-line ``args`` into settings.
 
@@ -1064,6 +1079,14 @@ def resolve(
     :class:`SettingError`) name the flag, also for a dict (the jobs pass their flags so).
     ``profile`` is what :func:`load_profile` returned (checked again here). Spark
     settings are merged key by key: flags over the profile's ``spark:`` block.
+
+    A flag wins over the profile together with what depends on it: ``metric I+A``
+    given as a flag drops the profile's walk window, and a window above 2 given as a
+    flag makes the profile's metric I+A into A+A2 (each said in the log).
+
+    ``provisional``: the profile is not the one the run will use (``auto`` before the
+    graph's size is known): only the rules among the flags themselves are checked, and
+    nothing is warned about.
     """
     given: Mapping[str, Any] = vars(args) if isinstance(args, argparse.Namespace) else (args or {})
     values: dict[str, Any] = {
@@ -1093,8 +1116,34 @@ def resolve(
         log.info("window %d (%s) applies to metric A+A2 only: %s %s drops it", values["window"],
                  sources["window"].replace("from ", ""), _BY_NAME["metric"].flag, values["metric"])
         values["window"], sources["window"] = 2, sources["metric"]
-    check_together(values, sources)
+    elif (values["metric"] == "I+A" and values["window"] != 2 and sources["window"].startswith("from --")
+            and not sources["metric"].startswith("from --")):
+        # A walk window given on the command line asks for the walks: the profile's
+        # one-hop metric gives way to A+A2.
+        if not provisional:
+            log.info("%s %d asks for walks of up to %d steps: metric A+A2 in place of the profile's I+A",
+                     _BY_NAME["window"].flag, values["window"], values["window"])
+        values["metric"], sources["metric"] = "A+A2", sources["window"]
+    if provisional:
+        _check_combination(values, sources, flags_only=True)
+        if values["dim"] > values["landmarks"]:  # the profile's side gives way until the profile is chosen
+            if sources["dim"].startswith("from --"):
+                values["landmarks"] = values["dim"]
+            else:
+                values["dim"] = values["landmarks"]
+    else:
+        check_together(values, sources)
     return EmbedSettings(**values)
+
+
+#: Settings that another setting's value leaves unused: (name, unused(values), why(values)).
+_UNUSED_WHEN: tuple[tuple[str, Callable[[Mapping[str, Any]], bool], Callable[[Mapping[str, Any]], str]], ...] = (
+    ("refine_operator", lambda v: v["refine_steps"] == 0, lambda v: "refine_steps is 0 (no refinement)"),
+    ("lp_max_iter", lambda v: v["partition"] != "LP", lambda v: f"partition is {v['partition']}, not LP"),
+    ("unreached_length", lambda v: v["unreached"] != "anchor", lambda v: f"unreached is {v['unreached']}"),
+    ("propagation_mu", lambda v: v["propagation"] <= 1, lambda v: "propagation is 1 (no filter)"),
+    ("propagation_theta", lambda v: v["propagation"] <= 1, lambda v: "propagation is 1 (no filter)"),
+)
 
 
 def check_together(values: Mapping[str, Any], sources: Mapping[str, str] | None = None) -> None:
@@ -1111,3 +1160,7 @@ def check_together(values: Mapping[str, Any], sources: Mapping[str, str] | None 
     if values["landmark_strategy"] == "GDS" and values["metric"] == "I+A" and values["dim"] < values["landmarks"]:
         log.warning("landmark_strategy GDS with metric I+A gives a nearly diagonal M00; "
                     "prefer A+A2, or dim = landmarks")
+    given = {name for name, where in (sources or {}).items() if str(where).startswith("from --")}
+    for name, unused, why in _UNUSED_WHEN:
+        if name in given and unused(values):
+            log.warning("%s %s is not used: %s", _BY_NAME[name].flag, values[name], why(values))

@@ -125,7 +125,8 @@ def test_the_check_before_spark_holds_back_warnings_the_job_gives_once(tmp_path,
 
     edges = tmp_path / "edges.tsv"
     edges.write_text("a\tb\n")
-    odd = ["--landmark-strategy", "GDS", "--metric", "I+A"]  # a combination the settings warn about
+    # a combination the settings warn about (under a named profile: auto checks it once chosen)
+    odd = ["--landmark-strategy", "GDS", "--metric", "I+A", "--profile", "default"]
     checks = [
         (embed.session_conf, lambda: embed._checked(["--input", str(edges), "--output", str(tmp_path / "o"), *odd]),
          ["--input", str(edges), "--output", str(tmp_path / "o"), *odd]),

@@ -111,12 +111,13 @@ def test_unknown_key_names_key_file_suggestion_and_valid_keys(tmp_path):
 
 @pytest.mark.parametrize(
     "key, suggestion",
-    [("lambda", "'lam'"), ("set-size", "'set_size'"), ("landmark_stratgy", "'landmark_strategy'"),
-     ("spark.executor.memory", "put 'spark.executor.memory' under 'spark:'")],
+    [("lambda", "(did you mean 'lam'?)"), ("set-size", "(did you mean 'set_size'?)"),
+     ("landmark_stratgy", "(did you mean 'landmark_strategy'?)"),
+     ("spark.executor.memory", "'spark.executor.memory' (put 'spark.executor.memory' under 'spark:')")],
 )
 def test_unknown_key_suggestions(tmp_path, key, suggestion):
     path = write(tmp_path, "p.yaml", f"{key}: 1\n")
-    with pytest.raises(UserError, match=re.escape(f"did you mean {suggestion}?")):
+    with pytest.raises(UserError, match=re.escape(suggestion)):
         load_profile(str(path))
 
 
@@ -367,11 +368,25 @@ def test_dim_larger_than_landmarks_names_both_sources():
         settings_from(["--dim", "256"], {"landmarks": 200})
 
 
-def test_window_belongs_to_a_plus_a2_only():
+def test_window_belongs_to_a_plus_a2_only(caplog):
     assert settings_from(["--window", "4"], {}).window == 4
     with pytest.raises(UserError, match=r"window 3 \(from --window\) applies to metric A\+A2 only.*"
+                                        r"metric I\+A \(from --metric\) has no window"):
+        settings_from(["--window", "3", "--metric", "I+A"], {})
+    with pytest.raises(UserError, match=r"window 3 \(from the profile\) applies to metric A\+A2 only.*"
                                         r"metric I\+A \(from the profile\) has no window"):
-        settings_from(["--window", "3"], {"metric": "I+A"})
+        settings_from([], {"metric": "I+A", "window": 3})
+    # a flag wins with what depends on it, both ways
+    with caplog.at_level("INFO", logger="sepne_spark.settings"):
+        walked = settings_from(["--window", "3"], {"metric": "I+A"})
+    assert (walked.metric, walked.window) == ("A+A2", 3)
+    assert "--window 3 asks for walks of up to 3 steps: metric A+A2 in place of the profile's I+A" in caplog.text
+    one_hop = settings_from(["--metric", "I+A"], {"metric": "A+A2", "window": 5})
+    assert (one_hop.metric, one_hop.window) == ("I+A", 2)
+    # before the profile is chosen (auto): only the flags' own combinations
+    assert resolve({"dim": 240}, {"landmarks": 200}, provisional=True).dim == 240
+    with pytest.raises(UserError, match=r"dim 240 \(from --dim\) is larger than landmarks 200 \(from --landmarks\)"):
+        resolve({"dim": 240, "landmarks": 200}, {}, provisional=True)
     with pytest.raises(UserError, match=r"argument --window: must be an integer from 2 to 10, got 11"):
         resolve({"window": 11}, {})
 
@@ -405,3 +420,33 @@ def test_small_sets_warn(caplog):
     with caplog.at_level("WARNING", logger="sepne_spark.settings"):
         resolve({}, load_profile("document"))
     assert caplog.text == ""
+
+
+def test_a_profile_that_extends_another_wins_with_what_depends_on_it(tmp_path):
+    """As a flag over a profile: a profile's own metric I+A drops the window of the
+    profile it extends, and its own window makes an extended I+A into A+A2."""
+    one_hop = write(tmp_path, "one_hop.yaml", "extends: document-quality\nmetric: I+A\n")
+    values = load_profile(str(one_hop))
+    assert values["metric"] == "I+A" and "window" not in values
+    assert resolve(None, values).window == 2
+    walks = write(tmp_path, "walks.yaml", "extends: social\nwindow: 3\n")
+    values = load_profile(str(walks))
+    assert (values["metric"], values["window"]) == ("A+A2", 3)
+
+
+
+@pytest.mark.parametrize(
+    "argv, expected",
+    [(["--refine-operator", "pmi"], "--refine-operator pmi is not used: refine_steps is 0 (no refinement)"),
+     (["--lp-max-iter", "5"], "--lp-max-iter 5 is not used: partition is RP, not LP"),
+     (["--unreached-length", "0.5"], "--unreached-length 0.5 is not used: unreached is zero"),
+     (["--propagation-mu", "0.3"], "--propagation-mu 0.3 is not used: propagation is 1 (no filter)")],
+)
+def test_a_flag_that_another_setting_leaves_unused_is_said(caplog, argv, expected):
+    with caplog.at_level("WARNING", logger="sepne_spark.settings"):
+        settings_from(argv, {})
+    assert expected in caplog.text
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="sepne_spark.settings"):
+        settings_from(argv, {"refine_steps": 2, "partition": "LP", "unreached": "anchor", "propagation": 3})
+    assert "is not used" not in caplog.text

@@ -336,14 +336,53 @@ def test_auto_with_requested_ids_leaves_out_the_whole_graph_steps(spark, tmp_pat
     # A site's default profile reads the graph as directed: auto fits it as read.
     site = tmp_path / "site"
     site.mkdir()
-    (site / "default.yaml").write_text("directed: true\n")
+    (site / "default.yaml").write_text("directed: true\nbad_lines: skip\ndim: 6\n")
+    with open(edges, "a", encoding="utf-8") as fh:
+        fh.write("not an edge\n")
     monkeypatch.setenv("SEPNE_CONF_DIR", str(site))
     caplog.clear()
     out = tmp_path / "site-run"
     assert embed.main(spark, ["--input", str(edges), "--output", str(out), "--nodes", ",".join(g.ids[:5]),
                               "--landmarks", "10", "--dim", "8"]) == 0
-    used = json.loads((out / "_manifest.json").read_text())["settings"]
+    manifest = json.loads((out / "_manifest.json").read_text())
+    used = manifest["settings"]
     assert (used["directed"], used["landmarks"], used["dim"]) == (True, 10, 8)
+    # the default profile's reading and job settings apply under auto, as the manifest says
+    assert used["bad_lines"] == "skip" and manifest["counts"]["bad_lines"] == 1
+    # --landmarks under auto narrows dim as SepNE.fromProfile("auto", ...) does
+    caplog.clear()
+    out = tmp_path / "landmarks-run"
+    assert embed.main(spark, ["--input", str(edges), "--output", str(out), "--nodes", ",".join(g.ids[:5]),
+                              "--landmarks", "12"]) == 0
+    used = json.loads((out / "_manifest.json").read_text())["settings"]
+    from sepne_spark.graph import load_graph
+    from sepne_spark.model import SepNE
+
+    est = SepNE.fromProfile("auto", load_graph(spark, str(edges), directed=True, bad_lines="skip"), landmarks=12)
+    assert (used["landmarks"], used["dim"]) == (est.getLandmarks(), est.getDim()) == (12, 12)
+    assert "--landmarks 12 gives vectors of 12 dimensions (at most the landmarks), not 128" in caplog.text
+
+
+def test_auto_checks_the_flags_against_the_profile_it_chooses(tmp_path):
+    """Without --profile the profile is chosen from the graph: at the start only the
+    flags' own combinations are checked (a --dim above the default profile's 200
+    landmarks is for auto's choice to accept or refuse), and --nodes refuses only the
+    whole-graph steps the flags ask for."""
+    from sepne_spark.errors import UserError
+
+    edges = tmp_path / "edges.tsv"
+    edges.write_text("a\tb\n", encoding="utf-8")
+    out = str(tmp_path / "o")
+    ns, settings, _ = embed._checked(["--input", str(edges), "--output", out, "--dim", "240"])
+    assert settings.dim == 240
+    with pytest.raises(UserError, match=r"dim 240 \(from --dim\) is larger than landmarks 200 \(from the profile\)"):
+        embed._checked(["--input", str(edges), "--output", out, "--dim", "240", "--profile", "default"])
+    with pytest.raises(UserError, match=r"dim 240 \(from --dim\) is larger than landmarks 230 \(from --landmarks\)"):
+        embed._checked(["--input", str(edges), "--output", out, "--dim", "240", "--landmarks", "230"])
+    embed._checked(["--input", str(edges), "--output", out, "--nodes", "a"])
+    with pytest.raises(UserError, match="--propagation 3 smooths"):
+        embed._checked(["--input", str(edges), "--output", out, "--nodes", "a", "--propagation", "3"])
+    assert embed._checked(["--input", str(edges), "--output", out, "--profile", "AUTO"])[0].profile == "auto"
 
 
 def test_the_steps_after_the_solve_in_words():

@@ -55,6 +55,7 @@ class JobArgumentParser(argparse.ArgumentParser):
         """As argparse's, but a mistyped option is reported before what else is missing:
         argparse would first say that a required option (the one mistyped) is absent."""
         argv = list(sys.argv[1:] if args is None else args)
+        self._argv = argv  # for error(): the task named, whose options are suggested
         known = self._options()
         for word in argv:
             if word == "--":
@@ -70,8 +71,18 @@ class JobArgumentParser(argparse.ArgumentParser):
             message += f"; the task comes first: {self.prog} {{{','.join(choices.choices)}}} [options]"
         if message.startswith("unrecognized arguments:"):
             unknown = [w for w in message.split(":", 1)[1].split() if w.startswith("--")]
+            tasks = choices.choices if choices is not None else {}
             for word in unknown:
-                close = difflib.get_close_matches(word.split("=", 1)[0], self._options(), n=1, cutoff=0.6)
+                name = word.split("=", 1)[0]
+                owners = [t for t, sub in tasks.items() if any(name in a.option_strings for a in sub._actions)]
+                if owners:  # another task's option
+                    message += f" ({name} is an option of {' and '.join(owners)})"
+                    break
+                task = next((w for w in getattr(self, "_argv", []) if w in tasks), None)
+                options = self._options() if task is None else sorted(
+                    {o for a in self._actions for o in a.option_strings}
+                    | {o for a in tasks[task]._actions for o in a.option_strings})
+                close = difflib.get_close_matches(name, options, n=1, cutoff=0.6)
                 if close:
                     message += f" (did you mean {close[0]}?)"
                     break
@@ -108,7 +119,13 @@ def auto_settings(
     choice = choose_profile(graph, n_nodes, n_edges, timings)
     name, changed = choice.profile, dict(choice.changed)
     base = schema.load_profile(name)
-    # The graph is fitted as it was read (with the flags, else the default profile).
+    if getattr(ns, "landmarks", None) is not None and getattr(ns, "dim", None) is None:
+        changed = schema.auto_with_landmarks(changed, base, ns.landmarks)  # as SepNE.fromProfile("auto")
+    # The graph is fitted as it was read (with the flags, else the default profile), and
+    # the job's own settings (how input is read, what is written, Spark) are the default
+    # profile's too: the run read its input and started its session with them.
+    started = schema.load_profile(schema.AUTO_PROFILE)
+    changed.update({k: v for k, v in started.items() if schema.setting(k).scope == schema.JOB})
     changed.update(directed=graph.directed, duplicates=graph.duplicates, self_loops=graph.self_loops)
     if getattr(ns, "nodes", None):  # requested ids only: no whole-graph step after the solve
         if ns.propagation is None:
@@ -125,10 +142,22 @@ def auto_settings(
     log.info("profile auto: %s", choice.describe(shown))
     usual = base.get("dim", schema.setting("dim").default)
     if ns.dim is None and settings.dim < usual:  # auto narrowed a tiny graph's output
-        log.warning("a graph of %d nodes takes at most %d landmarks (half its nodes), so its vectors have %d "
-                    "dimensions, not %s; give --dim and --landmarks to choose", n_nodes, settings.landmarks,
-                    settings.dim, usual)
+        if getattr(ns, "landmarks", None) is not None:
+            log.warning("--landmarks %d gives vectors of %d dimensions (at most the landmarks), not %s; give "
+                        "--dim to choose", settings.landmarks, settings.dim, usual)
+        else:
+            log.warning("a graph of %d nodes takes at most %d landmarks (half its nodes), so its vectors have %d "
+                        "dimensions, not %s; give --dim and --landmarks to choose", n_nodes, settings.landmarks,
+                        settings.dim, usual)
     return settings, name
+
+
+def profile_arg(text: str) -> str:
+    """``--profile``'s argparse type: ``auto`` in any case is :data:`~sepne_spark.settings.AUTO_PROFILE`
+    (as for ``SepNE.fromProfile``); anything else a profile name or path, as given."""
+    from sepne_spark import settings as schema
+
+    return schema.AUTO_PROFILE if text.strip().lower() == schema.AUTO_PROFILE else text
 
 
 def profile_names() -> list[str]:
@@ -170,7 +199,11 @@ def show_profile_defaults(parser: argparse.ArgumentParser) -> None:
         builtin = action.help[at + len("default: "):].rstrip(")")
         shown = _shown(profile[action.dest]).replace("%", "%%")
         if shown != builtin:
-            action.help = f"{action.help[:at]}default: {shown}, from the default profile; built-in {builtin})"
+            # How the input is read and the job's own settings apply under auto too;
+            # auto chooses the model's settings from the graph instead.
+            read = action.dest in ("directed", "duplicates", "self_loops") or schema.setting(action.dest).scope == schema.JOB
+            where = "from the default profile" if read else "with --profile default"
+            action.help = f"{action.help[:at]}default: {shown}, {where}; built-in {builtin})"
 
 
 @contextlib.contextmanager

@@ -34,6 +34,7 @@ from sepne_spark.jobs.common import (
     given_read_options,
     is_local_path,
     local_path,
+    profile_arg,
     profile_names,
     read_options,
     run_job,
@@ -64,7 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=_HelpFormatter,
     )
     io = p.add_argument_group("input and output")
-    io.add_argument("--profile", default=schema.AUTO_PROFILE,
+    io.add_argument("--profile", default=schema.AUTO_PROFILE, type=profile_arg,
                     help=f"YAML profile: a name ({', '.join(profile_names()) or 'none found'}) or a path; "
                          f"default: auto, which takes {schema.AUTO_SMALL} for sparse graphs of up to "
                          f"{schema.AUTO_SMALL_NODES:,} nodes (its walk window shortened on denser ones) and "
@@ -148,7 +149,10 @@ def _checked(argv: Sequence[str] | None) -> tuple[argparse.Namespace, schema.Emb
     output that would overwrite data or the input, a bad ``--run-date``.
     """
     ns = build_parser().parse_args(None if argv is None else list(argv))
-    settings = schema.resolve(ns, schema.load_profile(ns.profile))
+    # Under auto the profile is chosen from the graph: until then only the flags' own
+    # combinations are checked (the default profile's reading and job settings apply).
+    auto = ns.profile == schema.AUTO_PROFILE
+    settings = schema.resolve(ns, schema.load_profile(ns.profile), provisional=auto)
     generated = sorted(f for f in given_flags(sys.argv[1:] if argv is None else argv) if f.startswith("--gen-"))
     if ns.input and generated:
         raise UserError(f"{', '.join(generated)} describe{'s' if len(generated) == 1 else ''} the generated graph, "
@@ -161,17 +165,19 @@ def _checked(argv: Sequence[str] | None) -> tuple[argparse.Namespace, schema.Emb
     if settings.partition == "IO" and not ns.nodes:
         raise UserError("partition IO embeds only requested nodes: give them with --nodes")
     read_options(ns)  # conflicting layout flags are refused here, before Spark starts
-    if ns.nodes and not ns.model and (settings.propagation > 1 or settings.refine_steps > 0
-                                      or settings.average_steps > 0):
-        what = [f"--propagation {settings.propagation} smooths every vector over 2 x {settings.propagation} - 1 "
-                "hops of the whole graph"] if settings.propagation > 1 else []
-        what += [f"--average-steps {settings.average_steps} averages every vector over its "
-                 f"{settings.average_steps}-hop neighbourhood"] if settings.average_steps > 0 else []
-        what += [f"--refine-steps {settings.refine_steps} refines every vector over the whole graph"] \
-            if settings.refine_steps > 0 else []
-        fix = " and ".join(flag for flag, on in (("--propagation 1", settings.propagation > 1),
-                                                   ("--average-steps 0", settings.average_steps > 0),
-                                                   ("--refine-steps 0", settings.refine_steps > 0)) if on)
+    steps = schema.resolve({k: getattr(ns, k) for k in ("propagation", "refine_steps", "average_steps")},
+                           provisional=True) if auto else settings  # auto turns off those not given
+    if ns.nodes and not ns.model and (steps.propagation > 1 or steps.refine_steps > 0
+                                      or steps.average_steps > 0):
+        what = [f"--propagation {steps.propagation} smooths every vector over 2 x {steps.propagation} - 1 "
+                "hops of the whole graph"] if steps.propagation > 1 else []
+        what += [f"--average-steps {steps.average_steps} averages every vector over its "
+                 f"{steps.average_steps}-hop neighbourhood"] if steps.average_steps > 0 else []
+        what += [f"--refine-steps {steps.refine_steps} refines every vector over the whole graph"] \
+            if steps.refine_steps > 0 else []
+        fix = " and ".join(flag for flag, on in (("--propagation 1", steps.propagation > 1),
+                                                   ("--average-steps 0", steps.average_steps > 0),
+                                                   ("--refine-steps 0", steps.refine_steps > 0)) if on)
         raise UserError(f"{' and '.join(what)}, so it embeds whole graphs only: drop --nodes, or give {fix}")
     target = _output_target(ns)
     check_inputs_exist(ns.input or [], "--input")
@@ -309,6 +315,9 @@ def main(spark, args: Sequence[str] | None = None) -> int:
             and settings.partition != "IO":
         log.warning("--nodes embeds the requested ids' sets only (partition IO): --partition %s is not used",
                     settings.partition)
+    if ns.nodes and ns.unreached == "anchor":
+        log.warning("--unreached anchor gives the anchor to nodes no landmark reaches in whole-graph runs only: "
+                    "requested ids that no landmark reaches keep a zero vector")
     cleanup: list = []
     try:
         return _run(spark, ns, settings, target, cleanup)

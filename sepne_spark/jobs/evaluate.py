@@ -48,7 +48,9 @@ from sepne_spark.jobs.common import (
     auto_settings,
     check_inputs_exist,
     input_fingerprint,
+    is_local_path,
     local_path,
+    profile_arg,
     profile_names,
     read_options,
     run_job,
@@ -95,6 +97,9 @@ _count = _bounded(int, lambda v: v >= 1, "a whole number >= 1")
 _fraction = _bounded(float, lambda v: 0.0 < v < 1.0, "a number in (0, 1)")
 
 
+_seed = _bounded(int, lambda v: 0 <= v < 2 ** 63, "an integer from 0 to 2^63 - 1")
+
+
 def _task_alias(argv: Sequence[str]) -> list[str]:
     """Turn ``--task NAME`` / ``--task=NAME`` anywhere into the ``NAME`` subcommand."""
     argv = list(argv)
@@ -127,7 +132,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--ratios", type=_ratios, default=[0.1, 0.9], metavar="R1,R2,...",
                    help="training fractions (default: 0.1,0.9)")
     c.add_argument("--splits", type=_count, default=10, help="random splits per ratio (default: %(default)s)")
-    c.add_argument("--seed", type=int, default=0, help="seed of the splits (default: %(default)s)")
+    c.add_argument("--seed", type=_seed, default=0, help="seed of the splits (default: %(default)s)")
     c.add_argument("--vectors", choices=VECTORS, default="embedding",
                    help="features: the embedding, the context vector, both concatenated, or "
                    "their sum (default: %(default)s)")
@@ -161,7 +166,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="largest graph for the exact R^2 under --method auto (default: %(default)s)")
     r.add_argument("--zero-samples", type=_count, default=1_000_000,
                    help="zero entries of M sampled by the sampled estimator (default: %(default)s)")
-    r.add_argument("--seed", type=int, default=0, help="seed of the zero-entry sample (default: %(default)s)")
+    r.add_argument("--seed", type=_seed, default=0, help="seed of the zero-entry sample (default: %(default)s)")
     r.add_argument("--json", metavar="OUT.json", help="also write the results as JSON")
 
     lp = sub.add_parser("linkpred", help="AUC of held-out edges against non-edges (SepNE)",
@@ -175,7 +180,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "flags below)")
     add_read_arguments(lp.add_argument_group("edge list layout, as for the embed job"))
     lp.add_argument("--fraction", type=_fraction, default=0.1, help="fraction of edges held out (default: %(default)s)")
-    lp.add_argument("--profile", default=schema.AUTO_PROFILE,
+    lp.add_argument("--profile", default=schema.AUTO_PROFILE, type=profile_arg,
                     help="YAML profile of the embedding settings, as for the embed job (a name: "
                     f"{', '.join(profile_names()) or 'none found'}; or a path; default: auto, chosen from the "
                     "training graph's size as the embed job chooses); the flags below override it. --seed "
@@ -639,7 +644,7 @@ def run_linkpred(spark: SparkSession, ns: argparse.Namespace) -> dict[str, Any]:
     from sepne_spark.evaluation import link_prediction
     from sepne_spark.reading import read_edges
 
-    settings = schema.resolve(ns, schema.load_profile(ns.profile))
+    settings = schema.resolve(ns, schema.load_profile(ns.profile), provisional=ns.profile == schema.AUTO_PROFILE)
     if settings.partition == "IO":
         raise UserError("partition IO embeds only requested nodes; link prediction needs every node")
     edges, _ = read_edges(spark, ns.edges, settings.input_format, bad_lines=settings.bad_lines, **read_options(ns))
@@ -715,10 +720,16 @@ def session_conf(argv: Sequence[str]) -> dict[str, str]:
         from sepne_spark.evaluation import require_classifier
 
         require_classifier()
+    if ns.task == "reconstruct":  # M's settings: the flags over a local manifest's, checked now
+        from sepne_spark.storage import read_manifest
+
+        manifest = read_manifest(ns.embeddings) if is_local_path(ns.embeddings) else None
+        with settings_checked_quietly():
+            matrix_settings(ns, manifest or {})
     if ns.task != "linkpred":
         return {}
     with settings_checked_quietly():  # main() checks again and warns once
-        settings = schema.resolve(ns, schema.load_profile(ns.profile))
+        settings = schema.resolve(ns, schema.load_profile(ns.profile), provisional=ns.profile == schema.AUTO_PROFILE)
     if settings.partition == "IO":
         raise UserError("partition IO embeds only requested nodes; link prediction needs every node")
     return dict(settings.spark)
