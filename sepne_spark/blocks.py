@@ -262,7 +262,9 @@ class BlockGraph:
         """The dense matrix whose row for node ``id`` is the array ``column`` of ``df``
         (every indexed node must have one row), as chunks named ``name``."""
         dtype, cr = self.dtype, self.chunk_rows
-        rows = df.select("id", F.col(column).alias("x")).join(self.index, "id")
+        # A fresh attribute for the id: ``df`` may come from the nodes the index was built
+        # from, and a join of two plans over the same attributes fails to resolve.
+        rows = df.select(F.col("id").alias("id"), F.col(column).alias("x")).join(self.index, "id")
         chunk = (F.col("i") / F.lit(cr)).cast("int")
 
         def build(pdf: pd.DataFrame) -> pd.DataFrame:
@@ -416,6 +418,78 @@ class BlockGraph:
         new state, without a second pass over it)."""
         out = self._product(state, ship, update, gram=name)
         return out.where(F.col("name") != _GRAM), _gram_total(out.where(F.col("name") == _GRAM), name)
+
+    def entry_sums(
+        self, state: DataFrame, left: str, right: str, sums: Callable[[np.ndarray, np.ndarray], np.ndarray]
+    ) -> np.ndarray:
+        """Sums over the stored entries of a function of their values and of the dot
+        products of their rows and columns: for every entry ``(i, j, v)`` of S, ``p =
+        X[i] . Y[j]`` with ``X``, ``Y`` the matrices ``left`` and ``right`` of ``state``
+        (the values of W C^T at S's pattern, without forming it), and ``sums(v, p)`` a
+        fixed-length vector of sums over a batch of entries. A pair stored twice (given
+        twice to :meth:`build`) counts as two entries here.
+
+        One partition-wise stage, as the first half of a product: every pair (row block,
+        column block) meets the column chunks of ``right`` that its entries read and its
+        own row chunks of ``left``, and adds ``sums`` over its entries in batches of
+        65,536; the blocks² vectors are collected and added in a fixed order.
+
+        Returns
+        -------
+        numpy.ndarray
+            The vector of sums (empty when S has no entry).
+        """
+        cr = self.chunk_rows
+        head = ["rb", "kind", "cb", "c", "rows", "cols", "data"]
+        entries = self.entries.select("rb", F.lit(_ENTRIES).alias("kind"), "cb", "c", F.lit(0).alias("rows"),
+                                      F.lit(0).alias("cols"), "data")
+        shipped = (
+            state.where(F.col("name") == right)
+            .select(F.col("b").alias("cb"), "c", "rows", "cols", "data")
+            .join(self.demand, ["cb", "c"])
+            .select("rb", F.lit(_SHIPPED).alias("kind"), *head[2:])
+        )
+        own = (
+            state.where(F.col("name") == left)
+            .select(F.col("b").alias("rb"), "c", "rows", "cols", "data")
+            .join(self.entries.select("rb", "cb", "c"), ["rb", "c"])
+            .select("rb", F.lit(_OWN).alias("kind"), *head[2:])
+        )
+        out_schema = StructType([StructField("rb", IntegerType(), False), StructField("cb", IntegerType(), False),
+                                 StructField("sums", BinaryType(), False)])
+
+        def run(pdf: pd.DataFrame) -> pd.DataFrame:
+            rb, cb = int(pdf["rb"].iloc[0]), int(pdf["cb"].iloc[0])
+            kind = pdf["kind"].to_numpy()
+            ship = pdf[kind == _SHIPPED].sort_values("c")
+            Y = _stacked(ship["data"], ship["rows"], ship["cols"])
+            chunks = ship["c"].to_numpy(np.int64)
+            starts = np.concatenate([[0], np.cumsum(ship["rows"].to_numpy(np.int64))[:-1]])
+            rows = {int(c): _chunk_view(data, int(r), int(k))
+                    for c, r, k, data in zip(pdf["c"][kind == _OWN], pdf["rows"][kind == _OWN],
+                                             pdf["cols"][kind == _OWN], pdf["data"][kind == _OWN])}
+            total: np.ndarray | None = None
+            ent = pdf[kind == _ENTRIES]
+            for c, data in sorted(zip(ent["c"].astype(int), ent["data"]), key=lambda t: t[0]):
+                r, ci, v = _unpack(data)
+                at = np.searchsorted(chunks, ci // cr)
+                if np.any(at >= len(chunks)) or np.any(chunks[np.minimum(at, len(chunks) - 1)] != ci // cr):
+                    raise RuntimeError(f"row block {rb}: a chunk of column block {cb} it reads was not shipped")
+                if c not in rows:
+                    raise RuntimeError(f"row block {rb}: its row chunk {c} of {left!r} is missing")
+                X, cols = rows[c], starts[at] + ci % cr
+                for lo in range(0, len(r), 1 << 16):
+                    hi = lo + (1 << 16)
+                    p = np.einsum("ij,ij->i", X[r[lo:hi]].astype(np.float64), Y[cols[lo:hi]])
+                    part = np.asarray(sums(np.asarray(v[lo:hi], dtype=np.float64), p), dtype=np.float64)
+                    total = part if total is None else total + part
+            data = b"" if total is None else total.astype("<f8").tobytes()
+            return pd.DataFrame({"rb": [rb], "cb": [cb], "sums": [data]})
+
+        parts = entries.unionByName(shipped).unionByName(own).groupBy("rb", "cb").applyInPandas(run, schema=out_schema)
+        collected = sorted((int(r["rb"]), int(r["cb"]), bytes(r["sums"])) for r in parts.collect())
+        vectors = [np.frombuffer(data, dtype="<f8") for _, _, data in collected if data]
+        return np.sum(vectors, axis=0) if vectors else np.zeros(0)
 
     def map_blocks(
         self, state: DataFrame, update: Callable[[Mapping[str, np.ndarray]], Mapping[str, np.ndarray]]

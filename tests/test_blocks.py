@@ -94,3 +94,25 @@ def test_to_chunks_needs_every_node(spark):
     part = spark.createDataFrame([(1, [1.0]), (3, [3.0])], "id long, embedding array<double>")
     with pytest.raises(Exception, match="missing rows"):
         bg.to_chunks(part, "embedding", "x").collect()
+
+
+def test_entry_sums_are_those_of_w_c_at_the_pattern(spark):
+    """The sums over S's entries of functions of their values and of W C^T there,
+    block by block, equal the NumPy oracle's (several blocks and chunks; a pair given
+    twice is two entries here, as it is stored)."""
+    n, d = 50, 5
+    S, triples = _graph(n, 200, seed=11)
+    rng = np.random.default_rng(6)
+    W = rng.standard_normal((n, d))
+    C = rng.standard_normal((n, d))
+    ids = np.arange(n) * 5 + 2
+    nodes = spark.createDataFrame([(int(i),) for i in ids], "id long")
+    entries = spark.createDataFrame([(int(ids[s]), int(ids[t]), v) for s, t, v in triples], "src long, dst long, value double")
+    bg = B.BlockGraph.build(nodes, entries, blocks=3, seed=2, chunk_rows=6)
+    state = bg.to_chunks(_frame(spark, ids, W), "embedding", "w").unionByName(
+        bg.to_chunks(_frame(spark, ids, C), "embedding", "c"))
+    got = bg.entry_sums(state, "w", "c", lambda v, p: np.array([len(v), v.sum(), ((v - p) ** 2).sum(), (p ** 4).sum()]))
+    src, dst, val = (np.array(x) for x in zip(*triples))
+    p = np.einsum("ij,ij->i", W[src], C[dst])
+    want = np.array([len(val), val.sum(), ((val - p) ** 2).sum(), (p ** 4).sum()])
+    np.testing.assert_allclose(got, want, rtol=1e-12)

@@ -355,7 +355,7 @@ def test_reconstruction_spark_matches_exact(spark):
     emb = spark.createDataFrame([(i, W[i].tolist(), C[i].tolist()) for i in range(n)],
                                 "id long, embedding array<double>, context array<double>")
     # asking for more zero entries than exist samples each of them once: exact
-    res = reconstruction_r2_spark(entries, emb, n_zero_samples=n * n, seed=0)
+    res = reconstruction_r2_spark(entries, emb, n_zero_samples=n * n, seed=0, blocks=3)  # three node blocks
     exact = reconstruction_r2(M, W, C)
     assert res["sample_zero"] == n * n - len(r) and res["exact"] and res["r2_all_stderr"] == 0.0
     assert res["r2_all"] == pytest.approx(exact["r2_all"], abs=1e-9)

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from sepne_spark.evaluation.pairs import _as_array, _index_nodes, _sample_pairs, dot_column
+from sepne_spark.evaluation.pairs import _as_array, _index_nodes, _sample_pairs
 
 log = logging.getLogger(__name__)
 
@@ -335,15 +335,18 @@ def reconstruction_r2_spark(
     nodes: DataFrame | None = None,
     embedding_col: str = "embedding",
     context_col: str = "context",
+    blocks: int | None = None,
 ) -> dict[str, Any]:
     """Estimate the reconstruction R^2 with Spark from M's non-zero entries.
 
-    Every non-zero entry is scored by a join with the embeddings; a uniform sample of
-    zero entries (pairs of nodes that are not in ``entries``) is drawn as in
-    :func:`sample_non_edges` (without replacement; when ``n_zero_samples`` is at least
-    the number of zero entries they are all enumerated and the result is exact); the
-    sums of :func:`r2_from_sums` are aggregated by Spark and only a handful of numbers
-    reach the driver.
+    Every non-zero entry is scored, and a uniform sample of zero entries (pairs of
+    nodes that are not in ``entries``) is drawn as in :func:`sample_non_edges` (without
+    replacement; when ``n_zero_samples`` is at least the number of zero entries they are
+    all enumerated and the result is exact). The scores are block products, not one
+    Spark row per entry: W and C are stored as row chunks of node blocks and M's
+    entries packed by pair of blocks (:class:`sepne_spark.blocks.BlockGraph`), each pair
+    of blocks forms ``w_i . c_j`` at its entries in NumPy and adds up the sums of
+    :func:`r2_from_sums`; those few numbers per pair of blocks reach the driver.
 
     Parameters
     ----------
@@ -358,14 +361,20 @@ def reconstruction_r2_spark(
         Seed of the zero-entry sample.
     nodes : DataFrame, optional
         ``id`` of every node of the graph (M is ``n x n`` over them); by default the ids
-        in ``embeddings`` and in ``entries``.
+        in ``embeddings`` and in ``entries``. Entries outside them are not counted.
+    blocks : int, optional
+        Node blocks of the products (by default one per 512 MB of the n x d matrix in
+        float64, one up to 100,000 nodes: :func:`sepne_spark.propagation.default_blocks`).
 
     Returns
     -------
     dict
         As :func:`r2_from_sums`.
     """
-    ent = entries.select("src", "dst", F.col("value").cast("double").alias("m")).where(F.col("m") != 0)
+    from sepne_spark.blocks import BlockGraph
+    from sepne_spark.propagation import default_blocks
+
+    ent = entries.select("src", "dst", F.col("value").cast("double").alias("value")).where(F.col("value") != 0)
     if nodes is None:
         nodes = (
             embeddings.select("id")
@@ -373,26 +382,28 @@ def reconstruction_r2_spark(
             .unionByName(ent.select(F.col("dst").alias("id")))
             .distinct()
         )
+    nodes = nodes.select("id").distinct()
     has_ctx = context_col in embeddings.columns
-    emb = embeddings.select(F.col("id").alias("src"), _as_array(embeddings, embedding_col).alias("_w"))
-    ctx = embeddings.select(
-        F.col("id").alias("dst"), _as_array(embeddings, context_col if has_ctx else embedding_col).alias("_c")
-    )
-
-    def predict(pairs: DataFrame) -> DataFrame:
-        out = pairs.join(emb, "src", "left").join(ctx, "dst", "left")
-        return out.withColumn("p", F.coalesce(dot_column("_w", "_c"), F.lit(0.0)))
-
-    nz = predict(ent).withColumn("r2", (F.col("m") - F.col("p")) ** 2)
-    s = nz.agg(
-        F.count(F.lit(1)).alias("c"),
-        F.sum("m").alias("m"),
-        F.sum(F.col("m") * F.col("m")).alias("m2"),
-        F.sum("r2").alias("r2"),
-        F.sum(F.col("r2") * F.col("r2")).alias("r4"),
-    ).first()
-    n_nonzero = int(s["c"])
+    vectors = embeddings.select(
+        "id", _as_array(embeddings, embedding_col).alias("_w"),
+        _as_array(embeddings, context_col if has_ctx else embedding_col).alias("_c"),
+    ).where(F.col("_w").isNotNull())
     indexed, n_nodes, _ = _index_nodes(nodes, seed)
+    d = vectors.agg(F.max(F.size("_w"))).first()[0] or 0
+    if blocks is None:
+        blocks = default_blocks(n_nodes, minimum=2, dim=max(int(d), 1), dtype="float64")
+    zero = F.array_repeat(F.lit(0.0), int(d))
+    dense = nodes.join(vectors, "id", "left").select(
+        "id", F.coalesce("_w", zero).alias("_w"), F.coalesce("_c", "_w", zero).alias("_c"))
+    bg = BlockGraph.build(nodes, ent, blocks=int(blocks), seed=seed, dtype="float64")
+    state = bg.to_chunks(dense, "_w", "w").unionByName(bg.to_chunks(dense, "_c", "c"))
+
+    def nonzero_sums(m: np.ndarray, p: np.ndarray) -> np.ndarray:
+        res2 = (m - p) ** 2
+        return np.array([len(m), m.sum(), (m * m).sum(), res2.sum(), (res2 * res2).sum()])
+
+    nz = bg.entry_sums(state, "w", "c", nonzero_sums)
+    n_nonzero = int(nz[0]) if len(nz) else 0
     N = n_nodes * n_nodes
     n_zero = N - n_nonzero
     size = int(min(n_zero_samples, n_zero))
@@ -409,18 +420,23 @@ def reconstruction_r2_spark(
         zeros = _sample_pairs(nodes, ent.select("src", "dst"), size, seed, directed=True, allow_self=True,
                               n_excluded_hint=n_nonzero, indexed_nodes=(indexed, n_nodes))
     if size > 0:
-        z = predict(zeros).agg(
-            F.count(F.lit(1)).alias("c"), F.sum(F.col("p") ** 2).alias("p2"), F.sum(F.col("p") ** 4).alias("p4")
-        ).first()
-        zc, zp2, zp4 = int(z["c"]), float(z["p2"] or 0.0), float(z["p4"] or 0.0)
+        sampled = bg.reweighted(zeros.select("src", "dst", F.lit(0.0).alias("value")))
+
+        def zero_sums(_: np.ndarray, p: np.ndarray) -> np.ndarray:
+            p2 = p * p
+            return np.array([len(p), p2.sum(), (p2 * p2).sum()])
+
+        z = sampled.entry_sums(state, "w", "c", zero_sums)
+        if len(z):
+            zc, zp2, zp4 = int(z[0]), float(z[1]), float(z[2])
     return r2_from_sums(
         n_entries=N,
         n_nonzero=n_nonzero,
         nz_count=n_nonzero,
-        nz_sum_m=float(s["m"] or 0.0),
-        nz_sum_m2=float(s["m2"] or 0.0),
-        nz_sum_res2=float(s["r2"] or 0.0),
-        nz_sum_res4=float(s["r4"] or 0.0),
+        nz_sum_m=float(nz[1]) if len(nz) else 0.0,
+        nz_sum_m2=float(nz[2]) if len(nz) else 0.0,
+        nz_sum_res2=float(nz[3]) if len(nz) else 0.0,
+        nz_sum_res4=float(nz[4]) if len(nz) else 0.0,
         zero_count=zc,
         zero_sum_p2=zp2,
         zero_sum_p4=zp4,
