@@ -67,6 +67,10 @@ def test_separable_problem_reaches_f1_one():
     y = np.repeat(np.arange(3), 40)
     X = centers[y] * 5 + rng.normal(scale=0.3, size=(120, 3))
     res = node_classification(X, [[c] for c in y], train_ratios=(0.3, 0.8), n_splits=3, seed=1)
+    # one label per node as a bare value (an integer, a NumPy integer) is the same
+    for bare in (list(y), y):
+        same = node_classification(X, bare, train_ratios=(0.3, 0.8), n_splits=3, seed=1)
+        assert same["results"] == res["results"] and same["n_classes"] == 3
     assert res["mode"] == "single-label"
     assert res["n_classes"] == 3 and res["n_nodes"] == 120
     for v in res["results"].values():
@@ -354,17 +358,18 @@ def test_reconstruction_spark_matches_exact(spark):
                                     "src long, dst long, value double")
     emb = spark.createDataFrame([(i, W[i].tolist(), C[i].tolist()) for i in range(n)],
                                 "id long, embedding array<double>, context array<double>")
-    # asking for more zero entries than exist samples each of them once: exact
-    res = reconstruction_r2_spark(entries, emb, n_zero_samples=n * n, seed=0, blocks=3)  # three node blocks
     exact = reconstruction_r2(M, W, C)
-    assert res["sample_zero"] == n * n - len(r) and res["exact"] and res["r2_all_stderr"] == 0.0
-    assert res["r2_all"] == pytest.approx(exact["r2_all"], abs=1e-9)
-    assert res["r2_nonzero"] == pytest.approx(exact["r2_nonzero"], abs=1e-9)
-    # a sample of the zero entries, without replacement
-    est = reconstruction_r2_spark(entries, emb, n_zero_samples=60, seed=1)
-    assert est["sample_zero"] == 60 and est["sample_nonzero"] == len(r) and not est["exact"]
-    assert est["r2_nonzero"] == pytest.approx(exact["r2_nonzero"], abs=1e-9)
-    assert abs(est["r2_all"] - exact["r2_all"]) < max(4 * est["r2_all_stderr"], 1e-3)
+    for blocks in (None, 3):  # one node block, and three (the blocks' sums added)
+        res = reconstruction_r2_spark(entries, emb, blocks=blocks)
+        assert res["exact"] and res["n_nonzero"] == len(r) and res["n_entries"] == n * n
+        assert res["r2_all"] == pytest.approx(exact["r2_all"], abs=1e-9)
+        assert res["r2_nonzero"] == pytest.approx(exact["r2_nonzero"], abs=1e-9)
+    # a node without a vector predicts 0, as a zero row of W and C does
+    W0, C0 = W.copy(), C.copy()
+    W0[5] = C0[5] = 0.0
+    res = reconstruction_r2_spark(entries, emb.where("id != 5"),
+                                  nodes=spark.range(n).select("id"))
+    assert res["r2_all"] == pytest.approx(reconstruction_r2(M, W0, C0)["r2_all"], abs=1e-9)
 
 
 # ---------------------------------------------------------------------------
@@ -475,30 +480,24 @@ def test_job_reconstruct(spark, tmp_path, capsys):
     exact = reconstruction_r2(M, W, C)
     assert res["exact"] and res["r2_all"] == pytest.approx(exact["r2_all"], abs=1e-12)
     assert res["r2_nonzero"] == pytest.approx(exact["r2_nonzero"], abs=1e-12)
-    # sampled: with Spark; M's 400 entries, so 5,000 zero samples enumerate every zero entry
-    assert job.main(spark, args[:-2] + ["--method", "sampled", "--zero-samples", "5000", "--json", str(out)]) == 0
-    every = json.loads(out.read_text())
-    assert every["method"] == "sampled" and every["sample_zero"] == n * n - exact["n_nonzero"] and every["exact"]
-    assert every["r2_all"] == pytest.approx(exact["r2_all"], abs=1e-12)
-    assert every["r2_nonzero"] == pytest.approx(exact["r2_nonzero"], abs=1e-12)
-    assert job.main(spark, args[:-2] + ["--method", "sampled", "--zero-samples", "30", "--json", str(out)]) == 0
-    est = json.loads(out.read_text())
-    assert not est["exact"] and est["sample_zero"] == 30 and est["n_nonzero"] == exact["n_nonzero"]
-    assert est["r2_nonzero"] == pytest.approx(exact["r2_nonzero"], abs=1e-12)  # every non-zero entry is scored
-    assert abs(est["r2_all"] - exact["r2_all"]) < max(4 * est["r2_all_stderr"], 1e-3)
-    printed = capsys.readouterr().out
-    assert "exact, with Spark" in printed and f"sampled, with Spark: all {exact['n_nonzero']} non-zero entries and 30 zero" in printed
-    # auto: above --dense-max-nodes nodes the Spark path
-    assert job.main(spark, args[:-2] + ["--dense-max-nodes", "19", "--zero-samples", "5000", "--json", str(out)]) == 0
-    assert json.loads(out.read_text())["method"] == "sampled"
+    # with Spark: the same exact R^2
+    assert job.main(spark, args[:-2] + ["--method", "spark", "--json", str(out)]) == 0
+    on_spark = json.loads(out.read_text())
+    assert on_spark["method"] == "spark" and on_spark["exact"] and on_spark["n_nonzero"] == exact["n_nonzero"]
+    assert on_spark["r2_all"] == pytest.approx(exact["r2_all"], abs=1e-12)
+    assert on_spark["r2_nonzero"] == pytest.approx(exact["r2_nonzero"], abs=1e-12)
+    assert "exact, with Spark" in capsys.readouterr().out
+    # auto: above --driver-max-nodes nodes the Spark path
+    assert job.main(spark, args[:-2] + ["--driver-max-nodes", "19", "--json", str(out)]) == 0
+    assert json.loads(out.read_text())["method"] == "spark"
 
 
 @pytest.mark.e2e
 def test_job_reconstruct_on_spark_equals_the_driver(spark, tmp_path):
     """The Spark path builds M as the embed job does (here A + A^2 + A^3 with the log
-    scaling, self-loops dropped, repeated edges summed) and counts the graph's nodes
-    without a vector and with an all-zero one as the driver path does; asked for every
-    zero entry, its R^2 is the driver's to rounding."""
+    scaling, self-loops dropped, repeated edges summed), counts the graph's nodes
+    without a vector and with an all-zero one as the driver path does, and its exact
+    R^2 is the driver's to rounding."""
     from tests.helpers import random_graph
 
     g = random_graph(n=40, m=150, seed=5)
@@ -513,12 +512,12 @@ def test_job_reconstruct_on_spark_equals_the_driver(spark, tmp_path):
     job = _job()
     base = ["reconstruct", "--edges", str(edges), "--embeddings", str(out), "--window", "3", "--scaling", "log"]
     results = {}
-    for method in ("exact", "sampled"):
+    for method in ("driver", "spark"):
         res_json = tmp_path / f"{method}.json"
-        assert job.main(spark, base + ["--method", method, "--zero-samples", "10000", "--json", str(res_json)]) == 0
+        assert job.main(spark, base + ["--method", method, "--json", str(res_json)]) == 0
         results[method] = json.loads(res_json.read_text())
-    on_driver, on_spark = results["exact"], results["sampled"]
-    assert on_spark["exact"] and on_spark["method"] == "sampled"
+    on_driver, on_spark = results["driver"], results["spark"]
+    assert on_spark["exact"] and on_spark["method"] == "spark"
     for key in ("n_nodes", "n_missing_embedding", "n_zero_embedding", "n_nonzero", "n_entries"):
         assert on_spark[key] == on_driver[key], key
     assert (on_spark["n_missing_embedding"], on_spark["n_zero_embedding"]) == (1, 1)

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from sepne_spark.evaluation.pairs import _as_array, _index_nodes, _sample_pairs
+from sepne_spark.evaluation.pairs import _as_array
 
 log = logging.getLogger(__name__)
 
@@ -28,7 +28,7 @@ except ImportError:  # pragma: no cover
 def _r2(ss_res: float, ss_tot: float) -> float:
     if ss_tot > 0:
         return float(1.0 - ss_res / ss_tot)
-    return 1.0 if ss_res == 0 else float("-inf")
+    return 1.0 if ss_res == 0 else float("nan")  # every entry equal: R^2 is undefined
 
 
 def _pair_dots(W: np.ndarray, C: np.ndarray, rows: np.ndarray, cols: np.ndarray, chunk: int = 1 << 16) -> np.ndarray:
@@ -128,7 +128,6 @@ def r2_from_sums(
     zero_count: int,
     zero_sum_p2: float,
     zero_sum_p4: float,
-    without_replacement: bool = False,
 ) -> dict[str, Any]:
     """Estimate the reconstruction R^2 from sums over sampled entries.
 
@@ -150,18 +149,15 @@ def r2_from_sums(
         ``(m - p)^2`` and ``(m - p)^4``.
     zero_count, zero_sum_p2, zero_sum_p4 : int, float
         Over the sampled zero entries: their number and the sums of ``p^2`` and ``p^4``.
-    without_replacement : bool
-        The zero entries were drawn without replacement (distinct entries): the
-        variance takes the finite-population factor ``1 - zero_count / n_zero``, and a
-        sample of every zero entry, with every non-zero entry, is exact.
 
     Returns
     -------
     dict
         ``r2_all``, ``r2_nonzero``, ``r2_all_stderr`` (approximate standard error of
-        ``r2_all`` from the sampling variance of ``SS_res``, treating ``SS_tot`` as
-        fixed), ``n_entries``, ``n_nonzero``, ``sample_nonzero``, ``sample_zero`` (the
-        sample sizes) and ``exact`` (True only for distinct samples of every entry).
+        ``r2_all`` from the sampling variance of ``SS_res``, as for sampling with
+        replacement and treating ``SS_tot`` as fixed),
+        ``n_entries``, ``n_nonzero``, ``sample_nonzero``, ``sample_zero`` (the sample
+        sizes) and ``exact: False``.
     """
     n_zero = n_entries - n_nonzero
     if nz_count <= 0 and n_nonzero > 0:
@@ -178,8 +174,7 @@ def r2_from_sums(
     if zero_count > 1:
         mean_p2 = zero_sum_p2 / zero_count
         var_p2 = max(zero_sum_p4 / zero_count - mean_p2 ** 2, 0.0) * zero_count / (zero_count - 1)
-        fpc = max(1.0 - zero_count / n_zero, 0.0) if without_replacement else 1.0
-        var += n_zero ** 2 * var_p2 / zero_count * fpc
+        var += n_zero ** 2 * var_p2 / zero_count
     if 1 < nz_count < n_nonzero:
         mean_r2 = nz_sum_res2 / nz_count
         var_r2 = max(nz_sum_res4 / nz_count - mean_r2 ** 2, 0.0) * nz_count / (nz_count - 1)
@@ -194,7 +189,7 @@ def r2_from_sums(
         "n_nonzero": int(n_nonzero),
         "sample_nonzero": int(nz_count),
         "sample_zero": int(zero_count),
-        "exact": bool(without_replacement and zero_count >= n_zero and nz_count >= n_nonzero),
+        "exact": False,
     }
 
 
@@ -330,23 +325,21 @@ def reconstruction_r2_sampled(
 def reconstruction_r2_spark(
     entries: DataFrame,
     embeddings: DataFrame,
-    n_zero_samples: int = 1_000_000,
-    seed: int = 0,
     nodes: DataFrame | None = None,
     embedding_col: str = "embedding",
     context_col: str = "context",
     blocks: int | None = None,
+    seed: int = 0,
 ) -> dict[str, Any]:
-    """Estimate the reconstruction R^2 with Spark from M's non-zero entries.
+    """Exact R^2 of ``W C^T`` against M with Spark, from M's non-zero entries.
 
-    Every non-zero entry is scored, and a uniform sample of zero entries (pairs of
-    nodes that are not in ``entries``) is drawn as in :func:`sample_non_edges` (without
-    replacement; when ``n_zero_samples`` is at least the number of zero entries they are
-    all enumerated and the result is exact). The scores are block products, not one
-    Spark row per entry: W and C are stored as row chunks of node blocks and M's
-    entries packed by pair of blocks (:class:`sepne_spark.blocks.BlockGraph`), each pair
-    of blocks forms ``w_i . c_j`` at its entries in NumPy and adds up the sums of
-    :func:`r2_from_sums`; those few numbers per pair of blocks reach the driver.
+    As :func:`reconstruction_r2` for a sparse M: ``W C^T`` is formed at M's non-zero
+    entries only, and the zero entries enter through ``||W C^T||_F^2 = sum((W^T W) *
+    (C^T C))`` less the non-zero entries' share. The scores are block products, not
+    one Spark row per entry: W and C are stored as row chunks of node blocks and M's
+    entries packed by pair of blocks (:class:`sepne_spark.blocks.BlockGraph`); each
+    pair of blocks forms ``w_i . c_j`` at its entries in NumPy and adds up five sums,
+    and those sums and the two d x d Gram matrices are all that reaches the driver.
 
     Parameters
     ----------
@@ -354,24 +347,25 @@ def reconstruction_r2_spark(
         Non-zero entries of M, columns ``(src, dst, value)``, one row per position.
     embeddings : DataFrame
         ``(id, embedding[, context])`` rows; without a context column the embedding
-        is used as the context vector. A node without a row predicts 0.
-    n_zero_samples : int
-        Zero entries to sample (fewer when M has fewer zero entries).
-    seed : int
-        Seed of the zero-entry sample.
+        is used as the context vector. A node without a row (or with a null vector)
+        predicts 0.
     nodes : DataFrame, optional
         ``id`` of every node of the graph (M is ``n x n`` over them); by default the ids
         in ``embeddings`` and in ``entries``. Entries outside them are not counted.
     blocks : int, optional
         Node blocks of the products (by default one per 512 MB of the n x d matrix in
-        float64, one up to 100,000 nodes: :func:`sepne_spark.propagation.default_blocks`).
+        float64, at least 2 above 100,000 nodes: :func:`sepne_spark.propagation.default_blocks`).
+    seed : int
+        Seed of the nodes' assignment to blocks (the result does not depend on it,
+        beyond rounding).
 
     Returns
     -------
     dict
-        As :func:`r2_from_sums`.
+        As :func:`reconstruction_r2`: ``r2_all``, ``r2_nonzero``, ``n_entries``,
+        ``n_nonzero`` and ``exact: True``.
     """
-    from sepne_spark.blocks import BlockGraph
+    from sepne_spark.blocks import BlockGraph, gram
     from sepne_spark.propagation import default_blocks
 
     ent = entries.select("src", "dst", F.col("value").cast("double").alias("value")).where(F.col("value") != 0)
@@ -380,7 +374,6 @@ def reconstruction_r2_spark(
             embeddings.select("id")
             .unionByName(ent.select(F.col("src").alias("id")))
             .unionByName(ent.select(F.col("dst").alias("id")))
-            .distinct()
         )
     nodes = nodes.select("id").distinct()
     has_ctx = context_col in embeddings.columns
@@ -388,57 +381,29 @@ def reconstruction_r2_spark(
         "id", _as_array(embeddings, embedding_col).alias("_w"),
         _as_array(embeddings, context_col if has_ctx else embedding_col).alias("_c"),
     ).where(F.col("_w").isNotNull())
-    indexed, n_nodes, _ = _index_nodes(nodes, seed)
-    d = vectors.agg(F.max(F.size("_w"))).first()[0] or 0
+    row = nodes.agg(F.count(F.lit(1)).alias("n")).crossJoin(vectors.agg(F.max(F.size("_w")).alias("d"))).first()
+    n_nodes, d = int(row["n"]), int(row["d"] or 0)
     if blocks is None:
-        blocks = default_blocks(n_nodes, minimum=2, dim=max(int(d), 1), dtype="float64")
-    zero = F.array_repeat(F.lit(0.0), int(d))
+        blocks = default_blocks(n_nodes, minimum=2, dim=max(d, 1), dtype="float64")
+    zero = F.array_repeat(F.lit(0.0), d)
     dense = nodes.join(vectors, "id", "left").select(
         "id", F.coalesce("_w", zero).alias("_w"), F.coalesce("_c", "_w", zero).alias("_c"))
     bg = BlockGraph.build(nodes, ent, blocks=int(blocks), seed=seed, dtype="float64")
     state = bg.to_chunks(dense, "_w", "w").unionByName(bg.to_chunks(dense, "_c", "c"))
 
-    def nonzero_sums(m: np.ndarray, p: np.ndarray) -> np.ndarray:
-        res2 = (m - p) ** 2
-        return np.array([len(m), m.sum(), (m * m).sum(), res2.sum(), (res2 * res2).sum()])
+    def sums(m: np.ndarray, p: np.ndarray) -> np.ndarray:
+        return np.array([len(m), m.sum(), (m * m).sum(), ((m - p) ** 2).sum(), (p * p).sum()])
 
-    nz = bg.entry_sums(state, "w", "c", nonzero_sums)
-    n_nonzero = int(nz[0]) if len(nz) else 0
-    N = n_nodes * n_nodes
-    n_zero = N - n_nonzero
-    size = int(min(n_zero_samples, n_zero))
-    zc, zp2, zp4 = 0, 0.0, 0.0
-    if size > 0 and size >= n_zero:
-        # every zero entry was asked for: enumerate them (at most n_zero_samples rows)
-        ids = indexed.select("id")
-        zeros = (
-            ids.select(F.col("id").alias("src"))
-            .crossJoin(ids.select(F.col("id").alias("dst")))
-            .join(ent.select("src", "dst"), ["src", "dst"], "left_anti")
-        )
-    elif size > 0:
-        zeros = _sample_pairs(nodes, ent.select("src", "dst"), size, seed, directed=True, allow_self=True,
-                              n_excluded_hint=n_nonzero, indexed_nodes=(indexed, n_nodes))
-    if size > 0:
-        sampled = bg.reweighted(zeros.select("src", "dst", F.lit(0.0).alias("value")))
-
-        def zero_sums(_: np.ndarray, p: np.ndarray) -> np.ndarray:
-            p2 = p * p
-            return np.array([len(p), p2.sum(), (p2 * p2).sum()])
-
-        z = sampled.entry_sums(state, "w", "c", zero_sums)
-        if len(z):
-            zc, zp2, zp4 = int(z[0]), float(z[1]), float(z[2])
-    return r2_from_sums(
-        n_entries=N,
-        n_nonzero=n_nonzero,
-        nz_count=n_nonzero,
-        nz_sum_m=float(nz[1]) if len(nz) else 0.0,
-        nz_sum_m2=float(nz[2]) if len(nz) else 0.0,
-        nz_sum_res2=float(nz[3]) if len(nz) else 0.0,
-        nz_sum_res4=float(nz[4]) if len(nz) else 0.0,
-        zero_count=zc,
-        zero_sum_p2=zp2,
-        zero_sum_p4=zp4,
-        without_replacement=True,
-    )
+    nz = bg.entry_sums(state, "w", "c", sums)
+    count, sum_m, sum_m2, ss_res_nz, sum_p2 = (float(x) for x in nz) if len(nz) else (0.0,) * 5
+    frob = float(np.sum(gram(state, "w") * gram(state, "c"))) if d else 0.0
+    nnz, N = int(count), n_nodes * n_nodes
+    mu = sum_m / N if N else 0.0
+    mean_nz = sum_m / nnz if nnz else 0.0
+    return {
+        "r2_all": _r2(ss_res_nz + max(frob - sum_p2, 0.0), max(sum_m2 - N * mu * mu, 0.0)),
+        "r2_nonzero": _r2(ss_res_nz, max(sum_m2 - nnz * mean_nz * mean_nz, 0.0)) if nnz else float("nan"),
+        "n_entries": int(N),
+        "n_nonzero": nnz,
+        "exact": True,
+    }

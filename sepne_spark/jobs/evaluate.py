@@ -18,11 +18,12 @@ Embeddings are Parquet with columns ``id``, ``embedding`` (array or ML vector) a
 optionally ``context``. Ids are matched to the labels and edge files as strings.
 Edge lists are read as the embed job reads ``--input`` (:func:`sepne_spark.graph.load_graph`).
 ``classify`` brings only the labelled nodes' vectors to the driver. ``reconstruct``
-up to ``--dense-max-nodes`` nodes (``--method exact``) brings the merged edges and the
-graph's nodes' vectors into the driver and computes R^2 over every entry of a sparse
-M built there; above it (``--method sampled``) it stays in Spark: M's entries are built
-as the embed job builds them, every non-zero entry and a seeded sample of the zero
-entries are scored by joins, and only a few sums reach the driver.
+computes the exact R^2 over every entry of M either way: up to ``--driver-max-nodes``
+nodes (``--method driver``) it brings the merged edges and the graph's nodes' vectors
+into the driver and builds a sparse M there; above it (``--method spark``) it stays in
+Spark: M's entries are built as the embed job builds them, W C^T is formed at them
+as block products (one task per pair of node blocks), and only a few sums and two
+d x d Gram matrices reach the driver.
 """
 from __future__ import annotations
 
@@ -157,16 +158,13 @@ def build_parser() -> argparse.ArgumentParser:
         r, MATRIX_SETTINGS + READ_SETTINGS, "proximity matrix M and how the edges are read",
         "Each defaults to the value in the embeddings' _manifest.json (written by the embed job), "
         "else to the embed job's built-in default shown.")
-    r.add_argument("--method", choices=("auto", "exact", "sampled"), default="auto",
-                   help="auto: exact up to --dense-max-nodes nodes, sampled above; exact: over every "
-                   "entry of M, on the driver (graphs that fit there); sampled: with Spark, over all "
-                   "non-zero entries and --zero-samples distinct zero ones (exact when that is all of "
-                   "them) (default: %(default)s)")
-    r.add_argument("--dense-max-nodes", type=_count, default=20_000,
-                   help="largest graph for the exact R^2 under --method auto (default: %(default)s)")
-    r.add_argument("--zero-samples", type=_count, default=1_000_000,
-                   help="zero entries of M sampled by the sampled estimator (default: %(default)s)")
-    r.add_argument("--seed", type=_seed, default=0, help="seed of the zero-entry sample (default: %(default)s)")
+    r.add_argument("--method", choices=("auto", "driver", "spark"), default="auto",
+                   help="where the exact R^2 is computed: driver: M built on the driver (graphs that fit "
+                   "there; the fastest on small ones); spark: M's entries and W C^T at them as block "
+                   "products in Spark, nothing per node on the driver (any size); auto: driver up to "
+                   "--driver-max-nodes nodes, spark above (default: %(default)s)")
+    r.add_argument("--driver-max-nodes", type=_count, default=20_000,
+                   help="largest graph computed on the driver under --method auto (default: %(default)s)")
     r.add_argument("--json", metavar="OUT.json", help="also write the results as JSON")
 
     lp = sub.add_parser("linkpred", help="AUC of held-out edges against non-edges (SepNE)",
@@ -496,7 +494,7 @@ def _say_embedding_counts(n: int, n_missing: int, n_zero: int, has_ctx: bool) ->
 def _reconstruct_on_driver(spark: SparkSession, graph: Any, emb: DataFrame,
                            settings: dict[str, Any]) -> tuple[dict[str, Any], dict[str, int]]:
     """R^2 over every entry of M, built on the driver from the collected edges and the
-    graph's nodes' vectors (``--method exact``: graphs of the document size)."""
+    graph's nodes' vectors (``--method driver``: graphs that fit there)."""
     from sepne_spark.evaluation import reconstruction_r2
 
     nodes = sorted(str(r["id"]) for r in graph.vertices.collect())  # self-loop-only nodes too
@@ -532,11 +530,11 @@ def _reconstruct_on_driver(spark: SparkSession, graph: Any, emb: DataFrame,
     return reconstruction_r2(M, W, Cm), counts
 
 
-def _reconstruct_on_spark(spark: SparkSession, graph: Any, emb: DataFrame, settings: dict[str, Any],
-                          zero_samples: int, seed: int) -> tuple[dict[str, Any], dict[str, int]]:
-    """R^2 from every non-zero entry of M and a sample of its zero entries, all with
-    Spark (``--method sampled``): M's entries are built as the embed job builds them and
-    scored by joins; a few sums and counts reach the driver, nothing per node."""
+def _reconstruct_on_spark(spark: SparkSession, graph: Any, emb: DataFrame,
+                          settings: dict[str, Any]) -> tuple[dict[str, Any], dict[str, int]]:
+    """The exact R^2 with Spark (``--method spark``): M's entries are built as the embed
+    job builds them and scored as block products (:func:`reconstruction_r2_spark`); a
+    few sums and counts reach the driver, nothing per node."""
     from sepne_spark.evaluation import reconstruction_r2_spark
     from sepne_spark.proximity import Proximity, transition
 
@@ -567,9 +565,8 @@ def _reconstruct_on_spark(spark: SparkSession, graph: Any, emb: DataFrame, setti
     if has_ctx:
         vectors.append(F.coalesce("c", "e").alias("context"))
     try:
-        with stage(spark, "r2", "M's non-zero entries and a sample of its zero entries, scored with Spark"):
-            res = reconstruction_r2_spark(entries, vec.select(*vectors), n_zero_samples=zero_samples,
-                                          seed=seed, nodes=nodes)
+        with stage(spark, "r2", "W C^T at M's non-zero entries, as block products"):
+            res = reconstruction_r2_spark(entries, vec.select(*vectors), nodes=nodes)
     finally:
         entries.unpersist()
         prox.release()
@@ -577,7 +574,7 @@ def _reconstruct_on_spark(spark: SparkSession, graph: Any, emb: DataFrame, setti
 
 
 def run_reconstruct(spark: SparkSession, ns: argparse.Namespace) -> dict[str, Any]:
-    """The ``reconstruct`` task: on the driver up to ``--dense-max-nodes`` nodes, with
+    """The ``reconstruct`` task: on the driver up to ``--driver-max-nodes`` nodes, with
     Spark above (see the module docstring)."""
     from sepne_spark.proximity import metric_text
     from sepne_spark.graph import load_graph
@@ -609,12 +606,12 @@ def run_reconstruct(spark: SparkSession, ns: argparse.Namespace) -> dict[str, An
         with stage(spark, "count", "the graph's nodes, for --method auto") as st:
             n = graph.vertices.count()  # self-loop-only nodes too
             st.count(nodes=n)
-        method = "exact" if n <= ns.dense_max_nodes else "sampled"
+        method = "driver" if n <= ns.driver_max_nodes else "spark"
     t0 = time.time()
-    if method == "exact":
+    if method == "driver":
         res, counts = _reconstruct_on_driver(spark, graph, emb, settings)
     else:
-        res, counts = _reconstruct_on_spark(spark, graph, emb, settings, ns.zero_samples, ns.seed)
+        res, counts = _reconstruct_on_spark(spark, graph, emb, settings)
     n = counts["n_nodes"]
     res.update({
         "task": "reconstruct",
@@ -628,10 +625,7 @@ def run_reconstruct(spark: SparkSession, ns: argparse.Namespace) -> dict[str, An
         "method": method,
         "seconds": round(time.time() - t0, 3),
     })
-    where = "on the driver" if method == "exact" else "with Spark"
-    kind = f"exact, {where}" if res["exact"] else (
-        f"sampled, with Spark: all {res['sample_nonzero']} non-zero entries and {res['sample_zero']} zero entries, "
-        f"stderr of r2_all {res['r2_all_stderr']:.2g}")
+    kind = "exact, on the driver" if method == "driver" else "exact, with Spark"
     print(f"reconstruction of M ({n} nodes, {res['n_nonzero']} non-zero entries; {kind})")
     print(f"  R^2 over all entries      : {res['r2_all']:.6f}")
     print(f"  R^2 over non-zero entries : {res['r2_nonzero']:.6f}")
