@@ -288,11 +288,23 @@ def try_cast(column: str, data_type: Any) -> Column:
     """Column ``column`` cast to ``data_type``, null where a value does not convert.
 
     ``Column.try_cast`` where PySpark has it (4.0 on), else SQL's ``try_cast`` (Spark 3.5).
+    To an integer type a number with a fraction does not convert (Spark's cast would
+    drop the fraction, and 402.5 would name node 402).
     """
-    col = F.col(column)
-    if hasattr(type(col), "try_cast"):
-        return col.try_cast(data_type)
-    return F.expr(f"try_cast(`{column.replace('`', '``')}` AS {data_type.simpleString()})")
+    from pyspark.sql.types import IntegralType
+
+    def cast(to: Any) -> Column:
+        col = F.col(column)
+        if hasattr(type(col), "try_cast"):
+            return col.try_cast(to)
+        return F.expr(f"try_cast(`{column.replace('`', '``')}` AS {to.simpleString()})")
+
+    if not isinstance(data_type, IntegralType):
+        return cast(data_type)
+    from pyspark.sql.types import DoubleType
+
+    number = cast(DoubleType())
+    return F.when(number != F.floor(number), F.lit(None).cast(data_type)).otherwise(cast(data_type))
 
 
 def requested_ids(ids: DataFrame, vertices: DataFrame, id_type: Any,
@@ -326,7 +338,7 @@ def requested_ids(ids: DataFrame, vertices: DataFrame, id_type: Any,
         When ``ids`` is empty or none of its ids is in ``vertices``.
     """
     if "id" not in ids.columns:
-        raise ValueError(f"the requested ids need a column 'id'; got columns {ids.columns}")
+        raise RequestedIdsError(f"the requested ids need a column 'id'; got columns {ids.columns}")
     asked = ids.select(F.col("id").alias("asked"), try_cast("id", id_type).alias("id")).distinct()
     found = vertices.select("id", F.lit(True).alias("found"))
     flagged = asked.join(found, "id", "left")

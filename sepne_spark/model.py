@@ -416,6 +416,16 @@ class SepNEModel(Model, _SepNEParams, MLWritable, MLReadable):
         self.plan: dict[str, Any] = {}
         self._fitted_values: dict[str, Any] = {}  # FITTED_PARAMS' values at the fit
 
+    def copy(self, extra: Any = None) -> "SepNEModel":
+        """As :meth:`pyspark.ml.param.Params.copy`; the copy keeps its own record of what
+        its embeddings set up and took (``plan``, ``timings``), and shares the fitted
+        graph's tables and the list of tables to release with this model."""
+        that = super().copy(extra)
+        that.plan = dict(self.plan)
+        that.timings = dict(self.timings)
+        that._fitted_values = dict(self._fitted_values)
+        return that
+
     def _hold_fitted_values(self) -> None:
         """Record the values of the Params the fit fixed (after the fit or a load)."""
         self._fitted_values = {p: self.getOrDefault(p) for p in FITTED_PARAMS}
@@ -447,8 +457,9 @@ class SepNEModel(Model, _SepNEParams, MLWritable, MLReadable):
 
     def _transform(self, dataset: Any) -> DataFrame:
         # Lazy: no Spark job decides the path here (see embed), so a graph this model was
-        # not fitted on in this session takes the distributed path (the steps after the
-        # solve count its nodes, to choose one task or row blocks).
+        # not fitted on in this session takes the distributed path; with the steps after
+        # the solve or the anchor, which run jobs at the call there, a small graph is
+        # counted (one small job) and embedded in one task instead (pipeline.embed).
         if isinstance(dataset, DataFrame) and "id" in dataset.columns and "src" not in dataset.columns:
             if self._graph is None:
                 raise SettingError("this model holds no graph (it was loaded, or release() let it go): pass the "
@@ -456,8 +467,8 @@ class SepNEModel(Model, _SepNEParams, MLWritable, MLReadable):
             extra = [c for c in dataset.columns if c != "id"]
             clash = [c for c in extra if c in output_schema(self.id_type).names]
             if clash:
-                raise SettingError(f"the requested ids' columns {clash} would be replaced by the embedding's; "
-                                   f"rename or drop them")
+                raise RequestedIdsError(f"the requested ids' columns {clash} would be replaced by the embedding's; "
+                                        f"rename or drop them")
             out = self._embed(dataset.select("id"), self._graph, None, count_small=False)
             if not extra:
                 return out

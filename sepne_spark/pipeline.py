@@ -481,10 +481,12 @@ def embed(
         neighbourhood path (:func:`embeds_locally`).
     count_small : bool, default True
         Whether those jobs may run here; ``transform`` passes False, so that it starts
-        no Spark job and a graph of unknown size takes the distributed path. The steps
-        after the solve (``propagation`` > 1, ``refineSteps``, ``averageSteps``) with
-        ``propagationBlocks`` 0 count the nodes of a graph of unknown size either way
-        (a count, a few small Spark jobs): they choose one task or row blocks from it.
+        no Spark job and a graph of unknown size takes the distributed path. With steps
+        after the solve (``propagation`` > 1, ``refineSteps``, ``averageSteps``) or the
+        anchor (``unreached="anchor"``) on a whole graph, the distributed path would
+        start jobs at the call anyway (a count of the nodes to choose one task or row
+        blocks, the anchor's passes): the small graph is then counted either way, and
+        embedded in one task.
     cached : list of DataFrame, optional
         Receives every table persisted here (the result among them), for the caller to
         unpersist once the result has been used (:meth:`SepNEModel.release`).
@@ -516,7 +518,12 @@ def embed(
     same = fitted is not None and fitted.graph is graph
     tables = same and not fitted.one_task  # the fit's distributed tables can be reused
     lm = keep(landmark_frame(spark, model.landmark_ids, model.id_type))
-    if nodes is None and not same and count_small and (ids is None or not embeds_locally(params, graph)):
+    # Whole-graph steps after the solve, and the anchor, start Spark jobs at the call on
+    # the distributed path (a count, or the products and a checkpoint): with them a small
+    # graph is counted even for transform, and then takes the one-task path, lazy from there.
+    at_call = ids is None and bool(_propagation_order(params) > 1 or _refine_steps(params)
+                                   or _average_steps(params) or _anchors(params, ids))
+    if nodes is None and not same and (count_small or at_call) and (ids is None or not embeds_locally(params, graph)):
         # A graph no fit of this session holds (a loaded model's): when its input has at
         # most oneTaskNodes / 2 rows (so at most oneTaskNodes nodes), one small job counts
         # the nodes. Requested ids that the neighbourhood path can embed keep that path:

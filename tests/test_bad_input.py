@@ -188,6 +188,13 @@ def test_requested_ids_that_do_not_convert_count_as_missing(spark, caplog):
     assert [r["id"] for r in found] == [1]
     msg = " ".join(r.getMessage() for r in caplog.records)
     assert "2 of the 3 requested ids" in msg and "'abc'" in msg and "'999'" in msg
+    # a number with a fraction names no integer id (a cast would drop it: 2.5 -> 2)
+    caplog.clear()
+    numbers = spark.createDataFrame([(2.5,), (3.0,)], "id double")
+    with caplog.at_level(logging.WARNING, logger="sepne_spark"):
+        found = requested_ids(numbers, vertices, T.LongType()).collect()
+    assert [r["id"] for r in found] == [3]
+    assert "1 of the 2 requested ids" in " ".join(r.getMessage() for r in caplog.records)
 
 
 @pytest.mark.e2e

@@ -54,7 +54,7 @@ def dense_dd(g, directed, k):
 def test_transform_of_requested_ids_keeps_their_other_columns(spark):
     """pyspark.ml's contract for transform: the input's rows and columns, the output's
     appended; the rows are those of the ids alone, an id that is no node is left out."""
-    from sepne_spark.errors import SettingError
+    from sepne_spark.errors import RequestedIdsError, SettingError
 
     g = random_graph(seed=4)
     model = SepNE(dim=D, landmarks=K, metric="I+A", partition="IO", setSize=SET, lam=LAM, eta=ETA, iters=ITERS,
@@ -68,7 +68,7 @@ def test_transform_of_requested_ids_keeps_their_other_columns(spark):
     assert [(r["id"], r["name"], r["n"]) for r in rows] == [(g.ids[0], "a", 1), (g.ids[0], "b", 2), (g.ids[5], "c", 3)]
     for r in rows:
         assert r.asDict() == {**alone[r["id"]].asDict(), "name": r["name"], "n": r["n"]}
-    with pytest.raises(SettingError, match=r"columns \['embedding'\] would be replaced"):
+    with pytest.raises(RequestedIdsError, match=r"columns \[.embedding.\] would be replaced"):
         model.transform(asked.withColumn("embedding", F.lit(1)))
     # IO embeds requested ids only: a whole graph is refused (it ran RP sets unasked).
     with pytest.raises(SettingError, match="partition IO embeds only requested ids"):
@@ -334,6 +334,26 @@ def test_model_save_load_and_growing_graph(spark, tmp_path, directed):
         for res in (got, other):
             np.testing.assert_allclose(res[ids[i]].embedding, W[:, j], rtol=0, atol=1e-9 * np.abs(W).max())
             np.testing.assert_allclose(res[ids[i]].context, C[:, j], rtol=0, atol=1e-9 * np.abs(C).max())
+
+
+def test_loaded_model_transform_with_whole_graph_steps_takes_the_one_task_path(spark, tmp_path):
+    """With the steps after the solve and the anchor (as the default profiles have), the
+    distributed path runs jobs at transform's call anyway: transform of a small graph
+    with a loaded model counts it and takes the one-task path, as embed does, with the
+    same vectors as embed's."""
+    g = random_graph(n=50, m=180, seed=7, string_ids=False)
+    edges = spark.createDataFrame(g.rows, "src long, dst long, weight double")
+    model = SepNE(dim=D, landmarks=K, metric="A+A2", setSize=15, iters=ITERS, lam=LAM, eta=ETA, directed=False,
+                  propagation=3, averageSteps=2, unreached="anchor").fit(edges)
+    path = str(tmp_path / "model")
+    model.save(path)
+    loaded = SepNEModel.load(path)
+    transformed = collect(loaded.transform(edges))
+    assert loaded.plan.get("one_task") is True
+    embedded = collect(loaded.embed(None, edges))
+    assert loaded.plan.get("one_task") is True and sorted(transformed) == sorted(embedded)
+    for node, r in embedded.items():
+        np.testing.assert_allclose(transformed[node].embedding, r.embedding, rtol=1e-9, atol=1e-12)
 
 
 def test_loaded_model_embeds_a_small_graph_of_known_size_in_one_task(spark, tmp_path):

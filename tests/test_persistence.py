@@ -162,7 +162,10 @@ def test_a_fitted_model_refuses_other_values_of_the_fits_params(spark, tmp_path,
             with pytest.raises(ValueError, match="fixed when the model is fitted"):
                 changed.save(str(tmp_path / "other"))
     assert not (tmp_path / "other").exists()
-    assert model.copy({model.iters: 3, model.setSize: 10}).transform(edges).count() == 40
+    copied = model.copy({model.iters: 3, model.setSize: 10})
+    before = dict(model.plan)
+    assert copied.transform(edges).count() == 40
+    assert model.plan == before and copied.plan is not model.plan  # the copy keeps its own record
 
 
 def test_params_refuse_none_and_the_fit_names_the_default_dim(spark, edges):

@@ -3,6 +3,7 @@ check and the protocol of the SepNE paper (:func:`node_classification`)."""
 from __future__ import annotations
 
 import logging
+from collections import abc
 from typing import Any, Hashable, Iterable, Mapping, Sequence
 
 import numpy as np
@@ -239,8 +240,10 @@ def check_labels(
 
 
 def _binarize(labels: Sequence[Iterable[Hashable]]) -> tuple[np.ndarray, list[Hashable]]:
-    """Indicator matrix of label sets, with the classes in a deterministic order."""
-    sets = [set(x) if not isinstance(x, (str, bytes)) else {x} for x in labels]
+    """Indicator matrix of label sets, with the classes in a deterministic order. A
+    node's labels are a collection of labels, or one label (a string, a number, any
+    value that is not a collection)."""
+    sets = [{x} if isinstance(x, (str, bytes)) or not isinstance(x, abc.Iterable) else set(x) for x in labels]
     classes = sorted({c for s in sets for c in s}, key=lambda c: (str(type(c)), str(c)))
     index = {c: j for j, c in enumerate(classes)}
     Y = np.zeros((len(sets), len(classes)), dtype=bool)
