@@ -301,9 +301,10 @@ SETTINGS: tuple[Setting, ...] = (
     _setting("context", bool, False, "also write the context vectors C next to the embeddings",
              negative_flag="--no-context",
              negative_help="write only the embeddings (the default)", scope=JOB),
-    _setting("spark", dict, {}, "Spark configuration, repeatable; applied only when the job "
-             "builds its own session (not when one is already active, as in notebooks or "
-             "Spark Connect); merged over the profile's spark: block", metavar="KEY=VALUE", scope=JOB),
+    _setting("spark", dict, {}, "Spark configuration, repeatable; merged over the profile's spark: block; "
+             "given to the session the job builds, or, in a session already running (a notebook's, "
+             "Spark Connect), set for the job's run where the session allows it (SQL settings) and "
+             "named in a warning where it does not", metavar="KEY=VALUE", scope=JOB),
 )
 
 SETTING_NAMES: tuple[str, ...] = tuple(s.name for s in SETTINGS)

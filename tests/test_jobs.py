@@ -421,3 +421,20 @@ def test_zero_embedding_advice_follows_the_settings():
     anchored = {**base, "unreached": "anchor"}
     assert "no edge" in embed.zero_reason(anchored, "A+A2")
     assert "--unreached" not in embed.zero_advice(anchored, 2708) and "isolated" in embed.zero_advice(anchored, 2708)
+
+
+def test_a_running_session_takes_the_jobs_spark_settings_for_the_run(spark, caplog):
+    """main() in a session that runs already (a notebook's): the --spark values it can
+    change hold for the run and are put back after it; the others are named in a warning."""
+    from sepne_spark.jobs.common import session_settings
+
+    before = spark.conf.get("spark.sql.shuffle.partitions")
+    unset_before = spark.conf.get("spark.sql.files.maxPartitionNum")  # an optional setting without a value
+    with caplog.at_level(logging.WARNING, logger="sepne_spark"):
+        with session_settings(spark, {"spark.sql.shuffle.partitions": "13", "spark.executor.memory": "9g",
+                                      "spark.sql.files.maxPartitionNum": "7"}):
+            assert spark.conf.get("spark.sql.shuffle.partitions") == "13"
+            assert spark.conf.get("spark.sql.files.maxPartitionNum") == "7"
+    assert spark.conf.get("spark.sql.shuffle.partitions") == before
+    assert spark.conf.get("spark.sql.files.maxPartitionNum") == unset_before  # no value again
+    assert "spark.executor.memory=9g: the session runs already, so this changes nothing" in caplog.text

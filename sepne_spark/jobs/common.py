@@ -207,6 +207,48 @@ def show_profile_defaults(parser: argparse.ArgumentParser) -> None:
 
 
 @contextlib.contextmanager
+def session_settings(spark: Any, conf: dict[str, str]) -> Iterator[None]:
+    """Apply a profile's ``spark:`` block and ``--spark`` to a session that was running
+    before the job (a notebook's, or ``main`` called by a scheduler's worker) for the
+    job's run, and put the session's values back afterwards.
+
+    A session the job built has them already (``session_conf``). Settings a running
+    session cannot change (the driver's memory, the executors' resources) are named in
+    a warning: they take effect only when a session starts with them.
+    """
+    changed: dict[str, str | None] = {}
+    static = []
+    for key, value in (conf or {}).items():
+        try:
+            now = spark.conf.get(key)
+        except Exception:  # noqa: BLE001 - a key without a value (or one the session cannot read)
+            now = None
+        if now == str(value):
+            continue
+        try:
+            modifiable = spark.conf.isModifiable(key)
+        except Exception:  # noqa: BLE001
+            modifiable = False
+        if not modifiable:
+            static.append(f"{key}={value}")
+            continue
+        changed[key] = now
+        spark.conf.set(key, str(value))
+    if static:
+        log.warning("%s: the session runs already, so %s nothing; set %s when the session starts "
+                    "(spark-submit --conf, or the session's builder)", ", ".join(static),
+                    "this changes" if len(static) == 1 else "these change", "it" if len(static) == 1 else "them")
+    try:
+        yield
+    finally:
+        for key, before in changed.items():
+            if before is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, before)
+
+
+@contextlib.contextmanager
 def settings_checked_quietly() -> Iterator[None]:
     """Hold back the settings' warnings for a check made before Spark starts
     (a ``session_conf``): the job's ``main`` resolves the same settings again and warns

@@ -38,6 +38,7 @@ from sepne_spark.jobs.common import (
     profile_names,
     read_options,
     run_job,
+    session_settings,
     settings_checked_quietly,
     show_profile_defaults,
 )
@@ -320,7 +321,8 @@ def main(spark, args: Sequence[str] | None = None) -> int:
                     "requested ids that no landmark reaches keep a zero vector")
     cleanup: list = []
     try:
-        return _run(spark, ns, settings, target, cleanup)
+        with session_settings(spark, settings.spark):  # a session running before the job: for this run
+            return _run(spark, ns, settings, target, cleanup)
     finally:
         for release in reversed(cleanup):
             try:

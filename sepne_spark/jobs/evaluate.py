@@ -55,6 +55,7 @@ from sepne_spark.jobs.common import (
     profile_names,
     read_options,
     run_job,
+    session_settings,
     settings_checked_quietly,
     show_profile_defaults,
 )
@@ -666,8 +667,9 @@ def run_linkpred(spark: SparkSession, ns: argparse.Namespace) -> dict[str, Any]:
         return models[-1].transform(data)
 
     try:
-        res = link_prediction(spark, edges, fit_embed, fraction=ns.fraction, seed=settings.seed,
-                              directed=settings.directed)
+        with session_settings(spark, settings.spark):  # a session running before the job: for this run
+            res = link_prediction(spark, edges, fit_embed, fraction=ns.fraction, seed=settings.seed,
+                                  directed=settings.directed)
     finally:  # the scores are collected: nothing the fit or the embedding cached is kept
         for model in models:
             model.release()
