@@ -110,7 +110,8 @@ def prepare_graph(
     ValueError
         For an invalid option value.
     InputError
-        For missing columns, or src and dst of different types.
+        For missing columns, or src and dst of different types (integer types of two
+        widths are read as bigint).
     """
     check_choice("duplicates", duplicates, DUPLICATE_POLICIES)
     check_choice("self_loops", self_loops, SELF_LOOP_POLICIES)
@@ -120,6 +121,13 @@ def prepare_graph(
     if missing:
         raise InputError(f"the edge list needs columns src and dst; missing {missing} in {raw_edges.columns}")
     types = {f.name: f.dataType for f in raw_edges.schema.fields}
+    from pyspark.sql.types import IntegralType, LongType
+
+    if types["src"] != types["dst"] and all(isinstance(types[c], IntegralType) for c in ("src", "dst")):
+        # integer ids of two widths (an int column against a bigint one): the same ids, as bigint
+        raw_edges = raw_edges.withColumn("src", F.col("src").cast(LongType())).withColumn(
+            "dst", F.col("dst").cast(LongType()))
+        types["src"] = types["dst"] = LongType()
     if types["src"] != types["dst"]:
         raise InputError(
             f"src ({types['src'].simpleString()}) and dst ({types['dst'].simpleString()}) must have the same type"

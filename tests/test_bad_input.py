@@ -313,6 +313,11 @@ def test_an_edge_dataframe_is_checked_as_a_file_is(spark):
         out.collect()  # a PySparkException, or py4j's error when it comes through a broadcast
     with pytest.raises(InputError, match=r"src \(bigint\) and dst \(string\) must have the same type"):
         est.fit(spark.createDataFrame([(1, "2")], "src long, dst string"))
+    # integer ids of two widths are the same ids: read as bigint
+    from sepne_spark.graph import prepare_graph
+
+    mixed = prepare_graph(spark.createDataFrame([(1, 2), (2, 3)], "src int, dst long"), directed=False)
+    assert mixed.edges.schema["src"].dataType.simpleString() == mixed.edges.schema["dst"].dataType.simpleString() == "bigint"
     # Ids of another type than the model's: refused at the call, not by a cast in a Spark job.
     named = spark.createDataFrame([(str(s), str(d), w) for s, d, w in rows], "src string, dst string, weight double")
     words = "the graph's node ids are string but the model was fitted on bigint ids"

@@ -326,6 +326,8 @@ def test_sample_non_edges(spark):
     assert all(u < v and (u, v) not in E for u, v in got)
     again = [(r.src, r.dst) for r in sample_non_edges(edges, 40, seed=2, directed=False).collect()]
     assert sorted(again) == sorted(got)
+    with pytest.raises(ValueError, match="n must be at least 0; got -5"):
+        sample_non_edges(edges, -5)
 
 
 def test_link_prediction_scores_community_structure(spark):

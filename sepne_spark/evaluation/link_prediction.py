@@ -151,6 +151,8 @@ def sample_non_edges(
     DataFrame
         ``(src, dst)``, ``n`` rows.
     """
+    if int(n) < 0:
+        raise ValueError(f"n must be at least 0; got {n}")
     if nodes_df is None:
         nodes_df = edges_df.select(F.col("src").alias("id")).unionByName(edges_df.select(F.col("dst").alias("id")))
     a, b = _pair_cols(directed)
