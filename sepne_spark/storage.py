@@ -430,7 +430,8 @@ def atomic_write(write: Callable[[str], None], path: str, overwrite: bool = Fals
     path: final location (local path or a URI that pyarrow.fs understands).
     overwrite: replace an existing output; otherwise an existing path is an error.
 
-    If ``write`` fails, the temporary path is removed and ``path`` is untouched. A run
+    If ``write`` fails, the temporary path is removed and ``path`` is untouched (folders
+    created for it, a dated output's partition, are removed again when empty). A run
     killed outright (``kill -9``, a lost driver) cannot clean up: the next write to the
     same ``path`` removes the temporaries it left, and if it died in the instant between
     its two moves (old output aside, new one not yet in place) puts the old output back.
@@ -451,12 +452,17 @@ def atomic_write(write: Callable[[str], None], path: str, overwrite: bool = Fals
     tmp_uri = f"{head}/.{name}.tmp-{token}" if head else f".{name}.tmp-{token}"
     _, tmp_inner = _filesystem(tmp_uri)
     parent = inner.rsplit("/", 1)[0] if "/" in inner else ""
+    created = None  # the highest folder this write creates (a dated output's partition, ...)
     if parent:
+        folder = parent
+        while folder and filesystem.get_file_info(folder).type == fs.FileType.NotFound:
+            created, folder = folder, (folder.rsplit("/", 1)[0] if "/" in folder else "")
         filesystem.create_dir(parent, recursive=True)
     try:
         write(tmp_uri)
     except BaseException:
         _remove(filesystem, tmp_inner)
+        _remove_if_empty(filesystem, created)
         raise
     old_inner = f"{parent}/.{name}.old-{token}" if parent else f".{name}.old-{token}"
     if final_exists:
@@ -471,6 +477,21 @@ def atomic_write(write: Callable[[str], None], path: str, overwrite: bool = Fals
     if final_exists:
         _remove(filesystem, old_inner)
     log.info("wrote %s", path)
+
+
+def _remove_if_empty(filesystem, folder: str | None) -> None:
+    """Remove ``folder`` when nothing but empty folders is under it (what a failed write
+    created for its output and leaves behind); best effort."""
+    from pyarrow import fs
+
+    if not folder:
+        return
+    try:
+        inside = filesystem.get_file_info(fs.FileSelector(folder, recursive=True))
+        if all(info.type == fs.FileType.Directory for info in inside):
+            filesystem.delete_dir(folder)
+    except OSError:
+        pass
 
 
 def _recover(filesystem, inner: str) -> None:

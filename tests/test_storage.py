@@ -34,6 +34,23 @@ def test_atomic_write_replaces_only_when_complete(spark, tmp_path):
     assert sorted(os.listdir(tmp_path / "emb")) == ["dt=2026-01-01"]
 
 
+def test_a_failed_write_leaves_no_folder_it_created(tmp_path):
+    """A dated output's first run that fails leaves neither its partition folder nor the
+    output root it created; a folder that was there before stays."""
+    def broken(p: str) -> None:
+        Path(p).mkdir()
+        (Path(p) / "part-00000").write_text("half")
+        raise RuntimeError("killed half way")
+
+    with pytest.raises(RuntimeError):
+        atomic_write(broken, str(tmp_path / "root" / "dt=2026-12-05"))
+    assert not (tmp_path / "root").exists()
+    (tmp_path / "kept").mkdir()
+    with pytest.raises(RuntimeError):
+        atomic_write(broken, str(tmp_path / "kept" / "dt=2026-12-05"))
+    assert (tmp_path / "kept").is_dir() and os.listdir(tmp_path / "kept") == []
+
+
 def test_next_write_cleans_up_after_a_killed_run(tmp_path, caplog):
     from pathlib import Path
 
