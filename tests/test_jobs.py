@@ -353,8 +353,10 @@ def test_auto_with_requested_ids_leaves_out_the_whole_graph_steps(spark, tmp_pat
     caplog.clear()
     out = tmp_path / "landmarks-run"
     assert embed.main(spark, ["--input", str(edges), "--output", str(out), "--nodes", ",".join(g.ids[:5]),
-                              "--landmarks", "12"]) == 0
-    used = json.loads((out / "_manifest.json").read_text())["settings"]
+                              "--landmarks", "12", "--spark", "spark.executor.memory=9g"]) == 0
+    manifest = json.loads((out / "_manifest.json").read_text())
+    assert manifest["spark_not_applied"] == {"spark.executor.memory": "9g"}  # the session ran already
+    used = manifest["settings"]
     from sepne_spark.graph import load_graph
     from sepne_spark.model import SepNE
 
@@ -432,7 +434,8 @@ def test_a_running_session_takes_the_jobs_spark_settings_for_the_run(spark, capl
     unset_before = spark.conf.get("spark.sql.files.maxPartitionNum")  # an optional setting without a value
     with caplog.at_level(logging.WARNING, logger="sepne_spark"):
         with session_settings(spark, {"spark.sql.shuffle.partitions": "13", "spark.executor.memory": "9g",
-                                      "spark.sql.files.maxPartitionNum": "7"}):
+                                      "spark.sql.files.maxPartitionNum": "7"}) as not_applied:
+            assert not_applied == {"spark.executor.memory": "9g"}
             assert spark.conf.get("spark.sql.shuffle.partitions") == "13"
             assert spark.conf.get("spark.sql.files.maxPartitionNum") == "7"
     assert spark.conf.get("spark.sql.shuffle.partitions") == before

@@ -207,17 +207,18 @@ def show_profile_defaults(parser: argparse.ArgumentParser) -> None:
 
 
 @contextlib.contextmanager
-def session_settings(spark: Any, conf: dict[str, str]) -> Iterator[None]:
+def session_settings(spark: Any, conf: dict[str, str]) -> Iterator[dict[str, str]]:
     """Apply a profile's ``spark:`` block and ``--spark`` to a session that was running
     before the job (a notebook's, or ``main`` called by a scheduler's worker) for the
     job's run, and put the session's values back afterwards.
 
     A session the job built has them already (``session_conf``). Settings a running
     session cannot change (the driver's memory, the executors' resources) are named in
-    a warning: they take effect only when a session starts with them.
+    a warning: they take effect only when a session starts with them. Yields those
+    settings (key: the value asked for), for the run's record.
     """
     changed: dict[str, str | None] = {}
-    static = []
+    static: dict[str, str] = {}
     for key, value in (conf or {}).items():
         try:
             now = spark.conf.get(key)
@@ -230,16 +231,16 @@ def session_settings(spark: Any, conf: dict[str, str]) -> Iterator[None]:
         except Exception:  # noqa: BLE001
             modifiable = False
         if not modifiable:
-            static.append(f"{key}={value}")
+            static[key] = str(value)
             continue
         changed[key] = now
         spark.conf.set(key, str(value))
     if static:
         log.warning("%s: the session runs already, so %s nothing; set %s when the session starts "
-                    "(spark-submit --conf, or the session's builder)", ", ".join(static),
+                    "(spark-submit --conf, or the session's builder)", ", ".join(f"{k}={v}" for k, v in static.items()),
                     "this changes" if len(static) == 1 else "these change", "it" if len(static) == 1 else "them")
     try:
-        yield
+        yield static
     finally:
         for key, before in changed.items():
             if before is None:

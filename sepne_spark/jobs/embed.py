@@ -321,8 +321,8 @@ def main(spark, args: Sequence[str] | None = None) -> int:
                     "requested ids that no landmark reaches keep a zero vector")
     cleanup: list = []
     try:
-        with session_settings(spark, settings.spark):  # a session running before the job: for this run
-            return _run(spark, ns, settings, target, cleanup)
+        with session_settings(spark, settings.spark) as not_applied:  # a session running before the job
+            return _run(spark, ns, settings, target, cleanup, not_applied)
     finally:
         for release in reversed(cleanup):
             try:
@@ -334,8 +334,11 @@ def main(spark, args: Sequence[str] | None = None) -> int:
                 log.debug("the release's error", exc_info=True)
 
 
-def _run(spark, ns: argparse.Namespace, settings: schema.EmbedSettings, target: str, cleanup: list) -> int:
-    """The body of :func:`main`; appends to ``cleanup`` what releases each cached table."""
+def _run(spark, ns: argparse.Namespace, settings: schema.EmbedSettings, target: str, cleanup: list,
+         not_applied: dict[str, str] | None = None) -> int:
+    """The body of :func:`main`; appends to ``cleanup`` what releases each cached table.
+    ``not_applied``: the Spark settings the running session could not take (for the
+    manifest)."""
     started = time.time()
 
     from pyspark.sql import Observation
@@ -480,6 +483,7 @@ def _run(spark, ns: argparse.Namespace, settings: schema.EmbedSettings, target: 
             "input": source, "input_files": input_fingerprint(spark, ns.input or []),
             "read": given_read_options(ns),
             "output": target, "settings": applied, "counts": counts,
+            "spark_not_applied": not_applied or {},
             "sets": plan, "model": ns.model, "saved_model": ns.save_model, "nodes": ns.nodes,
             "graphframes_used": bool(getattr(spark, "_sepne_graphframes", False)),
             # fit is landmarks + summaries_svd (and the graph's caching): its parts are
