@@ -426,8 +426,8 @@ class BlockGraph:
         products of their rows and columns: for every entry ``(i, j, v)`` of S, ``p =
         X[i] . Y[j]`` with ``X``, ``Y`` the matrices ``left`` and ``right`` of ``state``
         (the values of W C^T at S's pattern, without forming it), and ``sums(v, p)`` a
-        fixed-length vector of sums over a batch of entries. A pair stored twice (given
-        twice to :meth:`build`) counts as two entries here.
+        fixed-length vector of sums over a batch of entries. A pair given twice to
+        :meth:`build` is one entry, its values added.
 
         One partition-wise stage, as the first half of a product: every pair (row block,
         column block) meets the column chunks of ``right`` that its entries read and its
@@ -528,7 +528,12 @@ def _stored(index: DataFrame, entries: DataFrame, cr: int) -> tuple[DataFrame, D
         ci = pdf["ci"].to_numpy(np.int64)
         c = int(ri[0] // cr)
         order = np.lexsort((ci, ri))  # a fixed order: the same sums on every run
-        data = _pack(ri[order] - c * cr, ci[order], pdf["value"].to_numpy(np.float64)[order])
+        ri, ci, v = ri[order], ci[order], pdf["value"].to_numpy(np.float64)[order]
+        first = np.concatenate([[True], (ri[1:] != ri[:-1]) | (ci[1:] != ci[:-1])]) if len(ri) else np.zeros(0, bool)
+        if not first.all():  # a position given more than once: one entry, its values added in order
+            v = np.add.reduceat(v, np.flatnonzero(first))
+            ri, ci = ri[first], ci[first]
+        data = _pack(ri - c * cr, ci, v)
         return pd.DataFrame({"rb": [int(pdf["rb"].iloc[0])], "cb": [int(pdf["cb"].iloc[0])], "c": [c],
                              "data": [data], "cc": [np.unique(ci // cr).astype(np.int32).tolist()]})
 

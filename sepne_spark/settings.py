@@ -200,7 +200,8 @@ SETTINGS: tuple[Setting, ...] = (
     _setting("metric", str, "A+A2", "proximity matrix M: I+A is M = I + A, A+A2 is M = A + A*A, "
              "A the row-normalised transition matrix", choices=METRICS, fitted=True),
     _setting("window", int, 2, "powers of A in metric A+A2: M = A + A*A + ... + A^T for a window "
-             "of T; 2 is the paper's A + A*A. Each extra power is one more join and M grows "
+             "of T; 2 is the paper's A + A*A (given above 2 over a profile's I+A, it makes the metric "
+             "A+A2). Each extra power is one more join and M grows "
              "roughly by the average degree per power, so keep it small on large graphs",
              minimum=2, maximum=MAX_WINDOW, metavar="T", fitted=True),
     _setting("scaling", str, "none", "element-wise scaling of M: none, or log, which replaces each "
@@ -847,9 +848,11 @@ def _load(path: Path, chain: tuple[Path, ...]) -> dict[str, Any]:
     # As for a flag over a profile (resolve): a profile's own metric I+A drops the walk
     # window it extends, and its own window above 2 makes the metric it extends A+A2.
     if own.get("metric") == "I+A" and "window" not in own:
-        merged.pop("window", None)
+        if merged.pop("window", 2) != 2:
+            log.info("%s: metric I+A drops the walk window of the profile it extends", path)
     elif "metric" not in own and own.get("window", 2) != 2 and merged.get("metric") == "I+A":
         merged["metric"] = "A+A2"
+        log.info("%s: window %d makes the metric I+A of the profile it extends A+A2", path, own["window"])
     return merged
 
 
@@ -974,12 +977,14 @@ def _tiny(nodes: int, base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[
 
 
 def auto_with_landmarks(changed: Mapping[str, Any], base: Mapping[str, Any], landmarks: int) -> dict[str, Any]:
-    """:func:`auto_profile`'s changes when the user gives the landmark count: a dim that
-    ``auto`` narrowed to its own landmarks for a tiny graph becomes at most the given
-    count instead (the profile's dim when that is smaller)."""
+    """:func:`auto_profile`'s changes when the user gives the landmark count (and not the
+    dim): the dim is the profile's, or the given count when that is smaller (the vectors
+    have at most as many dimensions as there are landmarks), also where ``auto`` had
+    narrowed it to its own landmarks for a tiny graph."""
     out = {k: v for k, v in changed.items() if k != "landmarks"}
-    if "dim" in out:
-        out["dim"] = min(int(base.get("dim", _BY_NAME["dim"].default)), int(landmarks))
+    usual = int(base.get("dim", _BY_NAME["dim"].default))
+    if "dim" in out or int(landmarks) < usual:
+        out["dim"] = min(usual, int(landmarks))
     return out
 
 
@@ -1161,7 +1166,11 @@ def check_together(values: Mapping[str, Any], sources: Mapping[str, str] | None 
     if values["landmark_strategy"] == "GDS" and values["metric"] == "I+A" and values["dim"] < values["landmarks"]:
         log.warning("landmark_strategy GDS with metric I+A gives a nearly diagonal M00; "
                     "prefer A+A2, or dim = landmarks")
-    given = {name for name, where in (sources or {}).items() if str(where).startswith("from --")}
+    # given as a flag ("from --flag"), or as a keyword of SepNE.fromProfile ("given")
+    given = {name: str(where) for name, where in (sources or {}).items()
+             if str(where).startswith("from --") or where == "given"}
     for name, unused, why in _UNUSED_WHEN:
         if name in given and unused(values):
-            log.warning("%s %s is not used: %s", _BY_NAME[name].flag, values[name], why(values))
+            label = _BY_NAME[name].flag if given[name].startswith("from --") else f"{_BY_NAME[name].param}="
+            log.warning("%s%s%s is not used: %s", label, "" if label.endswith("=") else " ", values[name],
+                        why(values))

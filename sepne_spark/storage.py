@@ -16,7 +16,7 @@ import os
 import posixpath
 import re
 import uuid
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 from urllib.parse import urlparse
 
 from sepne_spark.errors import OutputExistsError, UserError
@@ -577,12 +577,26 @@ def write_json(path: str, payload: dict) -> None:
     """Write ``payload`` as the JSON file ``path`` (a local path or a URI) with
     :func:`atomic_write`: a reader sees the old file or the new one, never a part, and a
     killed earlier write's temporary file is removed. An existing file is replaced; an
-    existing folder is refused (:class:`~sepne_spark.errors.UserError`)."""
+    existing folder is refused (:class:`~sepne_spark.errors.UserError`). NaN and infinite
+    numbers (an undefined R^2) are written as ``null``: strict JSON has no NaN."""
     import json
+    import math
 
     from pyarrow import fs
 
-    data = json.dumps(payload, indent=2, default=str).encode()  # before anything is written
+    def strict(value: Any, within: tuple[int, ...] = ()) -> Any:
+        if isinstance(value, float) and not math.isfinite(value):
+            return None
+        if isinstance(value, (dict, list, tuple)):
+            if id(value) in within:
+                raise ValueError("Circular reference detected")
+            inner = within + (id(value),)
+            if isinstance(value, dict):
+                return {k: strict(v, inner) for k, v in value.items()}
+            return [strict(v, inner) for v in value]
+        return value
+
+    data = json.dumps(strict(payload), indent=2, default=str, allow_nan=False).encode()  # before anything is written
     filesystem, inner = _filesystem(path.rstrip("/"))
     if filesystem.get_file_info(inner).type == fs.FileType.Directory:
         raise UserError(f"{path} is a folder: the JSON results go to a file (an existing one is replaced)")

@@ -450,3 +450,23 @@ def test_a_flag_that_another_setting_leaves_unused_is_said(caplog, argv, expecte
     with caplog.at_level("WARNING", logger="sepne_spark.settings"):
         settings_from(argv, {"refine_steps": 2, "partition": "LP", "unreached": "anchor", "propagation": 3})
     assert "is not used" not in caplog.text
+
+
+def test_a_keyword_that_another_setting_leaves_unused_is_said(caplog):
+    from sepne_spark.model import SepNE
+
+    with caplog.at_level("WARNING", logger="sepne_spark.settings"):
+        SepNE.fromProfile("document", refineOperator="pmi")
+    assert "refineOperator=pmi is not used: refine_steps is 0 (no refinement)" in caplog.text
+
+
+def test_landmarks_given_under_auto_narrow_the_dim():
+    """--landmarks K (or landmarks=K) without a dim under auto: the vectors have at most
+    K dimensions, on a graph of any size (not an error after the graph is read)."""
+    from sepne_spark.settings import auto_with_landmarks
+
+    base = {"dim": 128, "landmarks": 250}
+    assert auto_with_landmarks({}, base, 40) == {"dim": 40}
+    assert auto_with_landmarks({"window": 4}, base, 300) == {"window": 4}
+    assert auto_with_landmarks({"landmarks": 30, "dim": 30}, base, 60) == {"dim": 60}
+    assert auto_with_landmarks({"landmarks": 30, "dim": 30}, base, 200) == {"dim": 128}

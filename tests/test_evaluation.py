@@ -71,6 +71,9 @@ def test_separable_problem_reaches_f1_one():
     for bare in (list(y), y):
         same = node_classification(X, bare, train_ratios=(0.3, 0.8), n_splits=3, seed=1)
         assert same["results"] == res["results"] and same["n_classes"] == 3
+    for missing in (None, float("nan")):  # not a class of its own
+        with pytest.raises(ValueError, match=r"labels\[4\] is missing \(None or NaN\)"):
+            node_classification(X, list(y[:4]) + [missing] + list(y[5:]), train_ratios=(0.3,), n_splits=1)
     assert res["mode"] == "single-label"
     assert res["n_classes"] == 3 and res["n_nodes"] == 120
     for v in res["results"].values():
@@ -525,6 +528,28 @@ def test_job_reconstruct_on_spark_equals_the_driver(spark, tmp_path):
     assert (on_spark["n_missing_embedding"], on_spark["n_zero_embedding"]) == (1, 1)
     assert on_spark["r2_all"] == pytest.approx(on_driver["r2_all"], abs=1e-10)
     assert on_spark["r2_nonzero"] == pytest.approx(on_driver["r2_nonzero"], abs=1e-10)
+
+
+@pytest.mark.e2e
+def test_job_reconstruct_refuses_ids_given_twice_and_vectors_of_two_lengths(spark, tmp_path):
+    """Both paths: an id with two rows, or context vectors of another length than the
+    embeddings', is a one-line error (no worker traceback, no silent last row)."""
+    from sepne_spark.jobs.common import UserError
+
+    edges = tmp_path / "edges.tsv"
+    edges.write_text("a\tb\nb\tc\nc\ta\nc\td\n", encoding="utf-8")
+    twice = tmp_path / "twice.parquet"
+    pd.DataFrame({"id": ["a", "a", "b", "c", "d"], "embedding": [[1.0, 0.0]] * 5}).to_parquet(twice)
+    lengths = tmp_path / "lengths.parquet"
+    pd.DataFrame({"id": ["a", "b", "c", "d"], "embedding": [[1.0, 0.0]] * 4,
+                  "context": [[1.0, 0.0, 0.0]] * 4}).to_parquet(lengths)
+    job = _job()
+    for method in ("driver", "spark"):
+        base = ["reconstruct", "--edges", str(edges), "--method", method, "--embeddings"]
+        with pytest.raises(UserError, match=r"more vectors than ids of the graph: one row per id \(given more than once: 'a'\)"):
+            job.main(spark, base + [str(twice)])
+        with pytest.raises(UserError, match=r"embedding and context vectors have different lengths: \[2, 3\]"):
+            job.main(spark, base + [str(lengths)])
 
 
 @pytest.mark.e2e

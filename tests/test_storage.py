@@ -144,6 +144,8 @@ def test_write_json_replaces_a_file_whole_or_not_at_all(tmp_path, uri):
     target = tmp_path / "results" / "cora.json"
     path = f"file://{target}" if uri else str(target)
     storage.write_json(path, {"micro_f1": 0.75})  # the folder is created
+    storage.write_json(path, {"r2": float("nan"), "per": [float("inf"), 1.0]})  # strict JSON: null
+    assert json.loads(target.read_text(), parse_constant=lambda c: pytest.fail(c)) == {"r2": None, "per": [None, 1.0]}
     storage.write_json(path, {"micro_f1": 0.8})
     assert json.loads(target.read_text()) == {"micro_f1": 0.8}
     assert os.listdir(target.parent) == ["cora.json"]

@@ -10,8 +10,9 @@ several labels per node each test node gets as many top-scoring labels as it has
 
 Reconstruction measures how well ``W C^T`` reproduces the proximity matrix ``M``:
 ``R^2 = 1 - SS_res / SS_tot`` over all entries and over the non-zero entries, exactly
-(dense or sparse ``M``) or from a sample of entries (:func:`reconstruction_r2_sampled`,
-:func:`reconstruction_r2_spark`).
+(dense or sparse ``M`` on the driver, :func:`reconstruction_r2`; M's entries in Spark,
+:func:`reconstruction_r2_spark`) or from a sample of entries
+(:func:`reconstruction_r2_sampled`).
 
 Link prediction holds out edges with :func:`split_edges`, samples as many non-edges with
 :func:`sample_non_edges`, embeds the training graph and reports the AUC of dot-product

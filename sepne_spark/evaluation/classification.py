@@ -3,6 +3,8 @@ check and the protocol of the SepNE paper (:func:`node_classification`)."""
 from __future__ import annotations
 
 import logging
+import math
+import numbers
 from collections import abc
 from typing import Any, Hashable, Iterable, Mapping, Sequence
 
@@ -244,6 +246,9 @@ def _binarize(labels: Sequence[Iterable[Hashable]]) -> tuple[np.ndarray, list[Ha
     node's labels are a collection of labels, or one label (a string, a number, any
     value that is not a collection)."""
     sets = [{x} if isinstance(x, (str, bytes)) or not isinstance(x, abc.Iterable) else set(x) for x in labels]
+    for i, s in enumerate(sets):
+        if any(c is None or (isinstance(c, numbers.Real) and math.isnan(c)) for c in s):
+            raise ValueError(f"labels[{i}] is missing (None or NaN): give every node a label, or leave the node out")
     classes = sorted({c for s in sets for c in s}, key=lambda c: (str(type(c)), str(c)))
     index = {c: j for j, c in enumerate(classes)}
     Y = np.zeros((len(sets), len(classes)), dtype=bool)
@@ -270,8 +275,9 @@ def node_classification(
         Embeddings of the labelled nodes (n x d), row ``i`` for ``labels[i]``. These are
         the labelled nodes' vectors only, held by the driver.
     labels : sequence of sets or lists
-        The labels of each node (a single label may be given as a bare string). Nodes
-        with an empty label set are left out and counted in ``n_unlabelled``.
+        The labels of each node; a single label may be given bare (a string, a
+        number). Nodes with an empty label set are left out and counted in
+        ``n_unlabelled``; a missing label (None, NaN) is an error.
     train_ratios : sequence of float
         Fractions of the nodes used for training, each in (0, 1).
     n_splits : int

@@ -322,9 +322,15 @@ def reconstruction_r2_sampled(
 # ---------------------------------------------------------------------------
 
 
+#: Entries of M one task of :func:`reconstruction_r2_spark` holds at most (a pair of node
+#: blocks' packed entries: 16 bytes each, 128 MB).
+ENTRIES_PER_TASK = 8_000_000
+
+
 def reconstruction_r2_spark(
     entries: DataFrame,
     embeddings: DataFrame,
+    *,
     nodes: DataFrame | None = None,
     embedding_col: str = "embedding",
     context_col: str = "context",
@@ -344,17 +350,20 @@ def reconstruction_r2_spark(
     Parameters
     ----------
     entries : DataFrame
-        Non-zero entries of M, columns ``(src, dst, value)``, one row per position.
+        Non-zero entries of M, columns ``(src, dst, value)``; the values of a position
+        given more than once are added.
     embeddings : DataFrame
-        ``(id, embedding[, context])`` rows; without a context column the embedding
-        is used as the context vector. A node without a row (or with a null vector)
-        predicts 0.
+        ``(id, embedding[, context])`` rows, one per id; without a context column the
+        embedding is used as the context vector. A node without a row (or with a null
+        vector) predicts 0.
     nodes : DataFrame, optional
         ``id`` of every node of the graph (M is ``n x n`` over them); by default the ids
         in ``embeddings`` and in ``entries``. Entries outside them are not counted.
     blocks : int, optional
-        Node blocks of the products (by default one per 512 MB of the n x d matrix in
-        float64, at least 2 above 100,000 nodes: :func:`sepne_spark.propagation.default_blocks`).
+        Node blocks of the products. By default enough that a pair of blocks holds at
+        most :data:`ENTRIES_PER_TASK` of M's entries (one task each), and one per 512 MB
+        of the n x d matrix in float64, at least 2 above 100,000 nodes
+        (:func:`sepne_spark.propagation.default_blocks`).
     seed : int
         Seed of the nodes' assignment to blocks (the result does not depend on it,
         beyond rounding).
@@ -381,10 +390,24 @@ def reconstruction_r2_spark(
         "id", _as_array(embeddings, embedding_col).alias("_w"),
         _as_array(embeddings, context_col if has_ctx else embedding_col).alias("_c"),
     ).where(F.col("_w").isNotNull())
-    row = nodes.agg(F.count(F.lit(1)).alias("n")).crossJoin(vectors.agg(F.max(F.size("_w")).alias("d"))).first()
-    n_nodes, d = int(row["n"]), int(row["d"] or 0)
+    row = (
+        nodes.agg(F.count(F.lit(1)).alias("n"))
+        .crossJoin(vectors.agg(
+            F.count(F.lit(1)).alias("rows"), F.countDistinct("id").alias("ids"),
+            F.min(F.size("_w")).alias("d_min"), F.max(F.size("_w")).alias("d"),
+            F.min(F.size("_c")).alias("c_min"), F.max(F.size("_c")).alias("c_max")))
+        .crossJoin(ent.agg(F.count(F.lit(1)).alias("nnz")))
+        .first()
+    )
+    n_nodes, d, nnz = int(row["n"]), int(row["d"] or 0), int(row["nnz"])  # nnz: positions given twice count twice
+    if row["rows"] != row["ids"]:
+        raise ValueError(f"the embeddings hold {row['rows'] - row['ids']} more rows than ids: one row per id")
+    sizes = {row["d_min"], row["d"], row["c_min"], row["c_max"]} - {None}
+    if len(sizes) > 1:
+        raise ValueError(f"embedding and context vectors have different lengths: {sorted(sizes)}")
     if blocks is None:
-        blocks = default_blocks(n_nodes, minimum=2, dim=max(d, 1), dtype="float64")
+        blocks = max(default_blocks(n_nodes, minimum=2, dim=max(d, 1), dtype="float64"),
+                     math.ceil(math.sqrt(nnz / ENTRIES_PER_TASK)))
     zero = F.array_repeat(F.lit(0.0), d)
     dense = nodes.join(vectors, "id", "left").select(
         "id", F.coalesce("_w", zero).alias("_w"), F.coalesce("_c", "_w", zero).alias("_c"))

@@ -32,6 +32,7 @@ import logging
 import os
 import sys
 import time
+from collections import Counter
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -99,7 +100,19 @@ _count = _bounded(int, lambda v: v >= 1, "a whole number >= 1")
 _fraction = _bounded(float, lambda v: 0.0 < v < 1.0, "a number in (0, 1)")
 
 
-_seed = _bounded(int, lambda v: 0 <= v < 2 ** 63, "an integer from 0 to 2^63 - 1")
+class _Retired(argparse.Action):
+    """An option a task no longer has: using it is an error that says why."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, why: str, **kw: Any) -> None:
+        super().__init__(option_strings, dest, nargs="?", **kw)
+        self.why = why
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        parser.error(f"{option_string}: {self.why}")
+
+
+_seed = _bounded(int, lambda v: 0 <= v < 2 ** 63, "an integer from 0 to 2^63-1")
 
 
 def _task_alias(argv: Sequence[str]) -> list[str]:
@@ -164,8 +177,11 @@ def build_parser() -> argparse.ArgumentParser:
                    "there; the fastest on small ones); spark: M's entries and W C^T at them as block "
                    "products in Spark, nothing per node on the driver (any size); auto: driver up to "
                    "--driver-max-nodes nodes, spark above (default: %(default)s)")
-    r.add_argument("--driver-max-nodes", type=_count, default=20_000,
+    r.add_argument("--driver-max-nodes", "--dense-max-nodes", type=_count, default=20_000,
                    help="largest graph computed on the driver under --method auto (default: %(default)s)")
+    for retired in ("--zero-samples", "--seed"):  # of the sampled estimate this task no longer makes
+        r.add_argument(retired, action=_Retired, help=argparse.SUPPRESS,
+                       why="reconstruct computes the exact R^2 over every entry of M and samples nothing: drop it")
     r.add_argument("--json", metavar="OUT.json", help="also write the results as JSON")
 
     lp = sub.add_parser("linkpred", help="AUC of held-out edges against non-edges (SepNE)",
@@ -516,10 +532,16 @@ def _reconstruct_on_driver(spark: SparkSession, graph: Any, emb: DataFrame,
         i = index[r["key"]]
         if r["e"] is None:
             continue
-        if len(r["e"]) != d:
-            raise UserError(f"embedding vectors have different lengths: {sorted({d, len(r['e'])})}")
+        if found[i]:
+            twice = sorted({k for k, c in Counter(x["key"] for x in rows if x["e"] is not None).items() if c > 1})
+            raise UserError(f"embeddings: more vectors than ids of the graph: one row per id (given more than "
+                            f"once: {', '.join(map(repr, twice[:3]))})")
+        c = r["c"] if has_ctx and r["c"] is not None else r["e"]
+        if len(r["e"]) != d or len(c) != d:
+            raise UserError(f"embedding{' and context' if has_ctx else ''} vectors have different lengths: "
+                            f"{sorted({d, len(r['e']), len(c)})}")
         W[i] = r["e"]
-        Cm[i] = r["c"] if has_ctx and r["c"] is not None else r["e"]
+        Cm[i] = c
         found[i] = True
     n_missing = int((~found).sum())
     n_zero = int((found & ~W.any(axis=1)).sum())
@@ -542,20 +564,29 @@ def _reconstruct_on_spark(spark: SparkSession, graph: Any, emb: DataFrame,
     nodes = graph.vertices.select(F.col("id").cast("string").alias("id"))
     has_ctx = "c" in emb.columns
     vec = emb.where(F.col("e").isNotNull()).join(nodes.withColumnRenamed("id", "key"), "key", "left_semi")
+    ctx_size = F.size(F.coalesce("c", "e")) if has_ctx else F.size("e")
     with stage(spark, "count", "the graph's nodes and their embeddings") as st:
         row = nodes.join(vec.withColumnRenamed("key", "id"), "id", "left").agg(
-            F.count(F.lit(1)).alias("n"),
-            F.count("e").alias("found"),
+            F.countDistinct("id").alias("n"),
+            F.count("e").alias("rows"),
+            F.countDistinct(F.when(F.col("e").isNotNull(), F.col("id"))).alias("found"),
             F.sum(F.when(F.forall("e", lambda x: x == 0), 1).otherwise(0)).alias("zero"),
             F.min(F.size("e")).alias("d_min"),
             F.max(F.size("e")).alias("d_max"),
+            F.min(ctx_size).alias("c_min"),
+            F.max(ctx_size).alias("c_max"),
         ).first()
         n, found = int(row["n"]), int(row["found"])
         st.count(nodes=n, embedded=found)
     if not found:
         raise UserError("no node of the graph has an embedding (are the ids the same?)")
-    if row["d_min"] != row["d_max"]:
-        raise UserError(f"embedding vectors have different lengths: {[row['d_min'], row['d_max']]}")
+    if int(row["rows"]) > found:
+        twice = [r["key"] for r in vec.groupBy("key").count().where(F.col("count") > 1).limit(3).collect()]
+        raise UserError(f"embeddings: {int(row['rows']) - found} more vectors than ids of the graph: one row per "
+                        f"id (given more than once: {', '.join(map(repr, twice))})")
+    sizes = sorted({row["d_min"], row["d_max"], row["c_min"], row["c_max"]} - {None})
+    if len(sizes) > 1:
+        raise UserError(f"embedding{' and context' if has_ctx else ''} vectors have different lengths: {sizes}")
     n_missing, n_zero = n - found, int(row["zero"] or 0)
     _say_embedding_counts(n, n_missing, n_zero, has_ctx)
     prox = Proximity(transition(graph.edges), graph.vertices, settings["metric"], settings["scaling"],
