@@ -527,8 +527,9 @@ def _stored(index: DataFrame, entries: DataFrame, cr: int) -> tuple[DataFrame, D
         ri = pdf["ri"].to_numpy(np.int64)
         ci = pdf["ci"].to_numpy(np.int64)
         c = int(ri[0] // cr)
-        order = np.lexsort((ci, ri))  # a fixed order: the same sums on every run
-        ri, ci, v = ri[order], ci[order], pdf["value"].to_numpy(np.float64)[order]
+        v = pdf["value"].to_numpy(np.float64)
+        order = np.lexsort((v, ci, ri))  # a fixed order (a position given twice: by value): the same sums on every run
+        ri, ci, v = ri[order], ci[order], v[order]
         first = np.concatenate([[True], (ri[1:] != ri[:-1]) | (ci[1:] != ci[:-1])]) if len(ri) else np.zeros(0, bool)
         if not first.all():  # a position given more than once: one entry, its values added in order
             v = np.add.reduceat(v, np.flatnonzero(first))

@@ -249,8 +249,9 @@ class SepNE(Estimator, _SepNEParams, MLWritable, MLReadable):
         **params
             SepNE Params (``dim=64``, ``landmarks=500``, ...), checked as ``SepNE(...)``
             checks them; they win over the profile. ``metric="I+A"`` drops a profile's
-            walk window, as ``--metric I+A`` does; ``landmarks`` alone on a graph small
-            enough for ``auto`` to narrow ``dim`` sets ``dim`` to at most that many.
+            walk window, as ``--metric I+A`` does, and ``window`` above 2 makes a
+            profile's I+A into A+A2; under ``"auto"``, ``landmarks`` without ``dim``
+            sets ``dim`` to at most that many.
             Settings that cannot go together (``dim`` above ``landmarks``) are refused
             here, and those that can but should not are warned about, as the embed job
             does.

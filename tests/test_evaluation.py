@@ -71,7 +71,7 @@ def test_separable_problem_reaches_f1_one():
     for bare in (list(y), y):
         same = node_classification(X, bare, train_ratios=(0.3, 0.8), n_splits=3, seed=1)
         assert same["results"] == res["results"] and same["n_classes"] == 3
-    for missing in (None, float("nan")):  # not a class of its own
+    for missing in (None, float("nan"), pd.NA):  # not a class of its own
         with pytest.raises(ValueError, match=r"labels\[4\] is missing \(None or NaN\)"):
             node_classification(X, list(y[:4]) + [missing] + list(y[5:]), train_ratios=(0.3,), n_splits=1)
     assert res["mode"] == "single-label"

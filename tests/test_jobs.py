@@ -441,3 +441,13 @@ def test_a_running_session_takes_the_jobs_spark_settings_for_the_run(spark, capl
     assert spark.conf.get("spark.sql.shuffle.partitions") == before
     assert spark.conf.get("spark.sql.files.maxPartitionNum") == unset_before  # no value again
     assert "spark.executor.memory=9g: the session runs already, so this changes nothing" in caplog.text
+    # a value the session refuses: named, not applied, and what was set before it is put back
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="sepne_spark"):
+        with session_settings(spark, {"spark.sql.shuffle.partitions": "3", "spark.sql.adaptive.enabled": "maybe"}) \
+                as not_applied:
+            assert spark.conf.get("spark.sql.shuffle.partitions") == "3"
+            assert not_applied == {"spark.sql.adaptive.enabled": "maybe"}
+    assert spark.conf.get("spark.sql.shuffle.partitions") == before
+    assert "--spark spark.sql.adaptive.enabled=maybe: the session refuses it" in caplog.text
+    assert "runs already" not in caplog.text

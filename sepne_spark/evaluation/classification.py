@@ -241,13 +241,25 @@ def check_labels(
     return warnings
 
 
+def _missing(label: Any) -> bool:
+    """Whether a label is a missing value (None, NaN, pandas' NA and NaT)."""
+    if label is None or (isinstance(label, numbers.Real) and math.isnan(label)):
+        return True
+    try:
+        import pandas as pd
+
+        return bool(pd.isna(label))
+    except (TypeError, ValueError, ImportError):
+        return False
+
+
 def _binarize(labels: Sequence[Iterable[Hashable]]) -> tuple[np.ndarray, list[Hashable]]:
     """Indicator matrix of label sets, with the classes in a deterministic order. A
     node's labels are a collection of labels, or one label (a string, a number, any
     value that is not a collection)."""
     sets = [{x} if isinstance(x, (str, bytes)) or not isinstance(x, abc.Iterable) else set(x) for x in labels]
     for i, s in enumerate(sets):
-        if any(c is None or (isinstance(c, numbers.Real) and math.isnan(c)) for c in s):
+        if any(_missing(c) for c in s):
             raise ValueError(f"labels[{i}] is missing (None or NaN): give every node a label, or leave the node out")
     classes = sorted({c for s in sets for c in s}, key=lambda c: (str(type(c)), str(c)))
     index = {c: j for j, c in enumerate(classes)}

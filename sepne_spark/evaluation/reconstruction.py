@@ -389,7 +389,7 @@ def reconstruction_r2_spark(
     vectors = embeddings.select(
         "id", _as_array(embeddings, embedding_col).alias("_w"),
         _as_array(embeddings, context_col if has_ctx else embedding_col).alias("_c"),
-    ).where(F.col("_w").isNotNull())
+    ).where(F.col("_w").isNotNull() & F.col("id").isNotNull())
     row = (
         nodes.agg(F.count(F.lit(1)).alias("n"))
         .crossJoin(vectors.agg(

@@ -74,7 +74,8 @@ class JobArgumentParser(argparse.ArgumentParser):
             tasks = choices.choices if choices is not None else {}
             for word in unknown:
                 name = word.split("=", 1)[0]
-                owners = [t for t, sub in tasks.items() if any(name in a.option_strings for a in sub._actions)]
+                owners = [t for t, sub in tasks.items()
+                          if any(name in a.option_strings and a.help != argparse.SUPPRESS for a in sub._actions)]
                 if owners:  # another task's option
                     message += f" ({name} is an option of {' and '.join(owners)})"
                     break
@@ -210,43 +211,65 @@ def show_profile_defaults(parser: argparse.ArgumentParser) -> None:
 def session_settings(spark: Any, conf: dict[str, str]) -> Iterator[dict[str, str]]:
     """Apply a profile's ``spark:`` block and ``--spark`` to a session that was running
     before the job (a notebook's, or ``main`` called by a scheduler's worker) for the
-    job's run, and put the session's values back afterwards.
+    job's run, and put the session's values back afterwards (also when the run or the
+    setting of a value fails; a key the session had no value of is unset again).
 
     A session the job built has them already (``session_conf``). Settings a running
-    session cannot change (the driver's memory, the executors' resources) are named in
-    a warning: they take effect only when a session starts with them. Yields those
-    settings (key: the value asked for), for the run's record.
+    session cannot change (the driver's memory, the executors' resources), or refuses,
+    are named in a warning: they take effect only when a session starts with them.
+    Yields those settings (key: the value asked for), for the run's record.
     """
+    from sepne_spark.session import LAUNCH_ONLY
+
+    try:  # the keys the session holds a value of (PySpark 4); the others are unset again
+        explicit = set(spark.conf.getAll)
+    except Exception:  # noqa: BLE001 - PySpark 3.5: restore what get returned
+        explicit = None
     changed: dict[str, str | None] = {}
-    static: dict[str, str] = {}
-    for key, value in (conf or {}).items():
-        try:
-            now = spark.conf.get(key)
-        except Exception:  # noqa: BLE001 - a key without a value (or one the session cannot read)
-            now = None
-        if now == str(value):
-            continue
-        try:
-            modifiable = spark.conf.isModifiable(key)
-        except Exception:  # noqa: BLE001
-            modifiable = False
-        if not modifiable:
-            static[key] = str(value)
-            continue
-        changed[key] = now
-        spark.conf.set(key, str(value))
-    if static:
-        log.warning("%s: the session runs already, so %s nothing; set %s when the session starts "
-                    "(spark-submit --conf, or the session's builder)", ", ".join(f"{k}={v}" for k, v in static.items()),
-                    "this changes" if len(static) == 1 else "these change", "it" if len(static) == 1 else "them")
+    static: dict[str, str] = {}  # not applied: what the session cannot change, or refuses
+    refused: set[str] = set()
     try:
+        for key, value in (conf or {}).items():
+            try:
+                now = spark.conf.get(key)
+            except Exception:  # noqa: BLE001 - a key without a value (or one the session cannot read)
+                now = None
+            if now == str(value):
+                continue
+            try:
+                modifiable = spark.conf.isModifiable(key)
+            except Exception:  # noqa: BLE001
+                modifiable = False
+            if modifiable:
+                before = now if explicit is None or key in explicit else None
+                try:
+                    spark.conf.set(key, str(value))
+                except Exception as exc:  # noqa: BLE001 - a value the session refuses
+                    log.warning("--spark %s=%s: the session refuses it (%s)", key, value,
+                                str(exc).strip().splitlines()[0][:200])
+                    static[key] = str(value)
+                    refused.add(key)
+                    continue
+                changed[key] = before
+                continue
+            static[key] = str(value)
+        # Under spark-submit the session helper has said it of the driver's own settings.
+        told = set(LAUNCH_ONLY) if "PYSPARK_GATEWAY_PORT" in os.environ else set()
+        shown = {k: v for k, v in static.items() if k not in told and k not in refused}
+        if shown:
+            log.warning("%s: the session runs already, so %s nothing; set %s when the session starts "
+                        "(spark-submit --conf, or the session's builder)", ", ".join(f"{k}={v}" for k, v in shown.items()),
+                        "this changes" if len(shown) == 1 else "these change", "it" if len(shown) == 1 else "them")
         yield static
     finally:
         for key, before in changed.items():
-            if before is None:
-                spark.conf.unset(key)
-            else:
-                spark.conf.set(key, before)
+            try:
+                if before is None:
+                    spark.conf.unset(key)
+                else:
+                    spark.conf.set(key, before)
+            except Exception:  # noqa: BLE001 - best effort: the others are still put back
+                log.warning("could not put back the session's %s", key)
 
 
 @contextlib.contextmanager

@@ -673,8 +673,6 @@ def run_linkpred(spark: SparkSession, ns: argparse.Namespace) -> dict[str, Any]:
     settings = schema.resolve(ns, schema.load_profile(ns.profile), provisional=ns.profile == schema.AUTO_PROFILE)
     if settings.partition == "IO":
         raise UserError("partition IO embeds only requested nodes; link prediction needs every node")
-    edges, _ = read_edges(spark, ns.edges, settings.input_format, bad_lines=settings.bad_lines, **read_options(ns))
-
     models = []
     profile = ns.profile
     cached: list[DataFrame] = []
@@ -699,6 +697,8 @@ def run_linkpred(spark: SparkSession, ns: argparse.Namespace) -> dict[str, Any]:
 
     try:
         with session_settings(spark, settings.spark):  # a session running before the job: for this run
+            edges, _ = read_edges(spark, ns.edges, settings.input_format, bad_lines=settings.bad_lines,
+                                  **read_options(ns))
             res = link_prediction(spark, edges, fit_embed, fraction=ns.fraction, seed=settings.seed,
                                   directed=settings.directed)
     finally:  # the scores are collected: nothing the fit or the embedding cached is kept
@@ -773,7 +773,7 @@ def main(spark: SparkSession | None, args: Sequence[str] | None = None) -> int:
     if spark is None:
         from sepne_spark.session import get_spark
 
-        spark = get_spark("sepne-evaluate")
+        spark = get_spark("sepne-evaluate", conf=session_conf(sys.argv[1:] if args is None else list(args)))
     _check_paths(ns)  # again, for a caller of main() (a notebook) that no cli() checked
     runners = {"classify": run_classify, "reconstruct": run_reconstruct, "linkpred": run_linkpred}
     res = runners[ns.task](spark, ns)
