@@ -306,13 +306,13 @@ class SepNE(Estimator, _SepNEParams, MLWritable, MLReadable):
             base = profile_values = schema.load_profile(profile)
         est = cls(**schema.model_params(schema.resolve(None, profile_values)))
         est._set(**overrides)
-        if overrides.get("metric") == "I+A" and "window" not in overrides:
-            est._set(window=2)  # the profile's walk window applies to A+A2 only
-        elif overrides.get("window", 2) != 2 and "metric" not in overrides and est.getOrDefault(est.metric) == "I+A":
-            est._set(metric="A+A2")  # a walk window asks for the walks: the profile's I+A gives way
-            log.info("window=%d asks for walks of up to %d steps: metric A+A2 in place of the profile's I+A",
-                     overrides["window"], overrides["window"])
         values = {schema.MODEL_PARAMS[p]: v for p, v in est.settings().items()}
+        # metric="I+A" drops the profile's walk window, window above 2 makes its I+A into A+A2
+        if schema.given_wins(values, {schema.MODEL_PARAMS[p] for p in params}):
+            est._set(metric=values["metric"], window=values["window"])
+            if "window" in params:
+                log.info("window=%d asks for walks of up to %d steps: metric A+A2 in place of the profile's I+A",
+                         values["window"], values["window"])
         try:  # the job's rules and warnings for settings that go together, at the call
             schema.check_together(values, {schema.MODEL_PARAMS[p]: "given" if p in params else "from the profile"
                                            for p in est.settings()})

@@ -44,7 +44,7 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Collection, Mapping, Sequence
 
 import yaml
 
@@ -845,15 +845,35 @@ def _load(path: Path, chain: tuple[Path, ...]) -> dict[str, Any]:
         raise UserError(f"{path}: 'extends': expected a profile name or path, got {_show(parent_ref)}")
     parent = _load(find_profile(parent_ref, base=path.parent), chain + (path,))
     merged = _merge(parent, own)
-    # As for a flag over a profile (resolve): a profile's own metric I+A drops the walk
-    # window it extends, and its own window above 2 makes the metric it extends A+A2.
-    if own.get("metric") == "I+A" and "window" not in own:
-        if merged.pop("window", 2) != 2:
-            log.info("%s: metric I+A drops the walk window of the profile it extends", path)
-    elif "metric" not in own and own.get("window", 2) != 2 and merged.get("metric") == "I+A":
-        merged["metric"] = "A+A2"
+    gave = given_wins(merged, own)  # as a flag over a profile (resolve)
+    if gave == "window":
+        del merged["window"]
+        log.info("%s: metric I+A drops the walk window of the profile it extends", path)
+    elif gave == "metric":
         log.info("%s: window %d makes the metric I+A of the profile it extends A+A2", path, own["window"])
     return merged
+
+
+def given_wins(values: dict[str, Any], given: Collection[str]) -> str | None:
+    """The metric and the walk window go together: of the two, the one given (a flag
+    over a profile, a profile's own key over the profile it extends, a keyword of
+    ``SepNE.fromProfile`` over its profile) wins, and the other gives way. Metric I+A
+    given drops a window above 2 that was not (window 2); a window above 2 given makes
+    a metric I+A that was not A+A2.
+
+    ``values`` holds settings by name (a metric or window it lacks is the built-in one)
+    and is changed in place. Returns the setting that gave way, ``"window"`` or
+    ``"metric"``, or None.
+    """
+    metric = values.get("metric", _BY_NAME["metric"].default)
+    window = values.get("window", _BY_NAME["window"].default)
+    if metric != "I+A" or window == 2 or ("metric" in given) == ("window" in given):
+        return None
+    if "metric" in given:
+        values["window"] = 2
+        return "window"
+    values["metric"] = "A+A2"
+    return "metric"
 
 
 #: The job's default profile: one of the shipped profiles, chosen from the graph's size.
@@ -1115,21 +1135,16 @@ def resolve(
         else:
             values[s.name] = value
         sources[s.name] = f"from {s.flag}"
-    if (values["metric"] == "I+A" and values["window"] != 2 and sources["metric"].startswith("from --")
-            and not sources["window"].startswith("from --")):
-        # The metric given on the command line replaces the profile's, and with it the
-        # walk window that only the profile's metric had.
-        log.info("window %d (%s) applies to metric A+A2 only: %s %s drops it", values["window"],
+    gave = given_wins(values, {name for name, where in sources.items() if where.startswith("from --")})
+    if gave == "window":
+        log.info("window %d (%s) applies to metric A+A2 only: %s %s drops it", (profile or {}).get("window", 2),
                  sources["window"].replace("from ", ""), _BY_NAME["metric"].flag, values["metric"])
-        values["window"], sources["window"] = 2, sources["metric"]
-    elif (values["metric"] == "I+A" and values["window"] != 2 and sources["window"].startswith("from --")
-            and not sources["metric"].startswith("from --")):
-        # A walk window given on the command line asks for the walks: the profile's
-        # one-hop metric gives way to A+A2.
+        sources["window"] = sources["metric"]
+    elif gave == "metric":
         if not provisional:
             log.info("%s %d asks for walks of up to %d steps: metric A+A2 in place of the profile's I+A",
                      _BY_NAME["window"].flag, values["window"], values["window"])
-        values["metric"], sources["metric"] = "A+A2", sources["window"]
+        sources["metric"] = sources["window"]
     if provisional:
         _check_combination(values, sources, flags_only=True)
         if values["dim"] > values["landmarks"]:  # the profile's side gives way until the profile is chosen

@@ -332,6 +332,9 @@ def test_from_profile_takes_a_named_profile_and_the_params_given():
     assert (quality.getMetric(), quality.getWindow()) == ("A+A2", 5)
     plain = SepNE.fromProfile("document-quality", metric="I+A")
     assert (plain.getMetric(), plain.getWindow(), plain.getLandmarks()) == ("I+A", 2, quality.getLandmarks())
+    # and a window above 2 makes the profile's I+A into A+A2, as --window does
+    walks = SepNE.fromProfile("social", window=3)
+    assert (walks.getMetric(), walks.getWindow(), walks.getLandmarks()) == ("A+A2", 3, social["landmarks"])
     # Values are checked as SepNE(...) checks them, with the Param's name.
     with pytest.raises(SettingError, match="window"):
         SepNE.fromProfile("social", window=11)
