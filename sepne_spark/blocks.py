@@ -154,6 +154,24 @@ def _stacked(datas, rows, cols, dtype: str = "float64") -> np.ndarray:
     return out
 
 
+def _columns(ship_pdf: pd.DataFrame, dtype: str, cr: int, where: str) -> tuple[np.ndarray, Callable[[np.ndarray], np.ndarray]]:
+    """The shipped column chunks of one pair of blocks (sorted by chunk), stacked into
+    one matrix of ``dtype``, and the function from the stored entries' columns (their
+    rows in the column block) to rows of that matrix; a column whose chunk was not
+    shipped is an error naming ``where``."""
+    X = _stacked(ship_pdf["data"], ship_pdf["rows"], ship_pdf["cols"], dtype)
+    chunks = ship_pdf["c"].to_numpy(np.int64)
+    starts = np.concatenate([[0], np.cumsum(ship_pdf["rows"].to_numpy(np.int64))[:-1]])
+
+    def locate(ci: np.ndarray) -> np.ndarray:
+        at = np.searchsorted(chunks, ci // cr)
+        if np.any(at >= len(chunks)) or np.any(chunks[np.minimum(at, len(chunks) - 1)] != ci // cr):
+            raise RuntimeError(f"{where}: a column chunk the entries read was not shipped")
+        return starts[at] + ci % cr
+
+    return X, locate
+
+
 def _rows_frame(rows: list[tuple]) -> pd.DataFrame:
     names = [f.name for f in CHUNK_SCHEMA.fields]
     if not rows:
@@ -353,9 +371,10 @@ class BlockGraph:
         """
         return self._product(state, ship, update)
 
-    def _product(self, state: DataFrame, ship: str, update: Update, gram: str | None = None) -> DataFrame:
-        dtype, cr = self.dtype, self.chunk_rows
-        head = ["rb", "kind", "cb", "c", "name", "rows", "cols", "data"]
+    def _shipped(self, state: DataFrame, ship: str) -> DataFrame:
+        """The column chunks of matrix ``ship`` of ``state``, each to every row block
+        whose entries read it (by ``demand``), and the stored entries, in one table
+        ``(rb, kind, cb, c, name, rows, cols, data)`` for a ``groupBy(rb, cb)``."""
         shipped = (
             state.where(F.col("name") == ship)
             .select(F.col("b").alias("cb"), "c", "rows", "cols", "data")
@@ -365,6 +384,11 @@ class BlockGraph:
         stored = self.entries.select("rb", F.lit(_ENTRIES).alias("kind"), "cb", "c",
                                      F.lit(None).cast("string").alias("name"), F.lit(0).alias("rows"),
                                      F.lit(0).alias("cols"), "data")
+        return stored.unionByName(shipped)
+
+    def _product(self, state: DataFrame, ship: str, update: Update, gram: str | None = None) -> DataFrame:
+        dtype, cr = self.dtype, self.chunk_rows
+        head = ["rb", "kind", "cb", "c", "name", "rows", "cols", "data"]
 
         def partial(pdf: pd.DataFrame) -> pd.DataFrame:
             rb, cb = int(pdf["rb"].iloc[0]), int(pdf["cb"].iloc[0])
@@ -375,22 +399,17 @@ class BlockGraph:
                 return pd.DataFrame({k: pd.Series([], dtype=object) for k in head})
             # In the storage type: float32 chunks are multiplied as they are stored (half
             # the memory traffic of a float64 copy, and no copy to make); float64 as before.
-            X = _stacked(ship_pdf["data"], ship_pdf["rows"], ship_pdf["cols"], dtype)
-            chunks = ship_pdf["c"].to_numpy(np.int64)
-            starts = np.concatenate([[0], np.cumsum(ship_pdf["rows"].to_numpy(np.int64))[:-1]])
+            X, locate = _columns(ship_pdf, dtype, cr, f"row block {rb}, column block {cb}")
             rows: list[tuple] = []
             for c, data in sorted(zip(ent["c"].astype(int), ent["data"]), key=lambda t: t[0]):
                 r, ci, v = _unpack(data)
-                at = np.searchsorted(chunks, ci // cr)
-                if np.any(at >= len(chunks)) or np.any(chunks[np.minimum(at, len(chunks) - 1)] != ci // cr):
-                    raise RuntimeError(f"row block {rb}: a chunk of column block {cb} it reads was not shipped")
                 n = int(r.max()) + 1
-                S = sp.csr_matrix((v.astype(X.dtype, copy=False), (r, starts[at] + ci % cr)), shape=(n, X.shape[0]))
+                S = sp.csr_matrix((v.astype(X.dtype, copy=False), (r, locate(ci))), shape=(n, X.shape[0]))
                 Y = np.asarray(S @ X)
                 rows.append((rb, _PARTIAL, cb, int(c), ship, n, int(Y.shape[1]), _as_bytes(Y, dtype)))
             return pd.DataFrame(rows, columns=head)
 
-        partials = stored.unionByName(shipped).groupBy("rb", "cb").applyInPandas(partial, schema=_PARTS_SCHEMA)
+        partials = self._shipped(state, ship).groupBy("rb", "cb").applyInPandas(partial, schema=_PARTS_SCHEMA)
         own = state.select(F.col("b").alias("rb"), F.lit(_OWN).alias("kind"), F.lit(-1).alias("cb"), "c",
                            "name", "rows", "cols", "data")
 
@@ -440,20 +459,11 @@ class BlockGraph:
             The vector of sums (empty when S has no entry).
         """
         cr = self.chunk_rows
-        head = ["rb", "kind", "cb", "c", "rows", "cols", "data"]
-        entries = self.entries.select("rb", F.lit(_ENTRIES).alias("kind"), "cb", "c", F.lit(0).alias("rows"),
-                                      F.lit(0).alias("cols"), "data")
-        shipped = (
-            state.where(F.col("name") == right)
-            .select(F.col("b").alias("cb"), "c", "rows", "cols", "data")
-            .join(self.demand, ["cb", "c"])
-            .select("rb", F.lit(_SHIPPED).alias("kind"), *head[2:])
-        )
         own = (
             state.where(F.col("name") == left)
-            .select(F.col("b").alias("rb"), "c", "rows", "cols", "data")
+            .select(F.col("b").alias("rb"), "c", "name", "rows", "cols", "data")
             .join(self.entries.select("rb", "cb", "c"), ["rb", "c"])
-            .select("rb", F.lit(_OWN).alias("kind"), *head[2:])
+            .select("rb", F.lit(_OWN).alias("kind"), "cb", "c", "name", "rows", "cols", "data")
         )
         out_schema = StructType([StructField("rb", IntegerType(), False), StructField("cb", IntegerType(), False),
                                  StructField("sums", BinaryType(), False)])
@@ -461,10 +471,8 @@ class BlockGraph:
         def run(pdf: pd.DataFrame) -> pd.DataFrame:
             rb, cb = int(pdf["rb"].iloc[0]), int(pdf["cb"].iloc[0])
             kind = pdf["kind"].to_numpy()
-            ship = pdf[kind == _SHIPPED].sort_values("c")
-            Y = _stacked(ship["data"], ship["rows"], ship["cols"])
-            chunks = ship["c"].to_numpy(np.int64)
-            starts = np.concatenate([[0], np.cumsum(ship["rows"].to_numpy(np.int64))[:-1]])
+            Y, locate = _columns(pdf[kind == _SHIPPED].sort_values("c"), "float64", cr,
+                                 f"row block {rb}, column block {cb}")
             rows = {int(c): _chunk_view(data, int(r), int(k))
                     for c, r, k, data in zip(pdf["c"][kind == _OWN], pdf["rows"][kind == _OWN],
                                              pdf["cols"][kind == _OWN], pdf["data"][kind == _OWN])}
@@ -472,12 +480,9 @@ class BlockGraph:
             ent = pdf[kind == _ENTRIES]
             for c, data in sorted(zip(ent["c"].astype(int), ent["data"]), key=lambda t: t[0]):
                 r, ci, v = _unpack(data)
-                at = np.searchsorted(chunks, ci // cr)
-                if np.any(at >= len(chunks)) or np.any(chunks[np.minimum(at, len(chunks) - 1)] != ci // cr):
-                    raise RuntimeError(f"row block {rb}: a chunk of column block {cb} it reads was not shipped")
                 if c not in rows:
                     raise RuntimeError(f"row block {rb}: its row chunk {c} of {left!r} is missing")
-                X, cols = rows[c], starts[at] + ci % cr
+                X, cols = rows[c], locate(ci)
                 for lo in range(0, len(r), 1 << 16):
                     hi = lo + (1 << 16)
                     p = np.einsum("ij,ij->i", X[r[lo:hi]].astype(np.float64), Y[cols[lo:hi]])
@@ -486,7 +491,7 @@ class BlockGraph:
             data = b"" if total is None else total.astype("<f8").tobytes()
             return pd.DataFrame({"rb": [rb], "cb": [cb], "sums": [data]})
 
-        parts = entries.unionByName(shipped).unionByName(own).groupBy("rb", "cb").applyInPandas(run, schema=out_schema)
+        parts = self._shipped(state, right).unionByName(own).groupBy("rb", "cb").applyInPandas(run, schema=out_schema)
         collected = sorted((int(r["rb"]), int(r["cb"]), bytes(r["sums"])) for r in parts.collect())
         vectors = [np.frombuffer(data, dtype="<f8") for _, _, data in collected if data]
         return np.sum(vectors, axis=0) if vectors else np.zeros(0)
