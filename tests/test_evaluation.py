@@ -375,6 +375,11 @@ def test_reconstruction_spark_matches_exact(spark):
     res = reconstruction_r2_spark(entries, emb.where("id != 5"),
                                   nodes=spark.range(n).select("id"))
     assert res["r2_all"] == pytest.approx(reconstruction_r2(M, W0, C0)["r2_all"], abs=1e-9)
+    assert (res["n_nodes"], res["n_missing_embedding"], res["n_zero_embedding"]) == (n, 1, 0)
+    from sepne_spark.errors import InputError
+
+    with pytest.raises(InputError, match=r"1 more vectors than ids of the graph.*given more than once: 3"):
+        reconstruction_r2_spark(entries, emb.unionByName(emb.where("id = 3")))
 
 
 # ---------------------------------------------------------------------------

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from sepne_spark.errors import InputError
 from sepne_spark.evaluation.pairs import _as_array
 
 log = logging.getLogger(__name__)
@@ -372,7 +373,14 @@ def reconstruction_r2_spark(
     -------
     dict
         As :func:`reconstruction_r2`: ``r2_all``, ``r2_nonzero``, ``n_entries``,
-        ``n_nonzero`` and ``exact: True``.
+        ``n_nonzero`` and ``exact: True``; and ``n_nodes``, ``n_missing_embedding``
+        and ``n_zero_embedding`` (the nodes without a vector, and with an all-zero one).
+
+    Raises
+    ------
+    InputError
+        When no node has a vector, an id has more than one, or the vectors (and the
+        context vectors) differ in length; checked in one pass before the products.
     """
     from sepne_spark.blocks import BlockGraph, gram
     from sepne_spark.propagation import default_blocks
@@ -388,29 +396,35 @@ def reconstruction_r2_spark(
     has_ctx = context_col in embeddings.columns
     vectors = embeddings.select(
         "id", _as_array(embeddings, embedding_col).alias("_w"),
-        _as_array(embeddings, context_col if has_ctx else embedding_col).alias("_c"),
+        F.coalesce(_as_array(embeddings, context_col if has_ctx else embedding_col),
+                   _as_array(embeddings, embedding_col)).alias("_c"),
     ).where(F.col("_w").isNotNull() & F.col("id").isNotNull())
+    joined = nodes.join(vectors, "id", "left")  # the graph's nodes, with their vectors where they have one
     row = (
-        nodes.agg(F.count(F.lit(1)).alias("n"))
-        .crossJoin(vectors.agg(
-            F.count(F.lit(1)).alias("rows"), F.countDistinct("id").alias("ids"),
+        joined.agg(
+            F.countDistinct("id").alias("n"), F.count("_w").alias("rows"),
+            F.countDistinct(F.when(F.col("_w").isNotNull(), F.col("id"))).alias("found"),
+            F.sum(F.when(F.forall("_w", lambda x: x == 0), 1).otherwise(0)).alias("zero"),
             F.min(F.size("_w")).alias("d_min"), F.max(F.size("_w")).alias("d"),
-            F.min(F.size("_c")).alias("c_min"), F.max(F.size("_c")).alias("c_max")))
+            F.min(F.size("_c")).alias("c_min"), F.max(F.size("_c")).alias("c_max"))
         .crossJoin(ent.agg(F.count(F.lit(1)).alias("nnz")))
         .first()
     )
-    n_nodes, d, nnz = int(row["n"]), int(row["d"] or 0), int(row["nnz"])  # nnz: positions given twice count twice
-    if row["rows"] != row["ids"]:
-        raise ValueError(f"the embeddings hold {row['rows'] - row['ids']} more rows than ids: one row per id")
-    sizes = {row["d_min"], row["d"], row["c_min"], row["c_max"]} - {None}
+    n_nodes, found, d, nnz = int(row["n"]), int(row["found"]), int(row["d"] or 0), int(row["nnz"])
+    if not found:
+        raise InputError("no node of the graph has an embedding (are the ids the same?)")
+    if int(row["rows"]) > found:
+        twice = [r["id"] for r in joined.groupBy("id").agg(F.count("_w").alias("k")).where("k > 1").limit(3).collect()]
+        raise InputError(f"embeddings: {int(row['rows']) - found} more vectors than ids of the graph: one row per "
+                         f"id (given more than once: {', '.join(map(repr, twice))})")
+    sizes = sorted({row["d_min"], row["d"], row["c_min"], row["c_max"]} - {None})
     if len(sizes) > 1:
-        raise ValueError(f"embedding and context vectors have different lengths: {sorted(sizes)}")
+        raise InputError(f"embedding{' and context' if has_ctx else ''} vectors have different lengths: {sizes}")
     if blocks is None:
         blocks = max(default_blocks(n_nodes, minimum=2, dim=max(d, 1), dtype="float64"),
                      math.ceil(math.sqrt(nnz / ENTRIES_PER_TASK)))
     zero = F.array_repeat(F.lit(0.0), d)
-    dense = nodes.join(vectors, "id", "left").select(
-        "id", F.coalesce("_w", zero).alias("_w"), F.coalesce("_c", "_w", zero).alias("_c"))
+    dense = joined.select("id", F.coalesce("_w", zero).alias("_w"), F.coalesce("_c", zero).alias("_c"))
     bg = BlockGraph.build(nodes, ent, blocks=int(blocks), seed=seed, dtype="float64")
     state = bg.to_chunks(dense, "_w", "w").unionByName(bg.to_chunks(dense, "_c", "c"))
 
@@ -429,4 +443,7 @@ def reconstruction_r2_spark(
         "n_entries": int(N),
         "n_nonzero": nnz,
         "exact": True,
+        "n_nodes": n_nodes,
+        "n_missing_embedding": n_nodes - found,
+        "n_zero_embedding": int(row["zero"] or 0),
     }

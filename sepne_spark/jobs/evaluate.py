@@ -556,53 +556,30 @@ def _reconstruct_on_driver(spark: SparkSession, graph: Any, emb: DataFrame,
 def _reconstruct_on_spark(spark: SparkSession, graph: Any, emb: DataFrame,
                           settings: dict[str, Any]) -> tuple[dict[str, Any], dict[str, int]]:
     """The exact R^2 with Spark (``--method spark``): M's entries are built as the embed
-    job builds them and scored as block products (:func:`reconstruction_r2_spark`); a
-    few sums and counts reach the driver, nothing per node."""
+    job builds them and scored as block products (:func:`reconstruction_r2_spark`, which
+    also counts and checks the graph's nodes' vectors); a few sums and counts reach the
+    driver, nothing per node."""
     from sepne_spark.evaluation import reconstruction_r2_spark
     from sepne_spark.proximity import Proximity, transition
 
-    nodes = graph.vertices.select(F.col("id").cast("string").alias("id"))
     has_ctx = "c" in emb.columns
-    vec = emb.where(F.col("e").isNotNull()).join(nodes.withColumnRenamed("id", "key"), "key", "left_semi")
-    ctx_size = F.size(F.coalesce("c", "e")) if has_ctx else F.size("e")
-    with stage(spark, "count", "the graph's nodes and their embeddings") as st:
-        row = nodes.join(vec.withColumnRenamed("key", "id"), "id", "left").agg(
-            F.countDistinct("id").alias("n"),
-            F.count("e").alias("rows"),
-            F.countDistinct(F.when(F.col("e").isNotNull(), F.col("id"))).alias("found"),
-            F.sum(F.when(F.forall("e", lambda x: x == 0), 1).otherwise(0)).alias("zero"),
-            F.min(F.size("e")).alias("d_min"),
-            F.max(F.size("e")).alias("d_max"),
-            F.min(ctx_size).alias("c_min"),
-            F.max(ctx_size).alias("c_max"),
-        ).first()
-        n, found = int(row["n"]), int(row["found"])
-        st.count(nodes=n, embedded=found)
-    if not found:
-        raise UserError("no node of the graph has an embedding (are the ids the same?)")
-    if int(row["rows"]) > found:
-        twice = [r["key"] for r in vec.groupBy("key").count().where(F.col("count") > 1).limit(3).collect()]
-        raise UserError(f"embeddings: {int(row['rows']) - found} more vectors than ids of the graph: one row per "
-                        f"id (given more than once: {', '.join(map(repr, twice))})")
-    sizes = sorted({row["d_min"], row["d_max"], row["c_min"], row["c_max"]} - {None})
-    if len(sizes) > 1:
-        raise UserError(f"embedding{' and context' if has_ctx else ''} vectors have different lengths: {sizes}")
-    n_missing, n_zero = n - found, int(row["zero"] or 0)
-    _say_embedding_counts(n, n_missing, n_zero, has_ctx)
     prox = Proximity(transition(graph.edges), graph.vertices, settings["metric"], settings["scaling"],
                      graph.edges, settings["window"])
     entries = prox.rows().select(F.col("src").cast("string").alias("src"), F.col("dst").cast("string").alias("dst"),
                                  F.col("m").alias("value")).persist()
-    vectors = [F.col("key").alias("id"), F.col("e").alias("embedding")]
-    if has_ctx:
-        vectors.append(F.coalesce("c", "e").alias("context"))
+    vectors = [F.col("key").alias("id"), F.col("e").alias("embedding")] + (
+        [F.col("c").alias("context")] if has_ctx else [])
     try:
-        with stage(spark, "r2", "W C^T at M's non-zero entries, as block products"):
-            res = reconstruction_r2_spark(entries, vec.select(*vectors), nodes=nodes)
+        with stage(spark, "r2", "W C^T at M's non-zero entries, as block products") as st:
+            res = reconstruction_r2_spark(entries, emb.select(*vectors),
+                                          nodes=graph.vertices.select(F.col("id").cast("string").alias("id")))
+            st.count(nodes=res["n_nodes"], entries=res["n_nonzero"])
     finally:
         entries.unpersist()
         prox.release()
-    return res, {"n_nodes": n, "n_missing_embedding": n_missing, "n_zero_embedding": n_zero}
+    counts = {k: res.pop(k) for k in ("n_nodes", "n_missing_embedding", "n_zero_embedding")}
+    _say_embedding_counts(counts["n_nodes"], counts["n_missing_embedding"], counts["n_zero_embedding"], has_ctx)
+    return res, counts
 
 
 def run_reconstruct(spark: SparkSession, ns: argparse.Namespace) -> dict[str, Any]:
