@@ -299,7 +299,7 @@ def try_cast(column: str, data_type: Any) -> Column:
     To an integer type a number with a fraction does not convert (Spark's cast would
     drop the fraction, and 402.5 would name node 402).
     """
-    from pyspark.sql.types import IntegralType
+    from pyspark.sql.types import DoubleType, IntegralType
 
     def cast(to: Any) -> Column:
         col = F.col(column)
@@ -309,8 +309,6 @@ def try_cast(column: str, data_type: Any) -> Column:
 
     if not isinstance(data_type, IntegralType):
         return cast(data_type)
-    from pyspark.sql.types import DoubleType
-
     number = cast(DoubleType())
     return F.when(number != F.floor(number), F.lit(None).cast(data_type)).otherwise(cast(data_type))
 

@@ -3,8 +3,6 @@ check and the protocol of the SepNE paper (:func:`node_classification`)."""
 from __future__ import annotations
 
 import logging
-import math
-import numbers
 from collections import abc
 from typing import Any, Hashable, Iterable, Mapping, Sequence
 
@@ -243,13 +241,11 @@ def check_labels(
 
 def _missing(label: Any) -> bool:
     """Whether a label is a missing value (None, NaN, pandas' NA and NaT)."""
-    if label is None or (isinstance(label, numbers.Real) and math.isnan(label)):
-        return True
-    try:
-        import pandas as pd
+    import pandas as pd
 
+    try:
         return bool(pd.isna(label))
-    except (TypeError, ValueError, ImportError):
+    except (TypeError, ValueError):  # not a scalar
         return False
 
 
