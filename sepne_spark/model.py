@@ -869,10 +869,15 @@ def _checked_edges(edges: DataFrame) -> DataFrame:
     (:func:`~sepne_spark.reading.row_reason`): the weight's type now, and as part of
     the plan (no extra pass; a Spark error with this message at the first action) no
     null or empty id and no null, negative, NaN or infinite weight."""
-    from pyspark.sql.types import NumericType, StringType
+    from pyspark.sql.types import IntegralType, NumericType, StringType
 
     from sepne_spark.reading import row_problem, row_reason
 
+    for name in ("src", "dst"):
+        kind = edges.schema[name].dataType
+        if not isinstance(kind, (StringType, IntegralType)):
+            raise InputError(f"the edge list DataFrame's {name} column is {kind.simpleString()}: node ids must be "
+                             "strings or integers (cast it to string or bigint)")
     weight = F.lit(1.0)
     if "weight" in edges.columns:
         kind = edges.schema["weight"].dataType

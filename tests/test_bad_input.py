@@ -289,6 +289,10 @@ def test_an_edge_dataframe_is_checked_as_a_file_is(spark):
         est.fit(spark.createDataFrame([(1, 2)], "a long, b long"))
     with pytest.raises(InputError, match="weight column is string: weights must be numbers"):
         est.fit(spark.createDataFrame([(1, 2, "abc")], "src long, dst long, weight string"))
+    for ids, value, shown in (("array<long>", [1], "array<bigint>"), ("double", 1.5, "double"),
+                              ("struct<a: long>", (1,), "struct<a:bigint>")):
+        with pytest.raises(InputError, match=f"dst column is {shown}: node ids must be strings or integers"):
+            est.fit(spark.createDataFrame([(1, value)], f"src long, dst {ids}"))
     with pytest.raises(InputError, match="the graph has no edges: the edge list is empty"):
         est.fit(spark.createDataFrame([], "src long, dst long"))
     bad = {
