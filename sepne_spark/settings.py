@@ -516,7 +516,7 @@ def unknown_param_message(key: str, owner: str) -> str:
     """The message for a keyword argument ``key`` that is no Param of ``owner``: the Param
     meant when ``key`` is a setting's profile name (``set_size``), an alias (``k``) or
     close to a Param name, or the note that a job setting is not a Param."""
-    norm = key.strip().lower().replace("-", "_")
+    norm = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", key.strip()).lower().replace("-", "_")  # inputFormat too
     meant = _named(norm)
     by_lower = {p.lower(): p for p in _BY_PARAM}
     if meant is None and norm.replace("_", "") in by_lower:

@@ -97,6 +97,8 @@ def test_keyword_only_signature_lists_every_param_with_the_schema_default(method
         ("landmark", "(did you mean 'landmarks'?)"),  # a typo
         ("lp_max_iter", "(did you mean 'lpMaxIter'?)"),
         ("context", "'context' is a setting of the jobs (a flag or a profile key), not a Param of SepNE"),
+        ("inputFormat", "'input_format' is a setting of the jobs (a flag or a profile key), not a Param of SepNE"),
+        ("badLines", "'bad_lines' is a setting of the jobs"),
     ],
 )
 def test_an_unknown_keyword_names_the_param_meant(keyword, hint):
