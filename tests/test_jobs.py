@@ -449,5 +449,6 @@ def test_a_running_session_takes_the_jobs_spark_settings_for_the_run(spark, capl
             assert spark.conf.get("spark.sql.shuffle.partitions") == "3"
             assert not_applied == {"spark.sql.adaptive.enabled": "maybe"}
     assert spark.conf.get("spark.sql.shuffle.partitions") == before
-    assert "--spark spark.sql.adaptive.enabled=maybe: the session refuses it" in caplog.text
+    assert ("Spark setting spark.sql.adaptive.enabled=maybe (--spark or a profile's spark: block): the session "
+            "refuses it") in caplog.text
     assert "runs already" not in caplog.text

@@ -245,8 +245,8 @@ def session_settings(spark: Any, conf: dict[str, str]) -> Iterator[dict[str, str
                 try:
                     spark.conf.set(key, str(value))
                 except Exception as exc:  # noqa: BLE001 - a value the session refuses
-                    log.warning("--spark %s=%s: the session refuses it (%s)", key, value,
-                                str(exc).strip().splitlines()[0][:200])
+                    log.warning("Spark setting %s=%s (--spark or a profile's spark: block): the session refuses "
+                                "it (%s)", key, value, str(exc).strip().splitlines()[0][:200])
                     static[key] = str(value)
                     refused.add(key)
                     continue
