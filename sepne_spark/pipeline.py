@@ -582,7 +582,9 @@ def embed(
         if local:
             in_nbrs = ends.where(F.col("into") | F.lit(not graph.directed)).select(F.col("o").alias("id"))
         else:
-            to_wanted = F.broadcast(wanted.select(F.col("id").alias("dst")))
+            to_wanted = wanted.select(F.col("id").alias("dst"))
+            if plan["requested"] - plan["requested_missing"] <= BROADCAST_IDS_MAX:  # counted by requested_ids
+                to_wanted = F.broadcast(to_wanted)
             in_nbrs = graph.edges.join(to_wanted, "dst", "left_semi").select(F.col("src").alias("id"))
         needed = keep(_needed_rows(in_nbrs, wanted, lm))
         n_needed = needed.count()

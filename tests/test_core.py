@@ -287,6 +287,24 @@ def test_separability_io_equals_full_and_partition_count(spark):
     )
 
 
+def test_requested_ids_above_the_broadcast_bound_are_joined_not_broadcast(spark, monkeypatch):
+    """M = I + A with more requested ids than ``BROADCAST_IDS_MAX`` (here 9): the
+    neighbourhood path is off and no table of more rows than the bound is broadcast
+    (the ids' in-neighbour filter was, whatever their number)."""
+    from sepne_spark import pipeline
+
+    g = random_graph(n=60, m=220, seed=3)
+    edges = spark.createDataFrame(g.rows, "src string, dst string, weight double")
+    model = SepNE(dim=4, landmarks=8, metric="I+A", setSize=20, iters=3).fit(edges)
+    ids = spark.createDataFrame([(r,) for r in sorted({row[0] for row in g.rows})[:10]], "id string")
+    broadcast, rows = pipeline.F.broadcast, []
+    monkeypatch.setattr(pipeline, "BROADCAST_IDS_MAX", 9)
+    monkeypatch.setattr(pipeline.F, "broadcast", lambda df: rows.append(df.count()) or broadcast(df))
+    out = model.embed(ids, edges)
+    assert model.plan["requested"] == 10 and rows and max(rows) <= 9
+    assert out.count() == 10
+
+
 @pytest.mark.parametrize("directed", [True, False])
 def test_model_save_load_and_growing_graph(spark, tmp_path, directed):
     g = random_graph(n=50, m=180, seed=5, string_ids=False)
