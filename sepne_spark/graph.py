@@ -67,6 +67,10 @@ class Graph:
     input_rows: int | None = None
 
 
+#: How the error that :func:`prepare_graph` raises inside a plan for a bad row begins.
+BAD_ROW = "the edge list DataFrame has a bad row: "
+
+
 def prepare_graph(
     raw_edges: DataFrame,
     directed: bool,
@@ -75,6 +79,7 @@ def prepare_graph(
     self_loops: str = "drop",
     bad_lines: int = 0,
     input_rows: int | None = None,
+    check: bool = True,
 ) -> Graph:
     """Canonicalise a raw edge list into a :class:`Graph`.
 
@@ -99,6 +104,11 @@ def prepare_graph(
         Number of skipped input lines, recorded in :attr:`Graph.bad_lines`.
     input_rows : int, optional
         Number of valid input lines (rows), recorded in :attr:`Graph.input_rows`.
+    check : bool, default True
+        Check every row as part of the plan (no extra pass): a null or empty id, or a
+        null, negative, NaN or infinite weight, fails the first action with an error
+        that names the row (the estimator turns it into :class:`InputError`).
+        :func:`load_graph` passes False: its reader has checked the rows already.
 
     Returns
     -------
@@ -110,8 +120,9 @@ def prepare_graph(
     ValueError
         For an invalid option value.
     InputError
-        For missing columns, or src and dst of different types (integer types of two
-        widths are read as bigint).
+        For missing columns, ids that are not strings or integers, src and dst of
+        different types (integer types of two widths are read as bigint), or a weight
+        that is not a number.
     """
     check_choice("duplicates", duplicates, DUPLICATE_POLICIES)
     check_choice("self_loops", self_loops, SELF_LOOP_POLICIES)
@@ -121,8 +132,15 @@ def prepare_graph(
     if missing:
         raise InputError(f"the edge list needs columns src and dst; missing {missing} in {raw_edges.columns}")
     types = {f.name: f.dataType for f in raw_edges.schema.fields}
-    from pyspark.sql.types import IntegralType, LongType
+    from pyspark.sql.types import IntegralType, LongType, NumericType, StringType
 
+    for name in ("src", "dst"):
+        if not isinstance(types[name], (StringType, IntegralType)):
+            raise InputError(f"the edge list DataFrame's {name} column is {types[name].simpleString()}: node ids "
+                             "must be strings or integers (cast it to string or bigint)")
+    if "weight" in types and not isinstance(types["weight"], NumericType):
+        raise InputError(f"the edge list DataFrame's weight column is {types['weight'].simpleString()}: "
+                         "weights must be numbers (cast it, or drop it for weights of 1)")
     if types["src"] != types["dst"] and all(isinstance(types[c], IntegralType) for c in ("src", "dst")):
         # integer ids of two widths (an int column against a bigint one): the same ids, as bigint
         raw_edges = raw_edges.withColumn("src", F.col("src").cast(LongType())).withColumn(
@@ -133,6 +151,9 @@ def prepare_graph(
             f"src ({types['src'].simpleString()}) and dst ({types['dst'].simpleString()}) must have the same type"
         )
     weight = F.col("weight").cast("double") if "weight" in raw_edges.columns else F.lit(1.0)
+    if check:
+        raw_edges = _checked_rows(raw_edges, weight, isinstance(types["src"], StringType))
+        weight = F.col("weight")
     src, dst = F.col("src"), F.col("dst")
     if directed:
         e = raw_edges.select(src.alias("src"), dst.alias("dst"), weight.alias("weight"))
@@ -168,6 +189,25 @@ def prepare_graph(
         raw=raw, duplicates=duplicates, self_loops=self_loops,
         input_rows=None if input_rows is None else int(input_rows),
     )
+
+
+def _checked_rows(edges: DataFrame, weight: Column, string_ids: bool) -> DataFrame:
+    """``src, dst, weight`` (double) of ``edges``, with the checks that the reader makes
+    of a Parquet file's rows (:func:`~sepne_spark.reading.row_reason`) in the plan: a
+    row with a null or empty id or a null, negative, NaN or infinite weight fails the
+    query with :data:`BAD_ROW` and the row's ends."""
+    from sepne_spark.reading import row_problem, row_reason
+
+    src, dst = F.col("src"), F.col("dst")
+    reason = row_reason(src, dst, weight, string_ids)
+
+    def shown(c: Column) -> Column:
+        return F.coalesce(c.cast("string"), F.lit("null"))
+
+    message = F.concat(F.lit(BAD_ROW), row_problem(reason, weight),
+                       F.lit(" (src "), shown(src), F.lit(", dst "), shown(dst), F.lit(")"))
+    return edges.select(F.when(reason > 0, F.raise_error(message)).otherwise(src).alias("src"), "dst",
+                        weight.alias("weight"))
 
 
 def incident_ends(graph: Graph, ids: DataFrame) -> DataFrame:
@@ -235,7 +275,8 @@ def rows_of(graph: Graph, nodes: DataFrame, broadcast: bool = True) -> DataFrame
         part = raw.join(as_src, "src", "left_semi").unionByName(
             raw.join(_key_column(nodes, "dst", broadcast), "dst", "left_semi").join(as_src, "src", "left_anti")
         )
-    local = prepare_graph(part, graph.directed, duplicates=graph.duplicates, self_loops=graph.self_loops)
+    local = prepare_graph(part, graph.directed, duplicates=graph.duplicates, self_loops=graph.self_loops,
+                          check=False)
     return local.edges.join(as_src, "src", "left_semi")
 
 
@@ -286,7 +327,7 @@ def load_graph(
     counts: dict[str, int] = {}
     raw, skipped = read_edges(spark, path, fmt, bad_lines=bad_lines, counts=counts, **read_options)
     return prepare_graph(raw, directed, duplicates=duplicates, self_loops=self_loops, bad_lines=skipped,
-                         input_rows=counts.get("rows"))
+                         input_rows=counts.get("rows"), check=False)
 
 
 _MAX_EXAMPLES = 5  # missing ids quoted in a warning or an error

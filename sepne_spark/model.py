@@ -839,62 +839,26 @@ def _as_graph(dataset: Any, directed: bool, duplicates: str, self_loops: str):
                         + (": spark.createDataFrame(it) first" if type(dataset).__name__ == "DataFrame" else ""))
     if not {"src", "dst"} <= set(dataset.columns):
         raise InputError(f"{expected}; the DataFrame has columns {dataset.columns}")
-    return prepare_graph(_checked_edges(dataset), directed, duplicates=duplicates, self_loops=self_loops)
-
-
-#: How the error that :func:`_checked_edges` raises inside a plan for a bad row begins.
-_BAD_ROW = "the edge list DataFrame has a bad row: "
+    return prepare_graph(dataset, directed, duplicates=duplicates, self_loops=self_loops)
 
 
 @contextlib.contextmanager
 def _bad_rows_as_input_errors() -> Iterator[None]:
     """Raise the :class:`InputError` of an edge-list DataFrame's bad row in place of the
-    Spark error that carries it: :func:`_checked_edges` checks the rows inside the plan,
+    Spark error that carries it: :func:`~sepne_spark.graph.prepare_graph` checks the rows inside the plan,
     so the driver gets Spark's exception (a classic session's or Spark Connect's) with
     the message on one line, between Spark's error class and its SQLSTATE."""
+    from sepne_spark.graph import BAD_ROW
+
     try:
         yield
     except Exception as exc:
         text = str(exc)
-        at = text.find(_BAD_ROW)
+        at = text.find(BAD_ROW)
         if at < 0:
             raise
         message = text[at:].splitlines()[0].split(" SQLSTATE:")[0].rstrip()
         raise InputError(message) from None
-
-
-def _checked_edges(edges: DataFrame) -> DataFrame:
-    """``src, dst, weight double`` of an edge DataFrame, with the checks that
-    :func:`~sepne_spark.graph.load_graph` makes of a Parquet file's rows
-    (:func:`~sepne_spark.reading.row_reason`): the weight's type now, and as part of
-    the plan (no extra pass; a Spark error with this message at the first action) no
-    null or empty id and no null, negative, NaN or infinite weight."""
-    from pyspark.sql.types import IntegralType, NumericType, StringType
-
-    from sepne_spark.reading import row_problem, row_reason
-
-    for name in ("src", "dst"):
-        kind = edges.schema[name].dataType
-        if not isinstance(kind, (StringType, IntegralType)):
-            raise InputError(f"the edge list DataFrame's {name} column is {kind.simpleString()}: node ids must be "
-                             "strings or integers (cast it to string or bigint)")
-    weight = F.lit(1.0)
-    if "weight" in edges.columns:
-        kind = edges.schema["weight"].dataType
-        if not isinstance(kind, NumericType):
-            raise InputError(f"the edge list DataFrame's weight column is {kind.simpleString()}: "
-                             "weights must be numbers (cast it, or drop it for weights of 1)")
-        weight = F.col("weight").cast("double")
-    src, dst = F.col("src"), F.col("dst")
-    reason = row_reason(src, dst, weight, isinstance(edges.schema["src"].dataType, StringType))
-
-    def shown(c):
-        return F.coalesce(c.cast("string"), F.lit("null"))
-
-    message = F.concat(F.lit(_BAD_ROW), row_problem(reason, weight),
-                       F.lit(" (src "), shown(src), F.lit(", dst "), shown(dst), F.lit(")"))
-    return edges.select(F.when(reason > 0, F.raise_error(message)).otherwise(src).alias("src"), "dst",
-                        weight.alias("weight"))
 
 
 def _active() -> SparkSession:

@@ -303,12 +303,18 @@ def test_an_edge_dataframe_is_checked_as_a_file_is(spark):
             [(1, 2, float("nan")), (2, 3, 1.0), (3, 4, 1.0), (4, 1, 1.0)],
         "has a bad row: null weight (src 1, dst 2)": [(1, 2, None), (2, 3, 1.0), (3, 4, 1.0), (4, 1, 1.0)],
     }
+    from sepne_spark.graph import prepare_graph
+
     for words, data in bad.items():
         df = spark.createDataFrame(data, "src long, dst long, weight double")
-        with pytest.raises(InputError) as info:  # Spark's error from inside the plan, as the library's
-            est.fit(df)
-        assert words in str(info.value) and str(info.value).endswith(")"), str(info.value)
-        assert "SQLSTATE" not in str(info.value) and "USER_RAISED_EXCEPTION" not in str(info.value)
+        # the DataFrame, and the Graph that prepare_graph builds of it, alike
+        for given in (df, prepare_graph(df, directed=False)):
+            with pytest.raises(InputError) as info:  # Spark's error from inside the plan, as the library's
+                est.fit(given)
+            assert words in str(info.value) and str(info.value).endswith(")"), str(info.value)
+            assert "SQLSTATE" not in str(info.value) and "USER_RAISED_EXCEPTION" not in str(info.value)
+    with pytest.raises(InputError, match="src column is double: node ids must be strings or integers"):
+        prepare_graph(spark.createDataFrame([(1.5, 2)], "src double, dst long"), directed=True)
     # transform stays lazy: Spark's error at the first action, with the same words
     model = est.fit(spark.createDataFrame(rows, "src long, dst long, weight double"))
     bad_edges = spark.createDataFrame(bad["has a bad row: null weight (src 1, dst 2)"], "src long, dst long, weight double")
@@ -318,8 +324,6 @@ def test_an_edge_dataframe_is_checked_as_a_file_is(spark):
     with pytest.raises(InputError, match=r"src \(bigint\) and dst \(string\) must have the same type"):
         est.fit(spark.createDataFrame([(1, "2")], "src long, dst string"))
     # integer ids of two widths are the same ids: read as bigint
-    from sepne_spark.graph import prepare_graph
-
     mixed = prepare_graph(spark.createDataFrame([(1, 2), (2, 3)], "src int, dst long"), directed=False)
     assert mixed.edges.schema["src"].dataType.simpleString() == mixed.edges.schema["dst"].dataType.simpleString() == "bigint"
     # Ids of another type than the model's: refused at the call, not by a cast in a Spark job.

@@ -394,7 +394,8 @@ def _run(spark, ns: argparse.Namespace, settings: schema.EmbedSettings, target: 
 
             edges, labels = sbm_graph(spark, ns.gen_nodes, ns.gen_communities, ns.gen_avg_degree, ns.gen_mixing,
                                       settings.seed, directed=settings.directed)
-            graph = prepare_graph(edges.select("src", "dst", F.lit(1.0).alias("weight")), settings.directed)
+            graph = prepare_graph(edges.select("src", "dst", F.lit(1.0).alias("weight")), settings.directed,
+                                  check=False)
             source = (f"generated SBM graph: {ns.gen_nodes} nodes, {ns.gen_communities} communities, "
                       f"average degree {ns.gen_avg_degree}, mixing {ns.gen_mixing}")
         requested = _requested(spark, ns.nodes) if ns.nodes else None

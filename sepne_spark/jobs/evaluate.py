@@ -662,7 +662,7 @@ def run_linkpred(spark: SparkSession, ns: argparse.Namespace) -> dict[str, Any]:
         data: Any = train
         if ns.profile == schema.AUTO_PROFILE:  # chosen from the training graph, as the embed job does
             data = prepare_graph(train, settings.directed, duplicates=settings.duplicates,
-                                 self_loops=settings.self_loops)
+                                 self_loops=settings.self_loops, check=False)  # rows of a checked graph
             cached.extend(frame.persist() for frame in (data.edges, data.vertices))
             with stage(spark, "count", "the training graph's nodes and edge rows, for auto") as st:
                 nodes, edge_rows = data.vertices.count(), data.edges.count()
