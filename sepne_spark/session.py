@@ -7,6 +7,7 @@ with the GraphFrames JARs from ``jars/`` (or ``$SEPNE_SPARK_JARS``) on ``spark.j
 """
 from __future__ import annotations
 
+import datetime
 import glob
 import inspect
 import logging
@@ -14,6 +15,7 @@ import os
 import re
 import sys
 import tempfile
+import uuid
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -161,6 +163,7 @@ def get_spark(
     app_name: str = "sepne-spark",
     master: str | None = None,
     conf: Mapping[str, str] | None = None,
+    run_checkpoints: bool = False,
 ) -> SparkSession:
     """Return the active SparkSession, or build a local one.
 
@@ -188,6 +191,13 @@ def get_spark(
         ``local[*]``. Ignored when a session is already active.
     conf:
         Extra Spark settings for a new session.
+    run_checkpoints:
+        For a new session with a cluster master and a ``spark.checkpoint.dir`` (given
+        here or by the submission): make its checkpoint folder one of its own under that
+        one, ``<dir>/<app_name>-<UTC time>-<8 hex digits>``, named in the session's
+        ``_sepne_run_checkpoints`` attribute, for the caller to remove when the run ends
+        (the jobs do: :func:`sepne_spark.jobs.common.run_job`). Spark never removes
+        the files of a checkpoint that is still referred to when the application ends.
     """
     spark = active_session()
     if spark is not None:
@@ -215,6 +225,9 @@ def get_spark(
         "spark.executorEnv.OPENBLAS_NUM_THREADS": "1",
         "spark.executorEnv.OMP_NUM_THREADS": "1",
         "spark.executorEnv.MKL_NUM_THREADS": "1",
+        # Checkpoints written to spark.checkpoint.dir (a cluster's, see checkpoint()) are
+        # deleted once nothing refers to them; Spark's default keeps the files for good.
+        "spark.cleaner.referenceTracking.cleanCheckpoints": "true",
     }
     launched: dict[str, str] = {}
     if submitted:
@@ -264,10 +277,24 @@ def get_spark(
                         ", ".join(f"{key}={value}" for key, value in late.items()))
         conf = {key: value for key, value in (conf or {}).items() if key not in LAUNCH_ONLY}
     settings.update(conf or {})
+    run_folder = None
+    base = settings.get(_CHECKPOINT_DIR) or launched.get(_CHECKPOINT_DIR)
+    if run_checkpoints and base and not str(master or launched.get("spark.master", "")).startswith("local"):
+        stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+        run_folder = f"{str(base).rstrip('/')}/{app_name}-{stamp}-{uuid.uuid4().hex[:8]}"
+        settings[_CHECKPOINT_DIR] = run_folder
     for key, value in settings.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
+    if run_folder is not None:
+        try:
+            spark._sepne_run_checkpoints = run_folder  # type: ignore[attr-defined]
+        except Exception:  # pragma: no cover - some session types forbid attributes
+            pass
     return spark
+
+
+_CHECKPOINT_DIR = "spark.checkpoint.dir"
 
 
 #: The JVM classes the library's GraphFrames calls load: the Python API's entry point,

@@ -253,6 +253,17 @@ def remove(path: str) -> None:
     _remove(filesystem, inner)
 
 
+def file_count(path: str) -> int:
+    """The files under the folder ``path``, at any depth (0 when it does not exist)."""
+    from pyarrow import fs
+
+    filesystem, inner = _filesystem(path)
+    if isinstance(filesystem, HadoopFileSystem):
+        return filesystem.content_summary(inner)[0]
+    infos = filesystem.get_file_info(fs.FileSelector(inner, recursive=True, allow_not_found=True))
+    return sum(1 for info in infos if info.type == fs.FileType.File)
+
+
 def exists(path: str) -> bool:
     """Whether ``path`` exists (file or directory)."""
     from pyarrow import fs

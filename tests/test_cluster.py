@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -244,6 +245,10 @@ def test_cluster_job_survives_a_lost_worker_and_matches_local_mode(spark, cluste
     assert all(any("sepne solve [worker" in e.read_text(errors="replace") for e in w.glob("*/*/stderr"))
                for w in cluster.work_dirs)
     _assert_same(_read(spark, out), local_output)
-    # The submission's spark.checkpoint.dir stood, and the label propagation's tables
-    # were written there (a lost executor takes a local checkpoint's blocks with it).
-    assert any(p.is_file() for p in (workdir / "checkpoints").rglob("*")), "no reliable checkpoint was written"
+    # The label propagation's tables were written under the submission's
+    # spark.checkpoint.dir, in a folder of the run's own (a lost executor takes a local
+    # checkpoint's blocks with it), and the job removed that folder when it ended.
+    removed = re.search(r"removed this run's checkpoints, (\S+) \((\d+) files\)", text)
+    assert removed and removed.group(1).startswith(str(workdir / "checkpoints") + "/sepne-embed-"), text[-4000:]
+    assert int(removed.group(2)) > 0, "no reliable checkpoint was written"
+    assert (workdir / "checkpoints").is_dir() and not any((workdir / "checkpoints").rglob("*"))

@@ -471,12 +471,15 @@ def run_job(
             from sepne_spark.session import get_spark
 
             # No handler while the JVM starts: a signal then ends Python, and the JVM with it.
-            spark = get_spark(app_name, conf=conf)
+            spark = get_spark(app_name, conf=conf, run_checkpoints=True)
             with _stop_on_signals(stopped):
                 quiet_jvm_loggers(spark)
                 log.info("%s: sepne-spark %s from %s, Spark %s", app_name, _version(), _package_location(),
                          spark.version)
-                rc = main(spark, argv)
+                try:
+                    rc = main(spark, argv)
+                finally:
+                    _remove_run_checkpoints(spark)
         except BaseException as exc:
             # Once stopped, whatever ends the run (the stop itself, or a call into a JVM that
             # the same signal is shutting down) is the stop: one line, no trace.
@@ -498,6 +501,24 @@ def run_job(
         return 1
     log.info("%s finished in %.1f s", app_name, time.time() - start)
     return rc or 0
+
+
+def _remove_run_checkpoints(spark: Any) -> None:
+    """Remove the checkpoint folder of a session this job built on a cluster
+    (``get_spark(run_checkpoints=True)``) once the run has ended, written or failed:
+    nothing reads its tables any more, and Spark would leave the files of the last ones."""
+    folder = getattr(spark, "_sepne_run_checkpoints", None)
+    if not folder:
+        return
+    from sepne_spark import storage
+
+    try:
+        if storage.exists(folder):
+            files = storage.file_count(folder)
+            storage.remove(folder)
+            log.info("removed this run's checkpoints, %s (%d files)", folder, files)
+    except Exception as exc:  # noqa: BLE001 - the run's result stands; the folder is named
+        log.warning("could not remove this run's checkpoints, %s: %s", folder, str(exc).splitlines()[0][:200])
 
 
 @contextlib.contextmanager

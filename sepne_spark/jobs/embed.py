@@ -308,8 +308,10 @@ def main(spark, args: Sequence[str] | None = None) -> int:
 
     Every table the run persists (the graph's, the fit's, the embedding's) is
     unpersisted before it returns, also on failure, so that a long-lived session (a
-    notebook, a scheduler's worker) keeps no cached table of it; checkpoints are left to
-    Spark's cleaner.
+    notebook, a scheduler's worker) keeps no cached table of it. Checkpoints written to a
+    session's ``spark.checkpoint.dir`` are left to Spark's cleaner (see README,
+    "Checkpoints"); run as a command, the job removes the folder of its own session's
+    checkpoints when it ends (:func:`~sepne_spark.jobs.common.run_job`).
     """
     ns, settings, target = _checked(args)
     if ns.nodes and "--partition" in given_flags(sys.argv[1:] if args is None else args) \
