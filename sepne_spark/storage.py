@@ -341,7 +341,11 @@ def check_output_path(
         ``overwrite`` is not set; when a local ``output`` lies under a file. The message
         names the paths.
     """
+    if not str(output).strip():
+        raise UserError(f"the {what} is empty: give a folder to write to (a local path or a URI)")
     out_fs, out = _location(output)
+    if out == "/":
+        raise UserError(f"the {what} {output} is the root of its file system: give a folder under it")
     for given in inputs:
         in_fs, inp = _location(given)
         if in_fs != out_fs:

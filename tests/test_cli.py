@@ -384,7 +384,22 @@ def test_an_output_inside_a_dataset_is_refused_before_spark(tmp_path):
                   lambda out: embed._checked(["--output", out])):
         with pytest.raises(UserError, match="is inside .*edges, which holds a dataset .part-00000.parquet"):
             check(str(dataset / "sub"))
+    # generate's --output is the folder of its edges/ and labels/: a dataset folder itself
+    with pytest.raises(UserError, match="is inside .*edges, which holds a dataset .part-00000.parquet"):
+        generate.session_conf(["--output", str(dataset)])
     generate.session_conf(["--output", str(tmp_path / "gen" / "other")])  # beside it: fine
+
+
+@pytest.mark.unit
+def test_an_empty_or_root_output_is_refused_before_spark(tmp_path):
+    from sepne_spark.errors import UserError
+    from sepne_spark.jobs import embed, generate
+
+    for output in ("", " ", "/"):
+        with pytest.raises(UserError, match="output"):
+            generate.session_conf(["--output", output])
+        with pytest.raises(UserError, match="output path .*(empty|root of its file system)"):
+            embed._checked(["--output", output])
 
 
 @pytest.mark.unit

@@ -244,10 +244,14 @@ def check_args(ns: argparse.Namespace, argv: Sequence[str]) -> None:
                                    ns.rmat_a, ns.rmat_b, ns.rmat_c)
     except ValueError as exc:
         raise UserError(str(exc)) from None
-    check_not_in_dataset(ns.output)
+    if not ns.output.strip() or ns.output.strip() in ("/", "file:/", "file:///"):
+        raise UserError(f"--output {ns.output!r}: give the folder that will hold edges/ and labels/ (not empty, not "
+                        "a file system's root)")
     tables = ("edges", "labels") if ns.model == "sbm" else ("edges",)
     for table in tables:
-        check_output_path(_target(ns.output, table, ns.format, ns.single_file), [], overwrite=ns.overwrite)
+        target = _target(ns.output, table, ns.format, ns.single_file)
+        check_not_in_dataset(target)  # the folder --output names included
+        check_output_path(target, [], overwrite=ns.overwrite)
 
 
 def session_conf(argv: Sequence[str]) -> dict[str, str]:
