@@ -449,6 +449,21 @@ def test_job_classify_reports_zero_vectors_and_refuses_an_edge_list(spark, tmp_p
     edges.write_text("".join(f"{i}\t{(i * 7 + 1) % n}\n" for i in range(n)))
     with pytest.raises(UserError, match=r"edges\.tsv: .* classes for 60 labelled nodes.*looks like an edge list"):
         job.main(spark, args + ["--labels", str(edges)])
+    # ... also when its destinations are nodes that are no source (citing papers -> cited)
+    cites = tmp_path / "cites.tsv"
+    cites.write_text("".join(f"{i}\t{30 + (i * 7) % 30}\n" for i in range(30)))
+    with pytest.raises(UserError, match=r"cites\.tsv: 30 classes for 30 labelled nodes, and 30 of the classes are "
+                                        "node ids: this looks like an edge list"):
+        job.main(spark, args + ["--labels", str(cites)])
+    # A dated output's root: one partition per run, the same ids in each
+    root = tmp_path / "dated"
+    for day in ("dt=2026-12-01", "dt=2026-12-02"):
+        (root / day).mkdir(parents=True)
+        pd.read_parquet(tmp_path / "emb.parquet").to_parquet(root / day / "part-00000.parquet")
+    dated = ["classify", "--embeddings", str(root), "--labels", str(tmp_path / "labels.tsv")]
+    with pytest.raises(UserError, match=r"holds 2 partitions \(dt=2026-12-01, dt=2026-12-02\), one per run; give "
+                                        r"one of them, e.g. --embeddings .*dated/dt=2026-12-02"):
+        job.main(spark, dated)
     # Labels of another graph: most ids are not embedded nodes.
     other = tmp_path / "other.tsv"
     other.write_text("".join(f"x{i}\tc{i % 3}\n" for i in range(n)) + "1\tc1\n")

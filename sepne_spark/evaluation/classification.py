@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections import abc
-from typing import Any, Hashable, Iterable, Mapping, Sequence
+from typing import Any, Callable, Hashable, Iterable, Mapping, Sequence
 
 import numpy as np
 from scipy.special import expit
@@ -179,7 +179,8 @@ MAX_CLASSES_PER_NODE = 0.5
 
 
 def check_labels(
-    labels: Mapping[str, Iterable[str]], found: Iterable[str], path: str, embeddings: str = "the embeddings"
+    labels: Mapping[str, Iterable[str]], found: Iterable[str], path: str, embeddings: str = "the embeddings",
+    nodes_among: Callable[[list[str]], int] | None = None,
 ) -> list[str]:
     """Check that ``labels`` (node -> labels, as read from ``path``) fit the embedded nodes.
 
@@ -191,6 +192,10 @@ def check_labels(
         The labelled ids that are nodes of the embeddings.
     path, embeddings : str
         The label file and the embeddings, as named in messages.
+    nodes_among : callable, optional
+        How many of the ids it is given are nodes of the embeddings (a query of the
+        caller's); asked only when there are about as many classes as labelled nodes,
+        to tell an edge list from labels when its destinations are not labelled nodes.
 
     Returns
     -------
@@ -221,6 +226,8 @@ def check_labels(
             members[lab] = members.get(lab, 0) + 1
     many = len(found) >= 10 and len(classes) >= MAX_CLASSES_PER_NODE * len(found)
     ids_as_labels = sum(1 for c in classes if c in labels or c in found)
+    if many and ids_as_labels < 0.5 * len(classes) and nodes_among is not None:
+        ids_as_labels = max(ids_as_labels, int(nodes_among(sorted(str(c) for c in classes))))
     if many and ids_as_labels >= 0.5 * len(classes):
         raise LabelsError(
             f"{path}: {len(classes)} classes for {len(found)} labelled nodes, and {ids_as_labels} of the "

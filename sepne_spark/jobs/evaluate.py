@@ -367,6 +367,15 @@ def _write_json(spark: SparkSession, path: str | None, payload: dict[str, Any]) 
 # ---------------------------------------------------------------------------
 
 
+def _partition_folders(path: str) -> list[str]:
+    """The ``key=value`` folders directly in a local folder ``path`` (a dated output's
+    runs), sorted; none for a remote path or one without them."""
+    local = path[len("file:"):] if path.startswith("file:") else path
+    if "://" in local or not os.path.isdir(local):
+        return []
+    return sorted(n for n in os.listdir(local) if "=" in n and os.path.isdir(os.path.join(local, n)))
+
+
 def run_classify(spark: SparkSession, ns: argparse.Namespace) -> dict[str, Any]:
     """The ``classify`` task; prints a table and returns the results.
 
@@ -389,11 +398,20 @@ def run_classify(spark: SparkSession, ns: argparse.Namespace) -> dict[str, Any]:
             dup.add(r["key"])
         seen[r["key"]] = r
     if dup:
-        raise UserError(f"{len(dup)} labelled node ids occur more than once in the embeddings, e.g. {sorted(dup)[:3]}")
+        parts = _partition_folders(ns.embeddings)
+        shown = ", ".join(parts[:3]) + (", ..." if len(parts) > 3 else "")
+        hint = (f": {ns.embeddings} holds {len(parts)} partitions ({shown}), one per run; give one of them, e.g. "
+                f"--embeddings {ns.embeddings.rstrip('/')}/{parts[-1]}" if len(parts) > 1 else "")
+        raise UserError(f"{len(dup)} labelled node ids occur more than once in the embeddings, e.g. "
+                        f"{sorted(dup)[:3]}{hint}")
     usable = [k for k in sorted(labels) if k in seen and seen[k]["e"] is not None
               and (not need_ctx or seen[k]["c"] is not None)]
     missing = [k for k in sorted(labels) if k not in set(usable)]
-    warnings = check_labels(labels, usable, ns.labels, ns.embeddings)
+
+    def nodes_among(ids: list[str]) -> int:
+        return emb.join(spark.createDataFrame(pd.DataFrame({"key": ids})), "key").select("key").distinct().count()
+
+    warnings = check_labels(labels, usable, ns.labels, ns.embeddings, nodes_among=nodes_among)
     # All-zero vectors: nodes that no landmark reached (see the embed job's warning).
     # They stay in the evaluation, as they are in the output, but are reported.
     zero = [k for k in usable if not np.any(np.asarray(seen[k]["e"], dtype=np.float64))]
