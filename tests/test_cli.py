@@ -177,6 +177,13 @@ def test_an_empty_nodes_list_is_refused(tmp_path):
     for empty in ("", " , ", "@"):
         with pytest.raises(UserError, match="names no id"):
             embed._checked(["--nodes", empty, "--output", str(tmp_path / "out")])
+    ids = tmp_path / "ids.txt"
+    for text in ("", "\n  \n# a comment\n"):
+        ids.write_text(text, encoding="utf-8")
+        with pytest.raises(UserError, match=f"--nodes file {ids} holds no id"):
+            embed._checked(["--nodes", f"@{ids}", "--output", str(tmp_path / "out")])
+    ids.write_text("# wanted\n7\n", encoding="utf-8")
+    embed._checked(["--nodes", f"@{ids}", "--output", str(tmp_path / "out")])
 
 
 @pytest.mark.unit

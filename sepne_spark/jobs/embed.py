@@ -113,6 +113,17 @@ def _requested(spark, text: str):
     return spark.createDataFrame([(x.strip(),) for x in text.split(",") if x.strip()], "id string")
 
 
+def _check_ids_file(path: str) -> None:
+    """Refuse a local ``--nodes`` file without an id (empty, or blanks and ``#`` lines
+    only) before Spark starts; it is read line by line up to its first id."""
+    if not is_local_path(path) or not os.path.isfile(local_path(path)):
+        return  # a folder or a remote file: the job's check of the ids covers it
+    with open(local_path(path), encoding="utf-8", errors="replace") as f:
+        if any(line.strip() and not line.strip().startswith("#") for line in f):
+            return
+    raise UserError(f"--nodes file {path} holds no id (one id per line; blank and # lines are skipped)")
+
+
 def _output_target(ns: argparse.Namespace) -> str:
     """Where the embeddings go: ``--output``, or its ``dt=`` partition with ``--run-date``."""
     target = ns.output.rstrip("/")
@@ -184,6 +195,7 @@ def _checked(argv: Sequence[str] | None) -> tuple[argparse.Namespace, schema.Emb
     check_inputs_exist(ns.input or [], "--input")
     if ns.nodes and ns.nodes.startswith("@"):
         check_inputs_exist([ns.nodes[1:]], "--nodes file")
+        _check_ids_file(ns.nodes[1:])
     if ns.model:
         check_inputs_exist([ns.model], "--model")
         model_dir = local_path(ns.model) if is_local_path(ns.model) else None
