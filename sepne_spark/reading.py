@@ -576,6 +576,14 @@ def _read_text(
         if bad_lines == "fail":
             if good == 0:  # skipping would leave nothing: the layout is more likely wrong than the lines
                 split = "whitespace" if layout.sep is None else repr(layout.sep)
+                given = {name: c for name, c in (("src_col", src_col), ("dst_col", dst_col),
+                                                 ("weight_col", weight_col)) if isinstance(c, int)}
+                if layout.n_header is None and given and max(given.values()) >= 2:
+                    cols = ", ".join(f"{name}={c}" for name, c in given.items())
+                    flags = ", ".join(f"--{name.replace('_', '-')}" for name in given)
+                    raise InputError(f"{first_msg} (all {bad} lines are bad, split at {split}: {cols} ({flags}) "
+                                     "count fields from 0; do the lines have that many? Or is the separator "
+                                     "wrong? give it with sep= (--sep))")
                 raise InputError(f"{first_msg} (all {bad} lines are bad, split at {split}: is the separator "
                                  "right? give it with sep= (--sep), or the file's format)")
             raise InputError(

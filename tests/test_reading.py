@@ -239,6 +239,9 @@ def test_every_line_bad_points_at_the_separator(spark, tmp_path):
     assert "semi.txt:1:" in msg and "found 1 (line 1: 'a;b')" in msg
     assert "all 3 lines are bad, split at whitespace: is the separator right? give it with sep= (--sep)" in msg
     assert "bad_lines='skip'" not in msg  # skipping them all would leave no edge
+    # Columns given past the lines' fields: the columns are named first
+    msg = bad_message(spark, write(tmp_path, "plain.csv", "1,2\n2,3\n"), fmt="csv", src_col=5, dst_col=1)
+    assert "all 2 lines are bad, split at ',': src_col=5, dst_col=1 (--src-col, --dst-col) count fields from 0" in msg
 
 
 def test_bad_line_count_and_quoted_text(spark, tmp_path):
