@@ -735,7 +735,7 @@ def _read_parquet(
     elif "weight" in lowered and names[lowered.index("weight")] not in (src, dst):
         weight = names[lowered.index("weight")]
     elif not by_name and src_col is None and dst_col is None and len(names) > 2:
-        weight = names[2]
+        weight = names[2]  # by position: src, dst, weight
     else:
         weight = None
 
@@ -757,6 +757,13 @@ def _read_parquet(
                 "must hold ids of the same type"
             )
     if weight is not None and not isinstance(types[weight], T.NumericType):
+        if weight_col is None and weight == names[2] and not by_name and src_col is None and dst_col is None:
+            raise InputError(
+                f"{where}: without columns named src and dst, the first three columns are read as src, dst, "
+                f"weight, but the third, {weight!r}, is {types[weight].simpleString()}: give src_col={src!r}, "
+                f"dst_col={dst!r} (--src-col {src} --dst-col {dst}) for weights of 1, or weight_col (--weight-col) "
+                "for the weight column"
+            )
         raise InputError(
             f"{where}, column {weight!r}: a weight must be numeric, found {types[weight].simpleString()} "
             "(choose another column with weight_col, --weight-col)"

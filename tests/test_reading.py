@@ -208,6 +208,13 @@ def test_parquet_wrong_column_type(spark, tmp_path):
     pq.write_table(pa.table({"src": [1.5], "dst": [2.5]}), path)
     msg = bad_message(spark, path)
     assert "g.parquet" in msg and "'src'" in msg and "double" in msg
+    # A third column of text read as the weight by position: the fix named is the columns
+    other = str(tmp_path / "h.parquet")
+    pq.write_table(pa.table({"from_node": [1], "to_node": [2], "kind": ["cites"]}), other)
+    msg = bad_message(spark, other)
+    assert "the third, 'kind', is string: give src_col='from_node', dst_col='to_node' (--src-col from_node " \
+           "--dst-col to_node) for weights of 1" in msg
+    assert read_edges(spark, other, src_col="from_node", dst_col="to_node")[0].count() == 1
 
 
 # ------------------------------------------------------------------ bad text lines
