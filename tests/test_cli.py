@@ -237,6 +237,8 @@ def test_labels_read_from_a_folder_of_parts_a_parquet_folder_or_a_file_uri(tmp_p
     (["--rmat-a", "0.9"], "--rmat-a applies to --model rmat only; this is --model sbm"),
     (["--model", "rmat", "--rmat-a", "0.9", "--rmat-b", "0.3"], r"need a, b, c >= 0 and a \+ b \+ c <= 1"),
     (["--model", "rmat", "--scale", "70"], r"scale must be in \[1, 62\], got 70"),
+    (["--nodes", "100", "--avg-degree", "200"], "--avg-degree 200 is more than a graph of --nodes 100 can have"),
+    (["--model", "rmat", "--edges", "0"], "--edges 0 draws no edge"),
 ])
 def test_generate_checks_its_arguments_before_spark_starts(tmp_path, argv, words):
     from sepne_spark.errors import UserError

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import numpy as np
@@ -285,7 +286,7 @@ def test_failed_write_leaves_nothing(spark, tmp_path):
 
 
 @pytest.mark.e2e
-def test_generate_job(spark, tmp_path, capsys):
+def test_generate_job(spark, tmp_path, capsys, caplog):
     job = _load_job()
     with pytest.raises(SystemExit) as exc:
         job.main(None, ["--help"])
@@ -301,7 +302,11 @@ def test_generate_job(spark, tmp_path, capsys):
     args = ["--model", "sbm", "--nodes", "400", "--communities", "4", "--avg-degree", "6",
             "--mixing", "0.2", "--seed", "9", "--format", "tsv", "--output", str(out),
             "--partitions", "2"]
-    assert job.main(spark, args) == 0
+    with caplog.at_level("INFO", logger="sepne_spark"):
+        assert job.main(spark, args) == 0
+    # the writes are stages: logged at start and end, named in the Spark UI
+    assert "SepNE generate_edges: drawing 1200 edges of 400 nodes" in caplog.text
+    assert "SepNE generate_labels: the 400 nodes' communities" in caplog.text
     written = _pairs(_read_tsv(spark, str(out / "edges")))
     assert written.equals(_pairs(sbm_graph(spark, 400, 4, 6.0, 0.2, seed=9)[0]))
     assert len(list((out / "edges").glob("part-*"))) == 2
@@ -322,3 +327,9 @@ def test_generate_job(spark, tmp_path, capsys):
     assert sorted(p.name for p in out.iterdir()) == ["edges"]
     with pytest.raises(UserError, match="mixing"):
         job.main(spark, ["--mixing", "2", "--output", str(tmp_path / "bad")])
+    # A density the nodes cannot hold without repeats: the mean degree written is said
+    caplog.clear()
+    with caplog.at_level("INFO", logger="sepne_spark"):
+        assert job.main(spark, ["--nodes", "30", "--communities", "2", "--avg-degree", "25",
+                                "--output", str(tmp_path / "dense")]) == 0
+    assert re.search(r"the graph's mean degree is \d+\.\d+, not the 25 asked", caplog.text)

@@ -172,10 +172,14 @@ def main(spark: SparkSession | None, args: Sequence[str] | None = None) -> int:
     except ValueError as exc:
         raise UserError(str(exc)) from exc
 
+    from sepne_spark.progress import stage
+
     edges, edge_obs = _observed(edges, "edges")
     try:
-        written = write_edges(edges, edges_path, fmt, single_file=ns.single_file,
-                              overwrite=ns.overwrite)
+        with stage(spark, "generate_edges", f"drawing {drawn} edges of {nodes} nodes and writing them to "
+                   f"{edges_path}"):
+            written = write_edges(edges, edges_path, fmt, single_file=ns.single_file,
+                                  overwrite=ns.overwrite)
     except FileExistsError as exc:
         raise UserError(f"{exc}") from exc
     m = int(edge_obs.get["rows"])
@@ -185,12 +189,16 @@ def main(spark: SparkSession | None, args: Sequence[str] | None = None) -> int:
         "wrote %d edges (%d self-loops/repeats dropped, mean %sdegree %.3f) to %s in %.1f s",
         m, drawn - m, "out-" if ns.directed else "", mean_degree, written, t_edges,
     )
+    if ns.model == "sbm" and mean_degree < 0.9 * ns.avg_degree:
+        log.warning("the graph's mean degree is %.3f, not the %g asked: at this density many of the drawn edges "
+                    "repeat one another and are kept once", mean_degree, ns.avg_degree)
     if labels is not None:
         t0 = time.time()
         labels, label_obs = _observed(labels, "labels")
         try:
-            written = write_labels(labels, labels_path, fmt, single_file=ns.single_file,
-                                   overwrite=ns.overwrite)
+            with stage(spark, "generate_labels", f"the {nodes} nodes' communities, written to {labels_path}"):
+                written = write_labels(labels, labels_path, fmt, single_file=ns.single_file,
+                                       overwrite=ns.overwrite)
         except FileExistsError as exc:
             raise UserError(f"{exc}") from exc
         log.info("wrote %d labels to %s in %.1f s", int(label_obs.get["rows"]), written,
@@ -239,6 +247,11 @@ def check_args(ns: argparse.Namespace, argv: Sequence[str]) -> None:
         generators._check_partitions(ns.partitions)
         if ns.model == "sbm":
             generators._check_sbm(ns.nodes, ns.communities, ns.avg_degree, ns.mixing)
+            if ns.avg_degree > ns.nodes - 1:
+                raise ValueError(f"--avg-degree {ns.avg_degree:g} is more than a graph of --nodes {ns.nodes} can have "
+                                 f"(at most {ns.nodes - 1} neighbours a node)")
+        elif ns.edges == 0:
+            raise ValueError("--edges 0 draws no edge")
         else:
             generators._check_rmat(ns.scale, 16 << ns.scale if ns.edges is None else ns.edges,
                                    ns.rmat_a, ns.rmat_b, ns.rmat_c)
