@@ -156,31 +156,49 @@ def label_propagation(
     return ids.join(keyed.withColumnRenamed("id", "key"), "key").select("id", "label")
 
 
+#: Buckets of the small communities' offsets (:func:`pack_communities`): each bucket's
+#: communities are ordered in a task of their own, and one row per bucket reaches the driver.
+PACK_BUCKETS = 1024
+
+
 def pack_communities(labels: DataFrame, set_size: int, seed: int = 0) -> DataFrame:
     """Turn community labels into sets of at most ``set_size`` nodes.
 
     Communities larger than ``set_size`` are split into ceil(size / set_size) nearly
     equal parts (each between set_size/2 and set_size). Smaller communities are laid
-    end to end in decreasing size order and cut every ``set_size`` nodes, so each such
-    set is full (except the last) and a community is split only where it straddles a
-    cut. The ordering windows run over communities, not nodes, on the cluster.
+    end to end and cut every ``set_size`` nodes, so each such set is full (except the
+    last) and a community is split only where it straddles a cut: they are spread over
+    :data:`PACK_BUCKETS` buckets by a hash of the label, and laid bucket after bucket,
+    in decreasing size order within a bucket. Every ordering window runs over one
+    bucket's communities (or over the large communities, at most n / set_size), never
+    over all of them in one task; the driver receives one row per bucket.
     """
     sizes = labels.groupBy("label").agg(F.count(F.lit(1)).alias("size"))
     big = sizes.where(F.col("size") > set_size)
-    small = sizes.where(F.col("size") <= set_size)
-    order_small = Window.orderBy(F.col("size").desc(), F.col("label"))
-    small_off = small.select(
-        "label", "size", (F.sum("size").over(order_small) - F.col("size")).alias("offset")
+    bucket = F.pmod(F.xxhash64(F.col("label").cast("string"), F.lit(int(seed) + 7919)), F.lit(PACK_BUCKETS))
+    small = sizes.where(F.col("size") <= set_size).select("label", "size", bucket.cast("int").alias("bucket"))
+    totals = sorted((int(r["bucket"]), int(r["nodes"]))
+                    for r in small.groupBy("bucket").agg(F.sum("size").alias("nodes")).collect())
+    bases, running = [], 0
+    for b, nodes in totals:
+        bases.append((b, running))
+        running += nodes
+    num_small_sets = math.ceil(running / set_size)
+    spark = labels.sparkSession
+    base = spark.createDataFrame(bases or [(0, 0)], "bucket int, base long")
+    within = Window.partitionBy("bucket").orderBy(F.col("size").desc(), F.col("label")).rowsBetween(
+        Window.unboundedPreceding, Window.currentRow)
+    small_off = small.join(F.broadcast(base), "bucket").select(
+        "label", "size", (F.col("base") + F.sum("size").over(within) - F.col("size")).alias("offset")
     )
-    num_small_nodes = small_off.agg(F.sum("size")).first()[0] or 0
-    num_small_sets = math.ceil(num_small_nodes / set_size)
     big_chunks = big.select("label", "size", F.ceil(F.col("size") / set_size).cast("long").alias("chunks"))
-    order_big = Window.orderBy(F.col("label"))
+    order_big = Window.orderBy(F.col("label"))  # the large communities: at most n / set_size rows
     big_off = big_chunks.select(
         "label", "chunks", (F.sum("chunks").over(order_big) - F.col("chunks")).alias("chunk_offset")
     )
-    within = Window.partitionBy("label").orderBy(F.xxhash64(F.col("id").cast("string"), F.lit(seed)), F.col("id"))
-    ranked = labels.withColumn("rank", F.row_number().over(within) - 1)
+    ranked_within = Window.partitionBy("label").orderBy(F.xxhash64(F.col("id").cast("string"), F.lit(seed)),
+                                                        F.col("id"))
+    ranked = labels.withColumn("rank", F.row_number().over(ranked_within) - 1)
     small_sets = ranked.join(small_off, "label").select(
         "id", F.floor((F.col("offset") + F.col("rank")) / set_size).cast("long").alias("set_id")
     )

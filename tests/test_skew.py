@@ -27,6 +27,34 @@ def test_giant_community_is_split_and_small_ones_packed(spark):
     assert giant_sets == 10
 
 
+def test_many_small_communities_fill_every_set_but_the_last(spark):
+    """Thousands of small communities, spread over the offset buckets: the sets are cut
+    every set_size nodes (all full but the last), a community is split only where it
+    straddles a cut, and the packing does not depend on the input's partitioning."""
+    rng = np.random.default_rng(4)
+    sizes = rng.integers(1, 9, size=3000)
+    rows = [(f"c{c}-{i}", int(c)) for c in range(len(sizes)) for i in range(sizes[c])]
+    labels = spark.createDataFrame(rows, "id string, label long")
+    sets = pack_communities(labels, set_size=50, seed=3).toPandas()
+    assert sorted(sets["id"]) == sorted(r[0] for r in rows)
+    per_set = sets.groupby("set_id").size().sort_index()
+    assert list(per_set.index) == list(range(math.ceil(len(rows) / 50)))
+    assert (per_set.iloc[:-1] == 50).all() and 0 < per_set.iloc[-1] <= 50
+    community = sets["id"].str.split("-").str[0]
+    split = (sets.groupby(community)["set_id"].nunique() > 1).sum()
+    assert split <= len(per_set) - 1  # only at the cuts
+    before = spark.conf.get("spark.sql.shuffle.partitions")
+    spark.conf.set("spark.sql.shuffle.partitions", "4")
+    try:
+        again = pack_communities(labels.repartition(7), set_size=50, seed=3)
+        # One window over a single partition: the large communities' (n / set_size rows
+        # at most), not one over every community
+        assert again._jdf.queryExecution().executedPlan().toString().count("SinglePartition") == 1
+        assert dict(again.select("id", "set_id").collect()) == dict(zip(sets["id"], sets["set_id"]))
+    finally:
+        spark.conf.set("spark.sql.shuffle.partitions", before)
+
+
 def test_hub_with_many_edges_and_unequal_sets_stay_bounded(spark):
     leaves = 10_000
     star = spark.range(leaves).select(F.lit("hub").alias("src"), F.concat(F.lit("n"), F.col("id").cast("string")).alias("dst"))

@@ -413,8 +413,8 @@ NOISY_LOGGERS = (
     # GraphFrames' label propagation warns that its result is cached, every call.
     "org.graphframes.lib.LabelPropagation",
     # "No Partition Defined for Window operation": the LP sets' packing numbers the
-    # communities in global windows, on purpose (one row per community, not per node),
-    # about 90 lines per run that buried the progress lines.
+    # large communities (at most n / set_size rows) in a global window, on purpose;
+    # it buried the progress lines.
     "org.apache.spark.sql.execution.window.WindowExec",
 )
 
