@@ -239,7 +239,8 @@ SETTINGS: tuple[Setting, ...] = (
              negative_flag="--undirected",
              negative_help="edges are undirected: a line 'u v' also means v -> u (the default)", fitted=True),
     _setting("input_format", str, "auto", "format of the edge input; auto picks it from the "
-             "file extension", choices=FORMATS, scope=JOB),
+             "file extension, and looks inside a folder or a file without one (Parquet, or the separator of "
+             "the first data line)", choices=FORMATS, scope=JOB),
     _setting("duplicates", str, "sum", "how repeated edges are merged: sum or max of their weights",
              choices=DUPLICATE_POLICIES, fitted=True),
     _setting("self_loops", str, "drop", "what to do with edges from a node to itself",
