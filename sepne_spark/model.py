@@ -26,7 +26,6 @@ import json
 import logging
 import os
 import re
-import weakref
 from typing import Any, Iterator
 
 import numpy as np
@@ -375,29 +374,9 @@ class SepNE(Estimator, _SepNEParams, MLWritable, MLReadable):
         self._copyValues(model)
         model._hold_fitted_values()
         model._fitted = cache
-        model._release_lists.append(cache.cached)
         model._fit_input = dataset
         model.timings = timings
         return model
-
-
-class _Tables:
-    """The token of a model's cached tables: the model, its copies and the DataFrames its
-    embeddings returned refer to it, and once none is left (garbage) the tables are
-    unpersisted, as :meth:`SepNEModel.release` does."""
-
-    __slots__ = ("__weakref__",)
-
-
-def _unpersist_all(lists: list[list[DataFrame]]) -> None:
-    """Unpersist the tables of ``lists`` (best effort: the session may have ended)."""
-    for tables in lists:
-        for df in tables:
-            try:
-                df.unpersist()
-            except Exception:  # noqa: BLE001 - a stopped session or a closed connection
-                pass
-        tables.clear()
 
 
 class SepNEModel(Model, _SepNEParams, MLWritable, MLReadable):
@@ -433,11 +412,6 @@ class SepNEModel(Model, _SepNEParams, MLWritable, MLReadable):
         self._fitted: pipeline.FittedGraph | None = None
         self._fit_input: Any = None
         self._embedded: list[DataFrame] = []  # tables its embeddings persisted, for release()
-        # Unpersisted when neither the model (nor a copy) nor a DataFrame it returned is
-        # left, if release() has not done it: a notebook that drops them keeps no table.
-        self._release_lists: list[list[DataFrame]] = [self._embedded]
-        self._tables = _Tables()
-        weakref.finalize(self._tables, _unpersist_all, self._release_lists).atexit = False
         self.timings: dict[str, float] = {}
         #: what the last :meth:`embed` set up: ``setup`` (RP, LP, IO), ``sets``, ``nodes``
         self.plan: dict[str, Any] = {}
@@ -502,7 +476,7 @@ class SepNEModel(Model, _SepNEParams, MLWritable, MLReadable):
             # pyspark.ml's contract: the input's rows and columns, the output's appended.
             # The ids are matched as embed matches them (cast to the graph's id type).
             ids = dataset.withColumn("_sepne_id", try_cast("id", self.id_type))
-            return self._holding(ids.join(out.withColumnRenamed("id", "_sepne_id"), "_sepne_id").drop("_sepne_id"))
+            return ids.join(out.withColumnRenamed("id", "_sepne_id"), "_sepne_id").drop("_sepne_id")
         if dataset is self._fit_input and self._graph is not None:
             return self._embed(None, self._graph, None, count_small=False)  # the fitted graph: reuse its blocks
         return self._embed(None, dataset, None, count_small=False)
@@ -575,21 +549,8 @@ class SepNEModel(Model, _SepNEParams, MLWritable, MLReadable):
         else:
             check_graph_reading(graph, s)
         with _bad_rows_as_input_errors():  # the queries that run at the call
-            return self._holding(pipeline.embed(self._state(), s, graph, ids, self._fitted, self.plan, self.timings,
-                                                nodes=nodes, count_small=count_small, cached=self._embedded))
-
-    def _holding(self, df: DataFrame) -> DataFrame:
-        """``df``, made to keep this model's cached tables while it is referred to. A
-        table of the release lists is returned as another DataFrame of the same rows
-        (its cache used all the same): the lists are the finalizer's, and a token held
-        by one of their own tables would never be released."""
-        if any(df is table for tables in self._release_lists for table in tables):
-            df = df.select("*")
-        try:
-            df._sepne_tables = self._tables  # type: ignore[attr-defined]
-        except Exception:  # noqa: BLE001 - a DataFrame type that takes no attribute
-            pass
-        return df
+            return pipeline.embed(self._state(), s, graph, ids, self._fitted, self.plan, self.timings, nodes=nodes,
+                                  count_small=count_small, cached=self._embedded)
 
     def release(self) -> None:
         """Unpersist the tables cached for the graph this model was fitted on and those
@@ -597,11 +558,7 @@ class SepNEModel(Model, _SepNEParams, MLWritable, MLReadable):
         results have been written or collected; a result used after it is recomputed.
 
         The model then holds no graph, as a loaded one: ``transform(edges)`` and
-        ``embed(ids, edges)`` embed, ``transform(ids)`` raises :class:`SettingError`.
-
-        Without it the same tables are unpersisted once neither this model, a copy of
-        it, nor a DataFrame its ``transform`` or ``embed`` returned is referred to (as
-        garbage; a DataFrame derived from one does not hold them)."""
+        ``embed(ids, edges)`` embed, ``transform(ids)`` raises :class:`SettingError`."""
         for df in self._embedded:
             df.unpersist()
         self._embedded.clear()

@@ -56,29 +56,6 @@ def test_transform_is_lazy_and_runs_once(spark):
         sc.setLocalProperty("spark.jobGroup.id", None)
 
 
-def test_a_dropped_model_and_its_outputs_leave_nothing_cached(spark):
-    """Without release(): the tables a fit and its embeddings cached stay while the
-    model, a copy of it or a DataFrame it returned is referred to, and are unpersisted
-    once none is (a notebook that drops them keeps no table)."""
-    import gc
-
-    spark.catalog.clearCache()
-    edges = _edges(spark, random_graph(n=50, m=180, seed=2))
-    model = SepNE(dim=4, landmarks=8, iters=3, setSize=20, oneTaskNodes=0).fit(edges)  # the distributed path
-    out = model.transform(edges)
-    copy = model.copy()
-    del model
-    gc.collect()
-    assert not nothing_cached(spark)  # the copy and the output hold them
-    del copy
-    gc.collect()
-    assert not nothing_cached(spark)  # the output holds them
-    assert out.count() == 50
-    del out
-    gc.collect()
-    assert nothing_cached(spark)
-
-
 def _merged_weights(g, ids) -> sp.csr_matrix:
     """The oracle's graph: the merged, symmetric, self-loop-free weights the library
     holds for ``g`` (nodes in the order of ``ids``, which must be the graph's)."""
