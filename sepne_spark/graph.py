@@ -132,10 +132,13 @@ def prepare_graph(
     if missing:
         raise InputError(f"the edge list needs columns src and dst; missing {missing} in {raw_edges.columns}")
     types = {f.name: f.dataType for f in raw_edges.schema.fields}
-    from pyspark.sql.types import IntegralType, LongType, NumericType, StringType
+    from pyspark.sql.types import DecimalType, IntegralType, LongType, NumericType, StringType
+
+    def whole(kind: Any) -> bool:  # integers, also as decimals of scale 0 (JDBC, Hive)
+        return isinstance(kind, (StringType, IntegralType)) or (isinstance(kind, DecimalType) and kind.scale == 0)
 
     for name in ("src", "dst"):
-        if not isinstance(types[name], (StringType, IntegralType)):
+        if not whole(types[name]):
             raise InputError(f"the edge list DataFrame's {name} column is {types[name].simpleString()}: node ids "
                              "must be strings or integers (cast it to string or bigint)")
     if "weight" in types and not isinstance(types["weight"], NumericType):

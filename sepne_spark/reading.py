@@ -560,6 +560,7 @@ def _read_text(
             F.expr("min(_row) AS base"),
             F.expr(f"count_if(reason = {_R_OK}) AS good"),
             F.expr("count_if(reason > 0) AS bad"),
+            F.expr(f"count_if(reason = {_R_FIELDS}) AS bad_fields"),
             F.expr("min(CASE WHEN reason > 0 THEN _row END) AS first_bad"),
         )
         splits = summary.coalesce(1).collect()  # one row per file split
@@ -578,7 +579,8 @@ def _read_text(
                 split = "whitespace" if layout.sep is None else repr(layout.sep)
                 given = {name: c for name, c in (("src_col", src_col), ("dst_col", dst_col),
                                                  ("weight_col", weight_col)) if isinstance(c, int)}
-                if layout.n_header is None and given and max(given.values()) >= 2:
+                wrong_count = sum(int(r["bad_fields"]) for r in splits) == bad  # every line: its field count
+                if layout.n_header is None and given and max(given.values()) >= 2 and wrong_count:
                     cols = ", ".join(f"{name}={c}" for name, c in given.items())
                     flags = ", ".join(f"--{name.replace('_', '-')}" for name in given)
                     raise InputError(f"{first_msg} (all {bad} lines are bad, split at {split}: {cols} ({flags}) "

@@ -313,6 +313,28 @@ def _ancestors(path: str) -> list[str]:
     return out
 
 
+def check_folder_to_write(path: str, what: str = "output path") -> None:
+    """Refuse an empty ``path`` and a file system's root (``/``, ``//``, ``/.``,
+    ``file:///``, ``hdfs://nn/``, ...) as a folder to write.
+
+    Raises
+    ------
+    UserError
+        Naming ``what``.
+    """
+    text = str(path).strip()
+    if not text:
+        raise UserError(f"the {what} is empty: give a folder to write to (a local path or a URI)")
+    parsed = urlparse(text)
+    if parsed.scheme in ("", "file"):
+        local = parsed.path if parsed.scheme else text
+        root = not local.strip() or os.path.realpath(os.path.expanduser(local)) == "/"
+    else:
+        root = posixpath.normpath("/" + parsed.path.lstrip("/")) == "/"
+    if root:
+        raise UserError(f"the {what} {path} is the root of its file system: give a folder under it")
+
+
 def check_output_path(
     output: str, inputs: Sequence[str], overwrite: bool, what: str = "output path"
 ) -> None:
@@ -341,11 +363,8 @@ def check_output_path(
         ``overwrite`` is not set; when a local ``output`` lies under a file. The message
         names the paths.
     """
-    if not str(output).strip():
-        raise UserError(f"the {what} is empty: give a folder to write to (a local path or a URI)")
+    check_folder_to_write(output, what)
     out_fs, out = _location(output)
-    if out == "/":
-        raise UserError(f"the {what} {output} is the root of its file system: give a folder under it")
     for given in inputs:
         in_fs, inp = _location(given)
         if in_fs != out_fs:

@@ -293,6 +293,11 @@ def test_an_edge_dataframe_is_checked_as_a_file_is(spark):
                               ("struct<a: long>", (1,), "struct<a:bigint>")):
         with pytest.raises(InputError, match=f"dst column is {shown}: node ids must be strings or integers"):
             est.fit(spark.createDataFrame([(1, value)], f"src long, dst {ids}"))
+    from decimal import Decimal
+
+    decimal_ids = spark.createDataFrame([(Decimal(s), Decimal(d), w) for s, d, w in rows],
+                                        "src decimal(20,0), dst decimal(20,0), weight double")
+    assert est.fit(decimal_ids).transform(decimal_ids).count() == 4  # whole numbers as decimals, as before
     with pytest.raises(InputError, match="the graph has no edges: the edge list is empty"):
         est.fit(spark.createDataFrame([], "src long, dst long"))
     bad = {

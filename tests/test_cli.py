@@ -8,6 +8,7 @@ arguments were checked first.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -404,10 +405,15 @@ def test_an_empty_or_root_output_is_refused_before_spark(tmp_path):
     from sepne_spark.errors import UserError
     from sepne_spark.jobs import embed, generate
 
-    for output in ("", " ", "/"):
-        with pytest.raises(UserError, match="output"):
+    for output in ("", " "):
+        with pytest.raises(UserError, match="the --output folder is empty"):
             generate.session_conf(["--output", output])
-        with pytest.raises(UserError, match="output path .*(empty|root of its file system)"):
+        with pytest.raises(UserError, match="the output path is empty"):
+            embed._checked(["--output", output])
+    for output in ("/", "//", "/.", "file:/", "file:///", "file:", "hdfs:///", "hdfs://nn:8020/", "s3a://bucket"):
+        with pytest.raises(UserError, match=f"the --output folder {re.escape(output)} is the root of its file system"):
+            generate.session_conf(["--output", output])
+        with pytest.raises(UserError, match=f"the output path {re.escape(output)} is the root of its file system"):
             embed._checked(["--output", output])
 
 

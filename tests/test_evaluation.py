@@ -450,11 +450,16 @@ def test_job_classify_reports_zero_vectors_and_refuses_an_edge_list(spark, tmp_p
     with pytest.raises(UserError, match=r"edges\.tsv: .* classes for 60 labelled nodes.*looks like an edge list"):
         job.main(spark, args + ["--labels", str(edges)])
     # ... also when its destinations are nodes that are no source (citing papers -> cited)
+    big = 300
+    E = rng.normal(size=(2 * big, 3))
+    pd.DataFrame({"id": np.arange(2 * big, dtype=np.int64), "embedding": [r.tolist() for r in E]}
+                 ).to_parquet(tmp_path / "big.parquet")
     cites = tmp_path / "cites.tsv"
-    cites.write_text("".join(f"{i}\t{30 + (i * 7) % 30}\n" for i in range(30)))
-    with pytest.raises(UserError, match=r"cites\.tsv: 30 classes for 30 labelled nodes, and 30 of the classes are "
-                                        "node ids: this looks like an edge list"):
-        job.main(spark, args + ["--labels", str(cites)])
+    cites.write_text("".join(f"{i}\t{big + (i * 7) % big}\n" for i in range(big)))
+    many = ["classify", "--embeddings", str(tmp_path / "big.parquet"), "--ratios", "0.5", "--splits", "2"]
+    with pytest.raises(UserError, match=rf"cites\.tsv: {big} classes for {big} labelled nodes, and {big} of the "
+                                        "classes are node ids: this looks like an edge list"):
+        job.main(spark, many + ["--labels", str(cites)])
     # A dated output's root: one partition per run, the same ids in each
     root = tmp_path / "dated"
     for day in ("dt=2026-12-01", "dt=2026-12-02"):
@@ -473,6 +478,11 @@ def test_job_classify_reports_zero_vectors_and_refuses_an_edge_list(spark, tmp_p
 
 def test_check_labels_warns_about_nearly_one_class_per_node(caplog):
     from sepne_spark.evaluation import check_labels
+
+    # Few classes named by small numbers, in a graph whose ids are numbers too: not an
+    # edge list (a warning about the many classes only)
+    numbered = {str(100 + i): [str(1 + i % 8)] for i in range(12)}
+    assert len(check_labels(numbered, sorted(numbered), "labels.tsv", nodes_among=len)) == 1
 
     labels = {str(i): {f"c{i // 2}"} for i in range(40)}  # 20 classes of two nodes
     with caplog.at_level("WARNING", logger="sepne_spark.evaluation"):

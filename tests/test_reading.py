@@ -249,6 +249,9 @@ def test_every_line_bad_points_at_the_separator(spark, tmp_path):
     # Columns given past the lines' fields: the columns are named first
     msg = bad_message(spark, write(tmp_path, "plain.csv", "1,2\n2,3\n"), fmt="csv", src_col=5, dst_col=1)
     assert "all 2 lines are bad, split at ',': src_col=5, dst_col=1 (--src-col, --dst-col) count fields from 0" in msg
+    # ... but not when the lines have the fields and something else is wrong
+    msg = bad_message(spark, write(tmp_path, "neg.txt", "1 2 -1\n2 3 -2\n"), fmt="txt", weight_col=2)
+    assert "weight '-1' is negative" in msg and "count fields from 0" not in msg
 
 
 def test_bad_line_count_and_quoted_text(spark, tmp_path):

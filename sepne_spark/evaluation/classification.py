@@ -226,7 +226,9 @@ def check_labels(
             members[lab] = members.get(lab, 0) + 1
     many = len(found) >= 10 and len(classes) >= MAX_CLASSES_PER_NODE * len(found)
     ids_as_labels = sum(1 for c in classes if c in labels or c in found)
-    if many and ids_as_labels < 0.5 * len(classes) and nodes_among is not None:
+    # Asked of the embeddings only for many classes: class names that are small numbers
+    # are node ids too in a graph of integer ids, without being an edge list.
+    if many and len(classes) >= 100 and ids_as_labels < 0.5 * len(classes) and nodes_among is not None:
         ids_as_labels = max(ids_as_labels, int(nodes_among(sorted(str(c) for c in classes))))
     if many and ids_as_labels >= 0.5 * len(classes):
         raise LabelsError(

@@ -172,7 +172,10 @@ def _checked(argv: Sequence[str] | None) -> tuple[argparse.Namespace, schema.Emb
     if ns.nodes is not None and not ns.nodes.strip(" ,@"):
         raise UserError(f"--nodes {ns.nodes!r} names no id: give comma-separated ids, or @FILE with one id per line")
 
-    from sepne_spark.storage import check_apart, check_not_in_dataset, check_output_path, check_partition_parent
+    from sepne_spark.storage import (check_apart, check_folder_to_write, check_not_in_dataset, check_output_path,
+                                     check_partition_parent)
+
+    check_folder_to_write(ns.output)  # before --run-date's partition is added to it
 
     if settings.partition == "IO" and not ns.nodes:
         raise UserError("partition IO embeds only requested nodes: give them with --nodes")

@@ -235,7 +235,7 @@ def check_args(ns: argparse.Namespace, argv: Sequence[str]) -> None:
     """Everything that can be checked without Spark: the model's parameters, flags of
     the other model, and outputs that exist (local ones) without ``--overwrite``."""
     from sepne_spark import generators
-    from sepne_spark.storage import check_not_in_dataset, check_output_path
+    from sepne_spark.storage import check_folder_to_write, check_not_in_dataset, check_output_path
 
     given = given_flags(argv)
     other = [flag for flag in MODEL_FLAGS["rmat" if ns.model == "sbm" else "sbm"] if flag in given]
@@ -257,9 +257,7 @@ def check_args(ns: argparse.Namespace, argv: Sequence[str]) -> None:
                                    ns.rmat_a, ns.rmat_b, ns.rmat_c)
     except ValueError as exc:
         raise UserError(str(exc)) from None
-    if not ns.output.strip() or ns.output.strip() in ("/", "file:/", "file:///"):
-        raise UserError(f"--output {ns.output!r}: give the folder that will hold edges/ and labels/ (not empty, not "
-                        "a file system's root)")
+    check_folder_to_write(ns.output, "--output folder")  # it will hold edges/ and labels/
     tables = ("edges", "labels") if ns.model == "sbm" else ("edges",)
     for table in tables:
         target = _target(ns.output, table, ns.format, ns.single_file)
