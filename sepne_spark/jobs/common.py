@@ -598,10 +598,17 @@ READ_OPTIONS = ("sep", "header", "src_col", "dst_col", "weight_col")
 def add_read_arguments(group: Any) -> None:
     """Add ``--sep``, ``--header``, ``--src-col``, ``--dst-col`` and ``--weight-col``."""
     group.add_argument("--sep", default=None, help="field separator for text input (default: by format)")
-    group.add_argument("--header", default=None, choices=["auto", "yes", "no"], help="text input has a header line")
-    group.add_argument("--src-col", default=None, help="source column (name or 0-based index)")
-    group.add_argument("--dst-col", default=None, help="destination column (name or 0-based index)")
-    group.add_argument("--weight-col", default=None, help="weight column (name or 0-based index)")
+    group.add_argument("--header", default=None, choices=["auto", "yes", "no"],
+                       help="text input has a header line (default: auto, a first line of column names or of "
+                            "words over numeric ids; the log says which rule decided)")
+    group.add_argument("--src-col", default=None,
+                       help="source column (name or 0-based index; default: the first, or Parquet's column src)")
+    group.add_argument("--dst-col", default=None,
+                       help="destination column (name or 0-based index; default: the second, or Parquet's column "
+                            "dst)")
+    group.add_argument("--weight-col", default=None,
+                       help="weight column (name or 0-based index; default: the one named weight, else the third "
+                            "if the lines have one, else weights of 1)")
 
 
 def _col(value: str | int | None) -> str | int | None:
