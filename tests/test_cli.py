@@ -179,7 +179,7 @@ def test_an_empty_nodes_list_is_refused(tmp_path):
         with pytest.raises(UserError, match="names no id"):
             embed._checked(["--nodes", empty, "--output", str(tmp_path / "out")])
     ids = tmp_path / "ids.txt"
-    for text in ("", "\n  \n# a comment\n"):
+    for text in ("", "\n  \n# a comment\n", "\ufeff\n"):
         ids.write_text(text, encoding="utf-8")
         with pytest.raises(UserError, match=f"--nodes file {ids} holds no id"):
             embed._checked(["--nodes", f"@{ids}", "--output", str(tmp_path / "out")])

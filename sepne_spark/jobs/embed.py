@@ -109,6 +109,7 @@ def _requested(spark, text: str):
         path = text[1:]
         if not os.path.exists(path):
             raise UserError(f"--nodes file {path} does not exist")
+        # (Hadoop's line reader drops a byte-order mark before the first line)
         return spark.read.text(path).select(F.trim("value").alias("id")).where("id != '' and not id like '#%'")
     return spark.createDataFrame([(x.strip(),) for x in text.split(",") if x.strip()], "id string")
 
@@ -118,7 +119,7 @@ def _check_ids_file(path: str) -> None:
     only) before Spark starts; it is read line by line up to its first id."""
     if not is_local_path(path) or not os.path.isfile(local_path(path)):
         return  # a folder or a remote file: the job's check of the ids covers it
-    with open(local_path(path), encoding="utf-8", errors="replace") as f:
+    with open(local_path(path), encoding="utf-8-sig", errors="replace") as f:  # a byte-order mark is no id
         if any(line.strip() and not line.strip().startswith("#") for line in f):
             return
     raise UserError(f"--nodes file {path} holds no id (one id per line; blank and # lines are skipped)")
