@@ -66,6 +66,9 @@ def local_cores(master: str) -> int:
     return max(2, cores)
 
 
+#: The setting of the folder reliable checkpoints are written to (:func:`checkpoint`).
+_CHECKPOINT_DIR = "spark.checkpoint.dir"
+
 #: Whether ``DataFrame.localCheckpoint`` takes a storage level (PySpark 4.0 on).
 _LOCAL_CHECKPOINT_LEVEL = "storageLevel" in inspect.signature(DataFrame.localCheckpoint).parameters
 
@@ -87,7 +90,7 @@ def checkpoint(df: DataFrame, storage_level: StorageLevel | None = None) -> Data
     master = str(spark.conf.get("spark.master", "") or "")
     if master.startswith("local"):
         return _local_checkpoint(df, storage_level)
-    if spark.conf.get("spark.checkpoint.dir", None):
+    if spark.conf.get(_CHECKPOINT_DIR, None):
         kept = df.persist(storage_level or StorageLevel.MEMORY_AND_DISK)
         out = kept.checkpoint(eager=True)
         kept.unpersist()
@@ -244,7 +247,7 @@ def get_spark(
     if local:
         # A local folder only serves a local master: a cluster's executors need one they
         # all reach (see checkpoint()), which the submission sets.
-        settings["spark.checkpoint.dir"] = os.path.join(tempfile.gettempdir(), "sepne-checkpoints")
+        settings[_CHECKPOINT_DIR] = os.path.join(tempfile.gettempdir(), "sepne-checkpoints")
         settings["spark.pyspark.python"] = os.environ["PYSPARK_PYTHON"]
         settings["spark.pyspark.driver.python"] = sys.executable
         # Spark's 200 shuffle partitions are 200 tasks per stage: on one machine the
@@ -293,8 +296,6 @@ def get_spark(
             pass
     return spark
 
-
-_CHECKPOINT_DIR = "spark.checkpoint.dir"
 
 
 #: The JVM classes the library's GraphFrames calls load: the Python API's entry point,

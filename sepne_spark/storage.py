@@ -428,6 +428,15 @@ def check_partition_parent(folder: str, key: str) -> None:
                         f"beside it would hide its rows from readers of {folder}; choose another folder")
 
 
+def partition_folders(folder: str) -> list[str]:
+    """The ``key=value`` folders directly in a local ``folder`` (a dated output's runs),
+    sorted; none for a remote folder, a missing one, or one without them."""
+    fs, path = _location(folder)
+    if fs != "file" or not os.path.isdir(path):
+        return []
+    return sorted(n for n in os.listdir(path) if "=" in n and os.path.isdir(os.path.join(path, n)))
+
+
 #: A part file of a dataset written by Spark or Hadoop: ``part-00000``, ``part-00003-<uuid>.snappy.parquet``,
 #: ``part-r-00000``.
 _PART_FILE = re.compile(r"part-(?:[rm]-)?\d{5}(?:$|[-.])")

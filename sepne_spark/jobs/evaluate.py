@@ -367,15 +367,6 @@ def _write_json(spark: SparkSession, path: str | None, payload: dict[str, Any]) 
 # ---------------------------------------------------------------------------
 
 
-def _partition_folders(path: str) -> list[str]:
-    """The ``key=value`` folders directly in a local folder ``path`` (a dated output's
-    runs), sorted; none for a remote path or one without them."""
-    local = path[len("file:"):] if path.startswith("file:") else path
-    if "://" in local or not os.path.isdir(local):
-        return []
-    return sorted(n for n in os.listdir(local) if "=" in n and os.path.isdir(os.path.join(local, n)))
-
-
 def run_classify(spark: SparkSession, ns: argparse.Namespace) -> dict[str, Any]:
     """The ``classify`` task; prints a table and returns the results.
 
@@ -398,7 +389,9 @@ def run_classify(spark: SparkSession, ns: argparse.Namespace) -> dict[str, Any]:
             dup.add(r["key"])
         seen[r["key"]] = r
     if dup:
-        parts = _partition_folders(ns.embeddings)
+        from sepne_spark.storage import partition_folders
+
+        parts = partition_folders(ns.embeddings)
         shown = ", ".join(parts[:3]) + (", ..." if len(parts) > 3 else "")
         hint = (f": {ns.embeddings} holds {len(parts)} partitions ({shown}), one per run; give one of them, e.g. "
                 f"--embeddings {ns.embeddings.rstrip('/')}/{parts[-1]}" if len(parts) > 1 else "")
