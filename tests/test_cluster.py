@@ -15,8 +15,8 @@ moves between processes through Spark's shuffle and block transfer.
   executor log shows that a set was solved there; the job still finishes on the other
   worker with the same output.
 
-Marked ``cluster``: a fast tier skips it with ``-m "not cluster"``. Every process the
-test starts is killed when it ends.
+Marked ``deploy`` (``make test-deploy``, not ``make test``). Every process the test
+starts is killed when it ends.
 """
 from __future__ import annotations
 
@@ -39,7 +39,7 @@ from jobs import embed
 from tests import gf_support
 from tests.spark_conf import CLUSTER_CONF, JAVA_OPTIONS, spark_flags
 
-pytestmark = [pytest.mark.cluster, pytest.mark.e2e]
+pytestmark = [pytest.mark.deploy, pytest.mark.e2e]
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent

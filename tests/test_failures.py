@@ -9,6 +9,8 @@
   read one (every sum is taken in a fixed order: see ``proximity.ordered_sum``). The
   killed run is a process of its own (``local[1]``, killed with its JVM); the first run
   and the restart run in the test session.
+
+Marked ``deploy`` (``make test-deploy``, not ``make test``): minutes each.
 """
 from __future__ import annotations
 
@@ -28,7 +30,7 @@ from sepne_spark.jobs import embed
 from tests.helpers import random_graph
 from tests.spark_conf import spark_flags
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.deploy, pytest.mark.e2e]
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -35,6 +35,7 @@ def _submit(workdir: Path, wheel: Path, *args: str) -> subprocess.CompletedProce
     return subprocess.run(cmd, cwd=workdir, env=env, capture_output=True, text=True, timeout=900)
 
 
+@pytest.mark.deploy
 @pytest.mark.skipif(not SPARK_SUBMIT.exists(), reason="spark-submit is installed with pyspark")
 def test_spark_submit_with_wheel_outside_checkout(wheel, tmp_path):
     workdir = tmp_path / "edge-node"
