@@ -429,12 +429,15 @@ def check_partition_parent(folder: str, key: str) -> None:
 
 
 def partition_folders(folder: str) -> list[str]:
-    """The ``key=value`` folders directly in a local ``folder`` (a dated output's runs),
-    sorted; none for a remote folder, a missing one, or one without them."""
-    fs, path = _location(folder)
-    if fs != "file" or not os.path.isdir(path):
+    """The ``key=value`` folders directly in ``folder`` (a dated output's runs), sorted;
+    none for a file, a missing folder or one without them."""
+    from pyarrow import fs
+
+    filesystem, inner = _filesystem(folder.rstrip("/"))
+    if filesystem.get_file_info(inner).type != fs.FileType.Directory:
         return []
-    return sorted(n for n in os.listdir(path) if "=" in n and os.path.isdir(os.path.join(path, n)))
+    infos = filesystem.get_file_info(fs.FileSelector(inner))
+    return sorted(i.base_name for i in infos if i.type == fs.FileType.Directory and "=" in i.base_name)
 
 
 #: A part file of a dataset written by Spark or Hadoop: ``part-00000``, ``part-00003-<uuid>.snappy.parquet``,
@@ -650,6 +653,21 @@ def write_json(path: str, payload: dict) -> None:
             out.write(data)
 
     atomic_write(write, path, overwrite=True)
+
+
+def output_manifests(directory: str) -> dict[str, dict]:
+    """The manifests of an embed job's output: ``{"": manifest}`` for an output with its
+    own ``_manifest.json``, ``{"dt=...": manifest, ...}`` for a dated output's root (one
+    per run that has one, sorted), ``{}`` for neither.
+
+    Raises :class:`~sepne_spark.errors.UserError` naming a manifest that is not JSON.
+    """
+    own = read_manifest(directory)
+    if own is not None:
+        return {"": own}
+    base = directory.rstrip("/")
+    found = {part: read_manifest(f"{base}/{part}") for part in partition_folders(directory)}
+    return {part: manifest for part, manifest in found.items() if manifest is not None}
 
 
 def read_manifest(directory: str) -> dict | None:

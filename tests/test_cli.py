@@ -344,6 +344,42 @@ def test_reconstruct_takes_the_bad_lines_flag_its_errors_advise():
 
 
 @pytest.mark.unit
+def test_reconstruct_on_a_dated_output_takes_its_runs_manifest(tmp_path):
+    """``--embeddings OUTPUT`` of a ``--run-date`` output: M's settings come from its
+    runs' manifests (the newest run's, when they agree), not the built-in defaults; runs
+    made with different M are refused before Spark, naming them."""
+    import json
+
+    from sepne_spark.errors import UserError
+    from sepne_spark.jobs import evaluate
+
+    out = tmp_path / "emb"
+    for day, window in (("2026-01-01", 5), ("2026-01-02", 5)):
+        (out / f"dt={day}").mkdir(parents=True)
+        (out / f"dt={day}" / "_manifest.json").write_text(json.dumps(
+            {"settings": {"metric": "A+A2", "window": window, "scaling": "log"}}))
+    ns = evaluate.parse_args(["reconstruct", "--edges", "e.tsv", "--embeddings", str(out)])
+    manifest, run = evaluate.embeddings_manifest(ns)
+    assert run == "dt=2026-01-02"
+    settings, source = evaluate.matrix_settings(ns, manifest, run)
+    assert (settings["window"], settings["scaling"]) == (5, "log")
+    assert source == "the manifest of the run dt=2026-01-02"
+    edges = tmp_path / "e.tsv"
+    edges.write_text("1\t2\n", encoding="utf-8")
+    assert evaluate.session_conf(["reconstruct", "--edges", str(edges), "--embeddings", str(out)]) == {}
+
+    (out / "dt=2026-01-01" / "_manifest.json").write_text(json.dumps({"settings": {"metric": "A+A2", "window": 3}}))
+    with pytest.raises(UserError, match=r"\(dt=2026-01-01 and dt=2026-01-02 differ in window, scaling\): give "
+                                        r"one run, e\.g\. --embeddings .*/emb/dt=2026-01-02$"):
+        evaluate.embeddings_manifest(ns)
+    with pytest.raises(UserError, match="differ in window"):  # before Spark starts
+        evaluate.session_conf(["reconstruct", "--edges", str(edges), "--embeddings", str(out)])
+    # One run's folder, or an output of its own, reads its own manifest.
+    one = evaluate.parse_args(["reconstruct", "--edges", "e.tsv", "--embeddings", str(out / "dt=2026-01-01")])
+    assert evaluate.embeddings_manifest(one) == ({"settings": {"metric": "A+A2", "window": 3}}, "")
+
+
+@pytest.mark.unit
 def test_labels_lines_that_are_not_node_tab_label_are_named_by_file_and_line(tmp_path):
     """No labels line is dropped in silence: each that is not two non-empty fields is an
     error at its file and line; a first line of column names is a header; a file without

@@ -458,9 +458,10 @@ MATRIX_SETTINGS = ("metric", "window", "scaling", "directed", "duplicates", "sel
 READ_SETTINGS = ("input_format", "bad_lines")
 
 
-def matrix_settings(ns: argparse.Namespace, manifest: dict[str, Any]) -> tuple[dict[str, Any], str]:
+def matrix_settings(ns: argparse.Namespace, manifest: dict[str, Any], run: str = "") -> tuple[dict[str, Any], str]:
     """The settings of M and of reading the edges: flags over the embeddings' manifest
-    (``manifest``, empty without one) over the built-in defaults.
+    (``manifest``, empty without one; ``run``, the dated run it is from, if any) over the
+    built-in defaults.
 
     Returns the settings and where they came from, in words.
     """
@@ -470,10 +471,38 @@ def matrix_settings(ns: argparse.Namespace, manifest: dict[str, Any]) -> tuple[d
     saved = {k: v for k, v in (manifest.get("settings") or {}).items() if k in wanted}
     flags = {k: getattr(ns, k) for k in wanted if getattr(ns, k, None) is not None}
     settings = schema.resolve(flags, saved)
-    source = "the embeddings' manifest" if saved else "the built-in defaults"
+    source = (f"the manifest of the run {run}" if run else "the embeddings' manifest") if saved else "the built-in defaults"
     if flags:
         source += " and " + ", ".join("--" + k.replace("_", "-") for k in flags)
     return {k: getattr(settings, k) for k in wanted}, source
+
+
+def embeddings_manifest(ns: argparse.Namespace) -> tuple[dict[str, Any], str]:
+    """The manifest of ``--embeddings`` and the dated run it is from (``""`` for the
+    output's own): a dated output's root (``OUTPUT`` of ``--run-date``) takes its newest
+    run's, when every run's M and reading agree; ``({}, "")`` without any.
+
+    Raises
+    ------
+    UserError
+        When the runs of a dated output were made with different settings of M (name
+        one of them), or a manifest is not JSON.
+    """
+    from sepne_spark.storage import output_manifests
+
+    manifests = output_manifests(ns.embeddings)
+    runs = list(manifests)
+    if not runs:
+        return {}, ""
+    newest = runs[-1]
+    chosen = {run: matrix_settings(ns, manifest)[0] for run, manifest in manifests.items()}
+    other = next((run for run in runs if chosen[run] != chosen[newest]), None)
+    if other is not None:
+        keys = ", ".join(k for k in chosen[newest] if chosen[other][k] != chosen[newest][k])
+        raise UserError(f"the runs in {ns.embeddings} were made with different settings of M ({other} and "
+                        f"{newest} differ in {keys}): give one run, e.g. "
+                        f"--embeddings {ns.embeddings.rstrip('/')}/{newest}")
+    return manifests[newest], newest
 
 
 def input_mismatch(spark: SparkSession, edges: str, manifest: dict[str, Any]) -> str | None:
@@ -512,7 +541,8 @@ def _steps_after_solve(manifest: dict[str, Any]) -> str | None:
 
 def _say_embedding_counts(n: int, n_missing: int, n_zero: int, has_ctx: bool) -> None:
     if not has_ctx:
-        print("the embeddings have no context column: the embedding is used as the context vector")
+        log.warning("the embeddings have no context column: the embedding stands in for the context vector, and "
+                    "the R^2 is that of W W^T (embed with --context for W C^T)")
     if n_missing:
         print(f"{n_missing} of {n} graph nodes have no embedding: their rows and columns predict 0")
     if n_zero:
@@ -599,10 +629,8 @@ def run_reconstruct(spark: SparkSession, ns: argparse.Namespace) -> dict[str, An
     from sepne_spark.proximity import metric_text
     from sepne_spark.graph import load_graph
 
-    from sepne_spark.storage import read_manifest
-
-    manifest = read_manifest(ns.embeddings) or {}
-    settings, source = matrix_settings(ns, manifest)
+    manifest, run = embeddings_manifest(ns)
+    settings, source = matrix_settings(ns, manifest, run)
     mismatch = input_mismatch(spark, ns.edges, manifest)
     if mismatch:
         log.warning("%s", mismatch)
@@ -736,11 +764,9 @@ def session_conf(argv: Sequence[str]) -> dict[str, str]:
 
         require_classifier()
     if ns.task == "reconstruct":  # M's settings: the flags over a local manifest's, checked now
-        from sepne_spark.storage import read_manifest
-
-        manifest = read_manifest(ns.embeddings) if is_local_path(ns.embeddings) else None
+        manifest, _ = embeddings_manifest(ns) if is_local_path(ns.embeddings) else ({}, "")
         with settings_checked_quietly():
-            matrix_settings(ns, manifest or {})
+            matrix_settings(ns, manifest)
     if ns.task != "linkpred":
         return {}
     with settings_checked_quietly():  # main() checks again and warns once
