@@ -29,6 +29,7 @@ same recovery after a killed run).
 from __future__ import annotations
 
 import math
+import posixpath
 from typing import Callable, Iterator, Literal
 
 import numpy as np
@@ -733,10 +734,17 @@ def write_table(
 
     def spark_write(where: str) -> None:
         writer = out.write.mode("errorifexists")
-        if fmt == "tsv":
-            writer.option("sep", "\t").option("header", "false").csv(where)
-        else:
+        if fmt == "parquet":
             writer.parquet(where)
+            return
+        writer.option("sep", "\t").option("header", "false").csv(where)
+        # Spark's CSV writer names its part files *.csv: named *.tsv, a part file given
+        # on its own is read as tab-separated (``input_format: auto`` goes by the name).
+        for file in storage.data_files(where):
+            if file.endswith(".csv"):
+                storage.move(file, file[: -len(".csv")] + ".tsv")
+                folder, name = posixpath.split(file)
+                storage.remove(f"{folder}/.{name}.crc")  # the local file system's checksum
 
     def write(tmp: str) -> None:
         if not single_file:

@@ -246,8 +246,16 @@ def test_writers_round_trip(spark, tmp_path):
     out = write_edges(edges, str(tmp_path / "edges"), "tsv")
     assert Path(out).is_dir()
     assert _pairs(_read_tsv(spark, out)).equals(expected)
-    line = next(p for p in Path(out).iterdir() if p.name.startswith("part-")).read_text()
+    parts = [p for p in Path(out).iterdir() if p.name.startswith("part-")]
+    assert parts and all(p.name.endswith(".tsv") for p in parts), sorted(p.name for p in parts)
+    assert not [p.name for p in Path(out).iterdir() if p.name.endswith(".csv.crc")]
+    line = parts[0].read_text()
     assert line.splitlines()[0].count("\t") == 1 and line.splitlines()[0].split("\t")[0].isdigit()
+    # A part file on its own reads as tab-separated (auto goes by the name).
+    from sepne_spark.graph import load_graph
+
+    one = load_graph(spark, str(parts[0]), directed=True).edges.count()
+    assert one == sum(1 for ln in line.splitlines() if len(set(ln.split("\t"))) == 2)  # self-loops dropped
 
     out = write_edges(edges, str(tmp_path / "edges_pq"), "parquet")
     assert _pairs(spark.read.parquet(out)).equals(expected)
