@@ -54,6 +54,16 @@ def test_generated_graph_without_scikit_learn_is_embedded_and_not_scored(spark, 
 
 
 @pytest.mark.e2e
+def test_generated_graph_with_requested_ids_is_not_scored(spark, tmp_path, capsys):
+    # The score is of a whole generated graph: three requested nodes are not one.
+    assert embed.main(spark, SMALL + ["--nodes", "1,2,3", "--output", str(tmp_path / "out")]) == 0
+    lines = [line.strip() for line in capsys.readouterr().out.splitlines() if "planted communities" in line]
+    assert lines == ["planted communities: not scored (--nodes embedded only the requested nodes; the score is "
+                     "of a whole generated graph)"], lines
+    assert spark.read.parquet(str(tmp_path / "out")).count() == 3
+
+
+@pytest.mark.e2e
 def test_run_date_rerun_replaces_only_its_partition(spark, tmp_path, caplog):
     out = tmp_path / "embeddings"
     caplog.set_level(logging.INFO, logger="sepne_spark")

@@ -533,7 +533,10 @@ def _run(spark, ns: argparse.Namespace, settings: schema.EmbedSettings, target: 
     print(f"  output: {target}")
     from sepne_spark.evaluation.classification import CLASSIFIER_EXTRA, classifier_available
 
-    if labels is not None and not classifier_available():
+    if labels is not None and wanted is not None:
+        print("  planted communities: not scored (--nodes embedded only the requested nodes; the score is of "
+              "a whole generated graph)")
+    elif labels is not None and not classifier_available():
         print(f"  planted communities: not scored (node classification needs scikit-learn: {CLASSIFIER_EXTRA})")
     elif labels is not None:
         import numpy as np
