@@ -237,7 +237,7 @@ SETTINGS: tuple[Setting, ...] = (
              minimum=0, maximum=2**63 - 1, metavar="SEED"),
     _setting("directed", bool, False, "edges are directed: a line 'u v' means u -> v only",
              negative_flag="--undirected",
-             negative_help="edges are undirected: a line 'u v' also means v -> u (the default)", fitted=True),
+             negative_help="edges are undirected: a line 'u v' also means v -> u", fitted=True),
     _setting("input_format", str, "auto", "format of the edge input; auto picks it from the "
              "file extension, and looks inside a folder or a file without one (Parquet, or the separator of "
              "the first data line)", choices=FORMATS, scope=JOB),
@@ -302,7 +302,7 @@ SETTINGS: tuple[Setting, ...] = (
              "stages. 0 always takes the distributed stages", minimum=0, metavar="N"),
     _setting("context", bool, False, "also write the context vectors C next to the embeddings",
              negative_flag="--no-context",
-             negative_help="write only the embeddings (the default)", scope=JOB),
+             negative_help="write only the embeddings", scope=JOB),
     _setting("spark", dict, {}, "Spark configuration, repeatable; merged over the profile's spark: block; "
              "given to the session the job builds, or, in a session already running (a notebook's, "
              "Spark Connect), set for the job's run where the session allows it (SQL settings) and "
