@@ -526,7 +526,9 @@ class SepNEModel(Model, _SepNEParams, MLWritable, MLReadable):
 
         Requested ids that are not nodes of ``graph`` are left out, with a warning that
         gives their number and a few of them (see :func:`~sepne_spark.graph.requested_ids`); requested
-        landmarks get their landmark rows.
+        landmarks get their landmark rows. The result has one row per node of ``graph``
+        (or per requested node): a landmark that ``graph`` no longer holds gets none,
+        and its vector still enters the others' as fitted.
 
         Raises
         ------

@@ -603,6 +603,9 @@ def embed(
     else:
         M_rows = M_cols = keep(prox.rows(None))
         lm_out = landmark_rows(spark, model)
+        if not same:  # a graph the fit did not see may lack landmarks: those get no row
+            present = graph.vertices.join(F.broadcast(lm.select("id")), "id", "left_semi")
+            lm_out = lm_out.join(present, "id", "left_semi")
     held.extend(prox.cached)  # the log scaling's in-weights, read when the result is computed
     records = set_records(assign, M_rows, M_cols, blocks)
     out = embed_sets(records, model.factors, model.S_A, model.S_B, params["lam"], params["eta"], params["iters"],

@@ -354,6 +354,20 @@ def test_model_save_load_and_growing_graph(spark, tmp_path, directed):
             np.testing.assert_allclose(res[ids[i]].context, C[:, j], rtol=0, atol=1e-9 * np.abs(C).max())
 
 
+def test_a_graph_without_some_landmarks_gets_one_row_per_node(spark):
+    """A model embeds a graph that lost a landmark (transform's distributed path, and the
+    one-task path's check): one row per node of that graph, none for the lost landmark."""
+    rows = [(i, (i + 1) % 30) for i in range(30)] + [(i, (i + 7) % 30) for i in range(30)]
+    edges = spark.createDataFrame(rows, "src long, dst long")
+    model = SepNE(dim=4, landmarks=6, iters=3).fit(edges)
+    lost = model.landmark_ids[0]
+    pruned = edges.where((F.col("src") != lost) & (F.col("dst") != lost))
+    for out in (model.transform(pruned), model.embed(None, pruned)):
+        ids = [r["id"] for r in out.select("id").collect()]
+        assert sorted(ids) == sorted(set(range(30)) - {lost})
+        assert out.where("is_landmark").count() == 5
+
+
 def test_loaded_model_transform_with_whole_graph_steps_takes_the_one_task_path(spark, tmp_path):
     """With the steps after the solve and the anchor (as the default profiles have), the
     distributed path runs jobs at transform's call anyway: transform of a small graph
