@@ -42,6 +42,7 @@ from sepne_spark.errors import InputError, RequestedIdsError, SettingError, Unkn
 from sepne_spark.graph import requested_ids  # noqa: F401 - part of the API, used by the embed job
 from sepne_spark.graph import try_cast
 from sepne_spark.proximity import check_window
+from sepne_spark.session import is_stopped
 from sepne_spark.set_stage import output_schema
 from sepne_spark.settings import (
     FITTED_PARAMS, MODEL_PARAMS, MODEL_SETTINGS, Setting, param_converter, setting, unknown_param_message,
@@ -446,7 +447,11 @@ class SepNEModel(Model, _SepNEParams, MLWritable, MLReadable):
     # -- embedding -------------------------------------------------------------------
     @property
     def _graph(self) -> Any:
-        """The graph this model was fitted on, while its cached tables are held."""
+        """The graph this model was fitted on, while its cached tables are held and its
+        session runs (a stopped session's tables are gone: the model then holds none)."""
+        if self._fitted is not None and is_stopped(self._fitted.graph.edges.sparkSession):
+            self._fitted = None
+            self._embedded.clear()
         return self._fitted.graph if self._fitted is not None else None
 
     def _state(self) -> pipeline.Fit:
@@ -463,8 +468,9 @@ class SepNEModel(Model, _SepNEParams, MLWritable, MLReadable):
         # counted (one small job) and embedded in one task instead (pipeline.embed).
         if isinstance(dataset, DataFrame) and "id" in dataset.columns and "src" not in dataset.columns:
             if self._graph is None:
-                raise SettingError("this model holds no graph (it was loaded, or release() let it go): pass the "
-                                   "edge list with transform(edges), or use embed(ids, edges)")
+                raise SettingError("this model holds no graph (it was loaded, release() let it go, or its "
+                                   "session was stopped): pass the edge list with transform(edges), or use "
+                                   "embed(ids, edges)")
             extra = [c for c in dataset.columns if c != "id"]
             clash = [c for c in extra if c in output_schema(self.id_type).names]
             if clash:
@@ -544,6 +550,9 @@ class SepNEModel(Model, _SepNEParams, MLWritable, MLReadable):
         return self._embed(ids, graph, nodes, count_small=True)
 
     def _embed(self, ids: DataFrame | None, graph: Any, nodes: int | None, count_small: bool) -> DataFrame:
+        if self.factors is None:
+            raise SettingError("this SepNEModel holds no fitted factors: fit SepNE, or load a saved model with "
+                               "SepNEModel.load(path)")
         self._check_fitted_values()
         s = self.settings()
         if not isinstance(graph, _graph_type()):
@@ -560,13 +569,17 @@ class SepNEModel(Model, _SepNEParams, MLWritable, MLReadable):
         results have been written or collected; a result used after it is recomputed.
 
         The model then holds no graph, as a loaded one: ``transform(edges)`` and
-        ``embed(ids, edges)`` embed, ``transform(ids)`` raises :class:`SettingError`."""
-        for df in self._embedded:
-            df.unpersist()
-        self._embedded.clear()
-        if self._fitted is not None:
-            self._fitted.release()
-            self._fitted = None
+        ``embed(ids, edges)`` embed, ``transform(ids)`` raises :class:`SettingError`.
+        After the session was stopped there is nothing left to unpersist: it returns."""
+        held, self._embedded = list(self._embedded), []
+        fitted, self._fitted = self._fitted, None
+        if fitted is not None and is_stopped(fitted.graph.edges.sparkSession):
+            return
+        for df in held:
+            if not is_stopped(df.sparkSession):
+                df.unpersist()
+        if fitted is not None:
+            fitted.release()
 
     # -- persistence -----------------------------------------------------------------
     def write(self) -> "SepNEWriter":

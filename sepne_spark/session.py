@@ -137,6 +137,18 @@ def active_session() -> SparkSession | None:
     return None if connect is None else connect.SparkSession.getActiveSession()
 
 
+def is_stopped(spark: SparkSession) -> bool:
+    """Whether ``spark`` has been stopped: a Spark Connect session that was closed, or a
+    classic one whose context was stopped (``spark.stop()``, or a notebook's restart)."""
+    stopped = getattr(type(spark), "is_stopped", None)
+    if stopped is not None:  # Spark Connect's property
+        return bool(spark.is_stopped)
+    try:
+        return spark._sc._jsc is None  # noqa: SLF001 - set to None by SparkContext.stop()
+    except AttributeError:  # a session type without them: taken as alive
+        return False
+
+
 def runs_here(master: str | None, launched: Mapping[str, str]) -> bool:
     """Whether a new session's executors run on this machine: its master (``master``, or
     the ``spark.master`` a ``spark-submit`` launched the JVM with) is a local one."""

@@ -127,27 +127,52 @@ def _tags(spark) -> set[str]:
 
 
 #: A fit, then pyspark.ml's training summary, in a session of its own (the test session
-#: has run the jobs' observed writes, which break these summaries in PySpark 4.1 too).
+#: has run the jobs' observed writes, which break these summaries in PySpark 4.1 too);
+#: then the session is stopped and started again, as a notebook's restart does.
 FIT_THEN_SUMMARY = """
+import sys
+import tempfile
+
 from pyspark.ml.classification import LogisticRegression
 from pyspark.ml.functions import array_to_vector
 from pyspark.sql import functions as F
-from sepne_spark import SepNE, get_spark
+from sepne_spark import SepNE, SepNEModel, SettingError, get_spark
 from tests.helpers import random_graph
 
 spark = get_spark(master="local[2]")
 g = random_graph(n=30, m=90, seed=3)
 edges = spark.createDataFrame(g.rows, "src string, dst string, weight double")
-out = SepNE(dim=4, landmarks=8, setSize=10, iters=3).fit(edges).transform(edges)
+model = SepNE(dim=4, landmarks=8, setSize=10, iters=3).fit(edges)
+out = model.transform(edges)
 data = out.select(array_to_vector("embedding").alias("features"), (F.hash("id") % 2 == 0).cast("double").alias("label"))
 print("accuracy", LogisticRegression(maxIter=5).fit(data).summary.accuracy)
+before = {r["id"]: r["embedding"] for r in out.collect()}
+
+spark.stop()
+spark = get_spark(master="local[2]")
+path = tempfile.mkdtemp() + "/model"
+model.save(path)  # in the running session
+print("saved", SepNEModel.load(path).landmark_ids == model.landmark_ids)
+model.release()
+model.release()
+try:
+    model.transform(spark.createDataFrame([(g.rows[0][0],)], "id string"))
+except SettingError as exc:
+    print("refused", "session was stopped" in str(exc))
+edges = spark.createDataFrame(g.rows, "src string, dst string, weight double")
+after = {r["id"]: r["embedding"] for r in model.transform(edges).collect()}
+print("same", after.keys() == before.keys() and all(max(abs(a - b) for a, b in zip(after[k], before[k])) < 1e-9
+                                                    for k in before))
 """
 
 
 @pytest.mark.e2e
-def test_a_fit_leaves_pyspark_ml_training_summaries_working():
+def test_a_fit_leaves_pyspark_ml_training_summaries_working_and_the_model_outlives_its_session():
     """A classic session that has had a job tag fails pyspark.ml's training summaries
-    (PySpark 4.1: the session's tag state is not serializable): the stages tag none."""
+    (PySpark 4.1: the session's tag state is not serializable): the stages tag none.
+    After the session is stopped and another started, the fitted model saves in the new
+    one, release() returns, transform(ids) says it holds no graph, and transform(edges)
+    gives the vectors it gave before."""
     import os
     import shlex
     import subprocess
@@ -161,6 +186,8 @@ def test_a_fit_leaves_pyspark_ml_training_summaries_working():
                           timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert re.search(r"^accuracy [01]\.\d*", proc.stdout, re.M), proc.stdout
+    assert re.findall(r"^(saved|refused|same) (\w+)$", proc.stdout, re.M) == [
+        ("saved", "True"), ("refused", "True"), ("same", "True")], proc.stdout + proc.stderr[-3000:]
 
 
 def test_solve_progress_reports_first_set_then_throttles(capsys):
