@@ -295,7 +295,7 @@ class SepNE(Estimator, _SepNEParams, MLWritable, MLReadable):
             reading = [overrides.get(p, given.getOrDefault(p)) for p in ("directed", "duplicates", "selfLoops")]
             with _bad_rows_as_input_errors():
                 chosen = pipeline.choose_profile(_as_graph(graph, *reading))
-            if chosen.nodes == 0:
+            if chosen.edge_rows == 0:
                 raise InputError("the graph has no edges: the edge list is empty (or holds only dropped "
                                  "self-loops)")
             base = schema.load_profile(chosen.profile)
