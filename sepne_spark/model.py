@@ -40,7 +40,7 @@ from pyspark.sql import functions as F
 from sepne_spark import __version__, pipeline
 from sepne_spark.errors import InputError, RequestedIdsError, SettingError, UnknownParamError, UserError  # noqa: F401 - RequestedIdsError re-exported here
 from sepne_spark.graph import requested_ids  # noqa: F401 - part of the API, used by the embed job
-from sepne_spark.graph import try_cast
+from sepne_spark.graph import NO_EDGES, try_cast
 from sepne_spark.proximity import check_window
 from sepne_spark.session import is_stopped
 from sepne_spark.set_stage import output_schema
@@ -296,8 +296,7 @@ class SepNE(Estimator, _SepNEParams, MLWritable, MLReadable):
             with _bad_rows_as_input_errors():
                 chosen = pipeline.choose_profile(_as_graph(graph, *reading))
             if chosen.edge_rows == 0:
-                raise InputError("the graph has no edges: the edge list is empty (or holds only dropped "
-                                 "self-loops)")
+                raise InputError(NO_EDGES)
             base = schema.load_profile(chosen.profile)
             changed = dict(chosen.changed)
             if "landmarks" in params and "dim" not in params:

@@ -32,6 +32,8 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import BinaryType, DataType, IntegerType, StructField, StructType
 
+from sepne_spark.errors import InputError
+from sepne_spark.graph import NO_EDGES
 from sepne_spark.set_stage import output_schema
 from sepne_spark.solver import RepairedFactorisation, SetConstants
 from sepne_spark.sparse import embed_all, landmark_summaries, sparse_proximity, walk_summaries
@@ -116,6 +118,11 @@ def summaries(edges: DataFrame, vertices: DataFrame, landmarks: DataFrame, k: in
         (:func:`sepne_spark.sparse.walk_summaries`), for ``landmarkFactors="walks"``,
         unless they take more than :data:`MAX_ONE_TASK_WALK_PRODUCTS` products (then
         three).
+
+    Raises
+    ------
+    InputError
+        When ``edges`` has no row (the nodes' only edges were dropped self-loops).
     """
     settings = {key: params[key] for key in ("metric", "window", "scaling")}
     # One row per row of each k x k matrix, its values as little-endian float64 bytes:
@@ -131,14 +138,20 @@ def summaries(edges: DataFrame, vertices: DataFrame, landmarks: DataFrame, k: in
                                     MAX_ONE_TASK_WALK_PRODUCTS) or ()
         parts = np.stack(parts).astype("<f8")
         t, i = np.divmod(np.arange(len(parts) * k), k)
-        return pd.DataFrame({"t": t.astype(np.int32), "i": i.astype(np.int32),
-                             "data": [parts[a, b].tobytes() for a, b in zip(t, i)]})
+        # Row t = -1: the number of edge rows (none when every edge was a dropped self-loop).
+        return pd.DataFrame({"t": np.append(t, -1).astype(np.int32), "i": np.append(i, 0).astype(np.int32),
+                             "data": [parts[a, b].tobytes() for a, b in zip(t, i)]
+                             + [np.array([len(local.src)], "<f8").tobytes()]})
 
     rows = (_gathered(edges, vertices, landmarks, None).groupBy(F.lit(0).alias("one"))
             .applyInPandas(run, schema=schema).collect())
+    (edge_rows,) = [np.frombuffer(r["data"], dtype="<f8")[0] for r in rows if r["t"] == -1]
+    if not edge_rows:
+        raise InputError(NO_EDGES)
     out = np.zeros((1 + max(r["t"] for r in rows), k, k))
     for r in rows:
-        out[r["t"], r["i"]] = np.frombuffer(r["data"], dtype="<f8")
+        if r["t"] >= 0:
+            out[r["t"], r["i"]] = np.frombuffer(r["data"], dtype="<f8")
     return tuple(out)
 
 

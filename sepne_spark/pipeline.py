@@ -46,7 +46,7 @@ from pyspark.sql.types import DataType, IntegerType, IntegralType, StructField, 
 
 from sepne_spark import one_task
 from sepne_spark.errors import InputError, SettingError
-from sepne_spark.graph import Graph, incident_ends, requested_ids, rows_of, try_cast
+from sepne_spark.graph import NO_EDGES, Graph, incident_ends, requested_ids, rows_of, try_cast
 from sepne_spark.landmarks import select_landmarks
 from sepne_spark.partition import lp_partition, random_partition, requested_partition
 from sepne_spark.progress import stage
@@ -225,9 +225,6 @@ def fit(graph: Graph, params: Mapping[str, Any], timings: dict[str, float] | Non
         raise
 
 
-_NO_EDGES = "the graph has no edges: the edge list is empty (or held only dropped self-loops)"
-
-
 def _fit(graph: Graph, params: Mapping[str, Any], timings: dict[str, float] | None,
          cached: list[DataFrame]) -> tuple[Fit, FittedGraph]:
     """The body of :func:`fit`; every table it persists is appended to ``cached``."""
@@ -235,15 +232,10 @@ def _fit(graph: Graph, params: Mapping[str, Any], timings: dict[str, float] | No
     n_nodes = graph.vertices.count()  # fills the cache that the landmark choice reads
     k = params["landmarks"]
     if n_nodes == 0:
-        raise InputError(_NO_EDGES)
+        raise InputError(NO_EDGES)
     if k > n_nodes:
         raise SettingError(f"landmarks={k} is more than the {n_nodes} nodes of the graph")
     small = fits_one_task(graph, params, int(n_nodes))
-    # Nodes whose only edge was a dropped self-loop are nodes: an edge list of nothing
-    # else has nodes and no edge. Told here for a graph of one task (its edges are
-    # small), after the summaries from the persisted A otherwise.
-    if small and graph.edges.isEmpty():
-        raise InputError(_NO_EDGES)
     A: DataFrame | None = None
     blocks: LandmarkBlocks | None = None
     with stage(spark, "landmarks", f"{k} by {params['landmarkStrategy']}", timings) as st:
@@ -272,8 +264,10 @@ def _fit(graph: Graph, params: Mapping[str, Any], timings: dict[str, float] | No
             finally:
                 prox.release()  # the cached rows and columns hold the scaled entries now
             walked = list(walk_summaries(A, graph, lm, len(ids)) or ()) if walks else []
+            # Nodes whose only edge was a dropped self-loop are nodes: an edge list of
+            # nothing else has nodes and no edge (the one task tells it as it sums).
             if A.isEmpty():  # read by the summaries: its first cached partition
-                raise InputError(_NO_EDGES)
+                raise InputError(NO_EDGES)
         if walks and not walked:
             log.warning("landmarkFactors=walks: the Gram matrices of the two-step walks from %d landmarks would "
                         "take too many products (landmarks that are hubs); the landmark subspaces are M00's own",

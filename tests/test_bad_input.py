@@ -301,11 +301,11 @@ def test_an_edge_dataframe_is_checked_as_a_file_is(spark):
     with pytest.raises(InputError, match="the graph has no edges: the edge list is empty"):
         est.fit(spark.createDataFrame([], "src long, dst long"))
     loops = spark.createDataFrame([(1, 1), (2, 2), (3, 3)], "src long, dst long")  # only dropped self-loops
-    with pytest.raises(InputError, match=r"the graph has no edges: .*held only dropped self-loops"):
+    with pytest.raises(InputError, match=r"the graph has no edges: .*holds only dropped self-loops"):
         SepNE(dim=1, landmarks=1, iters=2).fit(loops)
     with pytest.raises(InputError, match=r"the graph has no edges: .*only dropped self-loops"):
         SepNE.fromProfile("auto", loops)
-    with pytest.raises(InputError, match=r"the graph has no edges: .*held only dropped self-loops"):
+    with pytest.raises(InputError, match=r"the graph has no edges: .*holds only dropped self-loops"):
         SepNE(dim=1, landmarks=1, iters=2, oneTaskNodes=0).fit(loops)  # the distributed path
     bad = {
         "the edge list DataFrame has a bad row: null or empty node id (src null, dst 7)": rows + [(None, 7, 1.0)],
