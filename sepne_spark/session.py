@@ -145,7 +145,7 @@ def is_stopped(spark: SparkSession) -> bool:
         return bool(spark.is_stopped)
     try:
         return spark._sc._jsc is None  # noqa: SLF001 - set to None by SparkContext.stop()
-    except AttributeError:  # a session type without them: taken as alive
+    except Exception:  # noqa: BLE001 - a session without them, or that refuses them: taken as running
         return False
 
 
