@@ -429,15 +429,22 @@ def check_partition_parent(folder: str, key: str) -> None:
 
 
 def partition_folders(folder: str) -> list[str]:
-    """The ``key=value`` folders directly in ``folder`` (a dated output's runs), sorted;
-    none for a file, a missing folder or one without them."""
+    """The ``key=value`` folders directly in ``folder`` (a dated output's runs), sorted,
+    without the hidden ones (``.`` or ``_`` first: a write's temporary or set-aside
+    folders, which Spark's readers skip too); none for a file, a missing folder, one
+    without them, or one this process cannot list (a remote file system without a
+    classic session's JVM and without pyarrow's set-up for it)."""
     from pyarrow import fs
 
-    filesystem, inner = _filesystem(folder.rstrip("/"))
-    if filesystem.get_file_info(inner).type != fs.FileType.Directory:
+    try:
+        filesystem, inner = _filesystem(folder.rstrip("/"))
+        if filesystem.get_file_info(inner).type != fs.FileType.Directory:
+            return []
+        infos = filesystem.get_file_info(fs.FileSelector(inner))
+    except Exception:  # noqa: BLE001 - pyarrow's errors for a file system it cannot reach
         return []
-    infos = filesystem.get_file_info(fs.FileSelector(inner))
-    return sorted(i.base_name for i in infos if i.type == fs.FileType.Directory and "=" in i.base_name)
+    return sorted(i.base_name for i in infos if i.type == fs.FileType.Directory and "=" in i.base_name
+                  and not i.base_name.startswith((".", "_")))
 
 
 #: A part file of a dataset written by Spark or Hadoop: ``part-00000``, ``part-00003-<uuid>.snappy.parquet``,

@@ -368,9 +368,21 @@ def test_reconstruct_on_a_dated_output_takes_its_runs_manifest(tmp_path):
     edges.write_text("1\t2\n", encoding="utf-8")
     assert evaluate.session_conf(["reconstruct", "--edges", str(edges), "--embeddings", str(out)]) == {}
 
+    # A killed write's hidden folders are no runs; settings of reading alone do not count.
+    (out / ".dt=2026-01-02.old-abc123").mkdir()
+    (out / ".dt=2026-01-02.old-abc123" / "_manifest.json").write_text(json.dumps({"settings": {"window": 2}}))
+    (out / "dt=2026-01-01" / "_manifest.json").write_text(json.dumps(
+        {"settings": {"metric": "A+A2", "window": 5, "scaling": "log", "input_format": "tsv", "bad_lines": "skip"}}))
+    assert evaluate.embeddings_manifest(ns)[1] == "dt=2026-01-02"
+    # Edges read with another layout are another M.
+    (out / "dt=2026-01-01" / "_manifest.json").write_text(json.dumps(
+        {"settings": {"metric": "A+A2", "window": 5, "scaling": "log"}, "read": {"sep": ","}}))
+    with pytest.raises(UserError, match=r"differ in layout\)"):
+        evaluate.embeddings_manifest(ns)
     (out / "dt=2026-01-01" / "_manifest.json").write_text(json.dumps({"settings": {"metric": "A+A2", "window": 3}}))
-    with pytest.raises(UserError, match=r"\(dt=2026-01-01 and dt=2026-01-02 differ in window, scaling\): give "
-                                        r"one run, e\.g\. --embeddings .*/emb/dt=2026-01-02$"):
+    with pytest.raises(UserError, match=r"different settings of M or read their edges otherwise \(dt=2026-01-01 "
+                                        r"and dt=2026-01-02 differ in window, scaling\): give one run, e\.g\. "
+                                        r"--embeddings .*/emb/dt=2026-01-02$"):
         evaluate.embeddings_manifest(ns)
     with pytest.raises(UserError, match="differ in window"):  # before Spark starts
         evaluate.session_conf(["reconstruct", "--edges", str(edges), "--embeddings", str(out)])

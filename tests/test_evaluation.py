@@ -559,6 +559,26 @@ def test_job_reconstruct_on_spark_equals_the_driver(spark, tmp_path):
     assert on_spark["r2_all"] == pytest.approx(on_driver["r2_all"], abs=1e-10)
     assert on_spark["r2_nonzero"] == pytest.approx(on_driver["r2_nonzero"], abs=1e-10)
 
+    # A dated output's root (--run-date): one run's manifest gives M (window 3, log
+    # scaling: the R^2 above, no flags); two runs hold each node twice, which is refused
+    # naming the runs to choose from, on either path.
+    root = tmp_path / "dated"
+    manifest = {"settings": {"metric": "A+A2", "window": 3, "scaling": "log"}}
+    for day in ("2026-01-01", "2026-01-02"):
+        run = root / f"dt={day}"
+        run.mkdir(parents=True)
+        (run / "part-0.parquet").write_bytes(out.read_bytes())
+        (run / "_manifest.json").write_text(json.dumps(manifest))
+        runs = ["reconstruct", "--edges", str(edges), "--embeddings", str(root), "--method", "driver"]
+        if day == "2026-01-01":
+            assert job.main(spark, runs + ["--json", str(tmp_path / "one.json")]) == 0
+            one = json.loads((tmp_path / "one.json").read_text())
+            assert one["r2_all"] == pytest.approx(on_driver["r2_all"], abs=1e-12)
+    for method in ("driver", "spark"):
+        with pytest.raises(UserError, match=r"more vectors than ids .*holds 2 partitions \(dt=2026-01-01, "
+                                            r"dt=2026-01-02\), one per run; give one of them"):
+            job.main(spark, runs[:-1] + [method])
+
 
 @pytest.mark.e2e
 def test_job_reconstruct_refuses_ids_given_twice_and_vectors_of_two_lengths(spark, tmp_path):

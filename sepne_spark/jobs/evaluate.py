@@ -389,14 +389,8 @@ def run_classify(spark: SparkSession, ns: argparse.Namespace) -> dict[str, Any]:
             dup.add(r["key"])
         seen[r["key"]] = r
     if dup:
-        from sepne_spark.storage import partition_folders
-
-        parts = partition_folders(ns.embeddings)
-        shown = ", ".join(parts[:3]) + (", ..." if len(parts) > 3 else "")
-        hint = (f": {ns.embeddings} holds {len(parts)} partitions ({shown}), one per run; give one of them, e.g. "
-                f"--embeddings {ns.embeddings.rstrip('/')}/{parts[-1]}" if len(parts) > 1 else "")
         raise UserError(f"{len(dup)} labelled node ids occur more than once in the embeddings, e.g. "
-                        f"{sorted(dup)[:3]}{hint}")
+                        f"{sorted(dup)[:3]}{_one_run_hint(ns.embeddings)}")
     usable = [k for k in sorted(labels) if k in seen and seen[k]["e"] is not None
               and (not need_ctx or seen[k]["c"] is not None)]
     missing = [k for k in sorted(labels) if k not in set(usable)]
@@ -458,6 +452,19 @@ MATRIX_SETTINGS = ("metric", "window", "scaling", "directed", "duplicates", "sel
 READ_SETTINGS = ("input_format", "bad_lines")
 
 
+def _one_run_hint(embeddings: str) -> str:
+    """``": OUT holds 2 partitions (dt=..., dt=...), one per run; give one of them, e.g.
+    --embeddings OUT/dt=..."`` for a dated output's root of several runs, else ``""``."""
+    from sepne_spark.storage import partition_folders
+
+    parts = partition_folders(embeddings)
+    if len(parts) < 2:
+        return ""
+    shown = ", ".join(parts[:3]) + (", ..." if len(parts) > 3 else "")
+    return (f": {embeddings} holds {len(parts)} partitions ({shown}), one per run; give one of them, e.g. "
+            f"--embeddings {embeddings.rstrip('/')}/{parts[-1]}")
+
+
 def matrix_settings(ns: argparse.Namespace, manifest: dict[str, Any], run: str = "") -> tuple[dict[str, Any], str]:
     """The settings of M and of reading the edges: flags over the embeddings' manifest
     (``manifest``, empty without one; ``run``, the dated run it is from, if any) over the
@@ -495,12 +502,18 @@ def embeddings_manifest(ns: argparse.Namespace) -> tuple[dict[str, Any], str]:
     if not runs:
         return {}, ""
     newest = runs[-1]
-    chosen = {run: matrix_settings(ns, manifest)[0] for run, manifest in manifests.items()}
+
+    def used(manifest: dict[str, Any]) -> dict[str, Any]:
+        """What a run's manifest decides here: M's settings and the edges' layout."""
+        settings = matrix_settings(ns, manifest)[0]
+        return {**{k: settings[k] for k in MATRIX_SETTINGS}, "layout": read_options(ns, manifest.get("read"))}
+
+    chosen = {run: used(manifest) for run, manifest in manifests.items()}
     other = next((run for run in runs if chosen[run] != chosen[newest]), None)
     if other is not None:
         keys = ", ".join(k for k in chosen[newest] if chosen[other][k] != chosen[newest][k])
-        raise UserError(f"the runs in {ns.embeddings} were made with different settings of M ({other} and "
-                        f"{newest} differ in {keys}): give one run, e.g. "
+        raise UserError(f"the runs in {ns.embeddings} were made with different settings of M or read their "
+                        f"edges otherwise ({other} and {newest} differ in {keys}): give one run, e.g. "
                         f"--embeddings {ns.embeddings.rstrip('/')}/{newest}")
     return manifests[newest], newest
 
@@ -656,10 +669,16 @@ def run_reconstruct(spark: SparkSession, ns: argparse.Namespace) -> dict[str, An
             st.count(nodes=n)
         method = "driver" if n <= ns.driver_max_nodes else "spark"
     t0 = time.time()
-    if method == "driver":
-        res, counts = _reconstruct_on_driver(spark, graph, emb, settings)
-    else:
-        res, counts = _reconstruct_on_spark(spark, graph, emb, settings)
+    try:
+        if method == "driver":
+            res, counts = _reconstruct_on_driver(spark, graph, emb, settings)
+        else:
+            res, counts = _reconstruct_on_spark(spark, graph, emb, settings)
+    except UserError as exc:  # a dated output's root of several runs: each node once per run
+        hint = _one_run_hint(ns.embeddings) if "more vectors than ids" in str(exc) else ""
+        if not hint:
+            raise
+        raise type(exc)(f"{exc}{hint}") from None
     n = counts["n_nodes"]
     res.update({
         "task": "reconstruct",
