@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import math
 import posixpath
+import re
 from typing import Callable, Iterator, Literal
 
 import numpy as np
@@ -685,6 +686,10 @@ def output_exists(spark: SparkSession, path: str) -> bool:
     return storage.exists(storage.resolve_output(spark, path))
 
 
+#: The extension of Spark's CSV part files, before a compression suffix if any.
+_CSV_PART = re.compile(r"\.csv((?:\.[A-Za-z0-9]+)?)$")
+
+
 def write_table(
     df: DataFrame,
     path: str,
@@ -741,9 +746,10 @@ def write_table(
         # Spark's CSV writer names its part files *.csv: named *.tsv, a part file given
         # on its own is read as tab-separated (``input_format: auto`` goes by the name).
         for file in storage.data_files(where):
-            if file.endswith(".csv"):
-                storage.move(file, file[: -len(".csv")] + ".tsv")
-                folder, name = posixpath.split(file)
+            folder, name = posixpath.split(file)
+            tsv = _CSV_PART.sub(r".tsv\1", name)  # part-....csv, or part-....csv.gz when compressed
+            if tsv != name:
+                storage.move(file, f"{folder}/{tsv}")
                 storage.remove(f"{folder}/.{name}.crc")  # the local file system's checksum
 
     def write(tmp: str) -> None:

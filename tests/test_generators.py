@@ -277,6 +277,17 @@ def test_writers_round_trip(spark, tmp_path):
     assert _siblings_clean(tmp_path)
 
 
+@pytest.mark.unit
+def test_csv_part_names_become_tsv_names_compressed_or_not():
+    from sepne_spark.generators import _CSV_PART
+
+    names = {"part-00000-1a2b-c000.csv": "part-00000-1a2b-c000.tsv",
+             "part-00000-1a2b-c000.csv.gz": "part-00000-1a2b-c000.tsv.gz",
+             "part-00001.csv.bz2": "part-00001.tsv.bz2", "part-00000.tsv": "part-00000.tsv",
+             "part-00000.csvx": "part-00000.csvx"}
+    assert {name: _CSV_PART.sub(r".tsv\1", name) for name in names} == names
+
+
 def test_failed_write_leaves_nothing(spark, tmp_path):
     bad = spark.range(10).select(
         F.col("id").alias("src"), F.assert_true(F.col("id") < 5).cast("long").alias("dst")
