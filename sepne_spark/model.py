@@ -450,7 +450,6 @@ class SepNEModel(Model, _SepNEParams, MLWritable, MLReadable):
         session runs (a stopped session's tables are gone: the model then holds none)."""
         if self._fitted is not None and is_stopped(self._fitted.graph.edges.sparkSession):
             self._fitted = None
-            self._embedded.clear()
         return self._fitted.graph if self._fitted is not None else None
 
     def _state(self) -> pipeline.Fit:
@@ -569,15 +568,13 @@ class SepNEModel(Model, _SepNEParams, MLWritable, MLReadable):
 
         The model then holds no graph, as a loaded one: ``transform(edges)`` and
         ``embed(ids, edges)`` embed, ``transform(ids)`` raises :class:`SettingError`.
-        After the session was stopped there is nothing left to unpersist: it returns."""
+        Tables of a session that was stopped since are gone with it and are skipped."""
         held, self._embedded = list(self._embedded), []
         fitted, self._fitted = self._fitted, None
-        if fitted is not None and is_stopped(fitted.graph.edges.sparkSession):
-            return
         for df in held:
             if not is_stopped(df.sparkSession):
                 df.unpersist()
-        if fitted is not None:
+        if fitted is not None and not is_stopped(fitted.graph.edges.sparkSession):
             fitted.release()
 
     # -- persistence -----------------------------------------------------------------
