@@ -69,8 +69,10 @@ class Graph:
 
 #: How the error that :func:`prepare_graph` raises inside a plan for a bad row begins.
 BAD_ROW = "the edge list DataFrame has a bad row: "
-#: Why a graph with nodes and no edge is refused (its nodes' only edges were dropped self-loops).
-NO_EDGES = "the graph has no edges: the edge list is empty (or holds only dropped self-loops)"
+#: Why a graph with nodes and no edge is refused (its nodes' only edges were dropped
+#: self-loops, or every edge has weight 0).
+NO_EDGES = ("the graph has no edges: the edge list is empty, or holds only dropped self-loops and edges of "
+            "weight 0")
 
 
 def prepare_graph(

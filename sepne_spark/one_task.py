@@ -122,7 +122,8 @@ def summaries(edges: DataFrame, vertices: DataFrame, landmarks: DataFrame, k: in
     Raises
     ------
     InputError
-        When ``edges`` has no row (the nodes' only edges were dropped self-loops).
+        When ``edges`` has no row of positive weight (the nodes' only edges were dropped
+        self-loops, or every weight is 0).
     """
     settings = {key: params[key] for key in ("metric", "window", "scaling")}
     # One row per row of each k x k matrix, its values as little-endian float64 bytes:
@@ -138,10 +139,11 @@ def summaries(edges: DataFrame, vertices: DataFrame, landmarks: DataFrame, k: in
                                     MAX_ONE_TASK_WALK_PRODUCTS) or ()
         parts = np.stack(parts).astype("<f8")
         t, i = np.divmod(np.arange(len(parts) * k), k)
-        # Row t = -1: the number of edge rows (none when every edge was a dropped self-loop).
+        # Row t = -1: the number of edges of positive weight (the rows of A, as the
+        # distributed path counts them).
         return pd.DataFrame({"t": np.append(t, -1).astype(np.int32), "i": np.append(i, 0).astype(np.int32),
                              "data": [parts[a, b].tobytes() for a, b in zip(t, i)]
-                             + [np.array([len(local.src)], "<f8").tobytes()]})
+                             + [np.array([np.count_nonzero(local.w > 0)], "<f8").tobytes()]})
 
     rows = (_gathered(edges, vertices, landmarks, None).groupBy(F.lit(0).alias("one"))
             .applyInPandas(run, schema=schema).collect())

@@ -265,7 +265,8 @@ def _fit(graph: Graph, params: Mapping[str, Any], timings: dict[str, float] | No
                 prox.release()  # the cached rows and columns hold the scaled entries now
             walked = list(walk_summaries(A, graph, lm, len(ids)) or ()) if walks else []
             # Nodes whose only edge was a dropped self-loop are nodes: an edge list of
-            # nothing else has nodes and no edge (the one task tells it as it sums).
+            # nothing else (or of weights 0, which A leaves out) has nodes and no edge
+            # (the one task tells it as it sums).
             if A.isEmpty():  # read by the summaries: its first cached partition
                 raise InputError(NO_EDGES)
         if walks and not walked:

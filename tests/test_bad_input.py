@@ -301,12 +301,16 @@ def test_an_edge_dataframe_is_checked_as_a_file_is(spark):
     with pytest.raises(InputError, match="the graph has no edges: the edge list is empty"):
         est.fit(spark.createDataFrame([], "src long, dst long"))
     loops = spark.createDataFrame([(1, 1), (2, 2), (3, 3)], "src long, dst long")  # only dropped self-loops
-    with pytest.raises(InputError, match=r"the graph has no edges: .*holds only dropped self-loops"):
+    with pytest.raises(InputError, match=r"the graph has no edges: .*holds only dropped self-loops and edges of weight 0"):
         SepNE(dim=1, landmarks=1, iters=2).fit(loops)
     with pytest.raises(InputError, match=r"the graph has no edges: .*only dropped self-loops"):
         SepNE.fromProfile("auto", loops)
-    with pytest.raises(InputError, match=r"the graph has no edges: .*holds only dropped self-loops"):
+    with pytest.raises(InputError, match=r"the graph has no edges: .*holds only dropped self-loops and edges of weight 0"):
         SepNE(dim=1, landmarks=1, iters=2, oneTaskNodes=0).fit(loops)  # the distributed path
+    zero = spark.createDataFrame([(1, 2, 0.0), (2, 3, 0.0)], "src long, dst long, weight double")
+    for one_task in (100_000, 0):  # weights of 0 are no edges, on either path
+        with pytest.raises(InputError, match=r"the graph has no edges: .*edges of weight 0"):
+            SepNE(dim=1, landmarks=1, iters=2, oneTaskNodes=one_task).fit(zero)
     bad = {
         "the edge list DataFrame has a bad row: null or empty node id (src null, dst 7)": rows + [(None, 7, 1.0)],
         "the edge list DataFrame has a bad row: weight -5.0 is negative (src 2, dst 3)":
