@@ -405,6 +405,26 @@ def check_output_path(
         blocking = next((a for a in _ancestors(out)[1:] if os.path.lexists(a)), None)
         if blocking is not None and not os.path.isdir(blocking):
             raise UserError(f"{what} {output} cannot be written: {blocking} is a file, not a folder")
+        _check_local_folder_writable(out, output, what)
+
+
+def _check_local_folder_writable(absolute: str, path: str, what: str) -> None:
+    """Refuse a local ``path`` (``absolute``) whose nearest existing folder this user
+    cannot write to (the write would fail only after the run's work): an unnamed
+    temporary file is made there and dropped, which also tells read-only and virtual
+    file systems, where a permission check passes for root."""
+    import tempfile
+
+    folder = os.path.dirname(absolute)
+    while not os.path.exists(folder):
+        folder = os.path.dirname(folder)
+    try:
+        if not os.path.isdir(folder):
+            raise NotADirectoryError(folder)
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError:
+        raise UserError(f"{what} {path} cannot be written: {folder} is not a folder this user can write to") from None
 
 
 def check_partition_parent(folder: str, key: str) -> None:
@@ -619,11 +639,7 @@ def check_json_path(path: str, inputs: Sequence[str], what: str = "--json path")
         raise UserError(f"{what} {path} is a folder: give the path of a file (an existing one is replaced)")
     location, absolute = _location(path)
     if location == "file":
-        folder = os.path.dirname(absolute)
-        while not os.path.exists(folder):
-            folder = os.path.dirname(folder)
-        if not os.path.isdir(folder) or not os.access(folder, os.W_OK | os.X_OK):
-            raise UserError(f"{what} {path} cannot be written: {folder} is not a folder this user can write to")
+        _check_local_folder_writable(absolute, path, what)
 
 
 def write_json(path: str, payload: dict) -> None:

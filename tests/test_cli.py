@@ -206,6 +206,29 @@ def test_run_date_into_an_unpartitioned_output_is_refused(tmp_path):
 
 
 @pytest.mark.unit
+def test_overwrite_without_run_date_keeps_the_dated_runs_and_a_rerun_replaces_its_model(tmp_path):
+    """--overwrite of a dated output's root without --run-date would replace every run
+    with one undated output: refused before Spark, naming the runs. A --run-date rerun
+    (a scheduler's retry) replaces the model its first run saved, as it does its partition."""
+    from sepne_spark.errors import UserError
+    from sepne_spark.jobs import embed
+
+    out = tmp_path / "emb"
+    for day in ("2026-12-01", "2026-12-02"):
+        (out / f"dt={day}").mkdir(parents=True)
+        (out / f"dt={day}" / "part-0.parquet").write_text("", encoding="utf-8")
+    with pytest.raises(UserError, match=r"holds 2 dated run\(s\) \(dt=2026-12-01, dt=2026-12-02\): --overwrite "
+                                        r"without --run-date would replace every one of them"):
+        embed._checked(["--output", str(out), "--overwrite"])
+    model = tmp_path / "model"
+    (model / "metadata").mkdir(parents=True)
+    (model / "metadata" / "part-00000").write_text("{}", encoding="utf-8")
+    embed._checked(["--output", str(out), "--run-date", "2026-12-02", "--save-model", str(model)])
+    with pytest.raises(UserError, match="--save-model path .* already holds data"):
+        embed._checked(["--output", str(tmp_path / "undated"), "--save-model", str(model)])
+
+
+@pytest.mark.unit
 def test_labels_read_from_a_folder_of_parts_a_parquet_folder_or_a_file_uri(tmp_path):
     """classify's --labels takes what sepne-generate writes (a folder of part files,
     text or Parquet) and file: URIs, as --input does."""
@@ -491,3 +514,24 @@ def test_a_partition_given_with_requested_ids_is_said_not_to_be_used(tmp_path, m
         caplog.clear()
         assert embed.main(None, argv) == 0
     assert "is not used" not in caplog.text
+
+
+@pytest.mark.unit
+def test_the_manifests_arguments_hide_credentials():
+    from sepne_spark.jobs.embed import _shown_arguments
+
+    assert _shown_arguments(["--spark", "spark.hadoop.fs.s3a.secret.key=X", "--spark=spark.a.token=Y",
+                             "--spark", "spark.x=1", "--input", "edges.tsv"]) == [
+        "--spark", "spark.hadoop.fs.s3a.secret.key=*********", "--spark=spark.a.token=*********",
+        "--spark", "spark.x=1", "--input", "edges.tsv"]
+
+
+@pytest.mark.unit
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs Linux's /proc, which no user can write to")
+def test_an_output_that_cannot_be_written_is_refused_before_spark():
+    """Found before the read and the fit, not when the write starts."""
+    from sepne_spark.errors import UserError
+    from sepne_spark.jobs import embed
+
+    with pytest.raises(UserError, match="output path /proc/sepne/emb cannot be written: /proc is not a folder"):
+        embed._checked(["--output", "/proc/sepne/emb"])

@@ -83,6 +83,11 @@ def test_run_date_rerun_replaces_only_its_partition(spark, tmp_path, caplog):
     assert manifest["settings"]["seed"] == 7
     assert manifest["counts"]["output_rows"] == manifest["counts"]["input_nodes"] == 200
     assert manifest["spark_version"] == spark.version and manifest["version"]
+    # What an audit needs: the arguments, the date, the master, the versions, the profile's file.
+    assert manifest["run_date"] == "2026-11-25" and manifest["arguments"][-2:] == ["--seed", "7"]
+    assert manifest["spark_master"] == spark.conf.get("spark.master")
+    assert set(manifest["versions"]) == {"python", "numpy", "scipy", "pyarrow"}
+    assert manifest["profile"] == "default" and manifest["profile_file"].endswith("default.yaml")
     assert {"read", "fit", "landmarks", "summaries_svd", "solve_write", "total"} <= set(
         manifest["timings_s"]
     )
@@ -493,3 +498,14 @@ def test_a_running_session_takes_the_jobs_spark_settings_for_the_run(spark, capl
     assert ("Spark setting spark.sql.adaptive.enabled=maybe (--spark or a profile's spark: block): the session "
             "refuses it") in caplog.text
     assert "runs already" not in caplog.text
+    # A credential's value is neither logged nor recorded.
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="sepne_spark"):
+        with session_settings(spark, {"spark.hadoop.fs.s3a.secret.key": "SUPERSECRET"}) as not_applied:
+            assert not_applied == {"spark.hadoop.fs.s3a.secret.key": "*********"}
+    assert "spark.hadoop.fs.s3a.secret.key=*********: the session runs already" in caplog.text
+    assert "SUPERSECRET" not in caplog.text
+    from sepne_spark.pipeline import AutoChoice
+
+    choice = AutoChoice("social", {"spark": {"spark.hadoop.fs.s3a.access.key": "AKIA1", "spark.x": "1"}}, 10, 20, None)
+    assert "AKIA1" not in choice.describe() and "'spark.x': '1'" in choice.describe()

@@ -84,7 +84,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_read_arguments(io)
     io.add_argument("--nodes", default=None,
                     help="embed only these ids (IO): a comma-separated list or @FILE with one id per line")
-    io.add_argument("--save-model", default=None, metavar="PATH", help="also save the fitted model here")
+    io.add_argument("--save-model", default=None, metavar="PATH", help="also save the fitted model here (an existing one is replaced with --overwrite, "
+                    "or with --run-date, whose rerun replaces what its first run wrote)")
     io.add_argument("--model", default=None, metavar="PATH",
                     help="embed with a saved model instead of fitting; its parameters (k, d, metric, "
                     "direction, ...) are used, whatever the profile and the flags say")
@@ -214,8 +215,18 @@ def _checked(argv: Sequence[str] | None) -> tuple[argparse.Namespace, schema.Emb
     check_not_in_dataset(ns.output)
     if ns.run_date:
         check_partition_parent(ns.output, "dt")
+    elif ns.overwrite:
+        from sepne_spark.storage import partition_folders
+
+        runs = [run for run in partition_folders(ns.output) if run.startswith("dt=")]
+        if runs:
+            shown = ", ".join(runs[:3]) + (", ..." if len(runs) > 3 else "")
+            raise UserError(f"{ns.output} holds {len(runs)} dated run(s) ({shown}): --overwrite without --run-date "
+                            "would replace every one of them with one undated output; give --run-date DATE to "
+                            "replace that run only, or remove the folder first")
     if ns.save_model:
-        check_output_path(ns.save_model, read, overwrite=ns.overwrite, what="--save-model path")
+        check_output_path(ns.save_model, read, overwrite=ns.overwrite or bool(ns.run_date),
+                          what="--save-model path")
         check_apart(ns.save_model, "--save-model path", target, "output path")
     return ns, settings, target
 
@@ -315,6 +326,39 @@ def cli(argv: Sequence[str] | None = None) -> int:
     return run_job(main, "sepne-embed", argv, session_conf=session_conf)
 
 
+def _shown_arguments(argv: Sequence[str]) -> list[str]:
+    """The job's arguments as given, with the value of a credential's ``--spark KEY=VALUE`` hidden."""
+    from sepne_spark.settings import is_secret_key
+
+    shown = []
+    for arg in argv:
+        flag = "--spark=" if arg.startswith("--spark=") else ""
+        key, sep, _ = arg[len(flag):].partition("=")
+        shown.append(f"{flag}{key}=*********" if sep and is_secret_key(key) else arg)
+    return shown
+
+
+def _versions() -> dict[str, str]:
+    """The versions of Python and of the packages the numbers depend on."""
+    import platform
+
+    import numpy
+    import pyarrow
+    import scipy
+
+    return {"python": platform.python_version(), "numpy": numpy.__version__, "scipy": scipy.__version__,
+            "pyarrow": pyarrow.__version__}
+
+
+def _profile_file(profile: str) -> str | None:
+    """The YAML file a profile name or path was read from (a site's copy under
+    ``$SEPNE_CONF_DIR`` or the shipped one)."""
+    try:
+        return str(schema.find_profile(profile))
+    except Exception:  # noqa: BLE001 - read once already; the record is not worth a failure
+        return None
+
+
 def main(spark, args: Sequence[str] | None = None) -> int:
     """Entry point: ``main(spark, ["--input", ...])``; returns the exit status.
 
@@ -330,6 +374,7 @@ def main(spark, args: Sequence[str] | None = None) -> int:
     checkpoints when it ends (:func:`~sepne_spark.jobs.common.run_job`).
     """
     ns, settings, target = _checked(args)
+    ns.argv = list(sys.argv[1:] if args is None else args)  # for the manifest
     if ns.nodes and "--partition" in given_flags(sys.argv[1:] if args is None else args) \
             and settings.partition != "IO":
         log.warning("--nodes embeds the requested ids' sets only (partition IO): --partition %s is not used",
@@ -432,6 +477,7 @@ def _run(spark, ns: argparse.Namespace, settings: schema.EmbedSettings, target: 
         log.info("read %s: validated; only the requested nodes' neighbourhood is used (%.1f s)", source, timings["read"])
     # A saved model's parameters replace the profile's (see _with_model_params).
     profile_used = ns.profile if model is None else f"none: the parameters of the saved model {ns.model}"
+    chosen = ns.profile
     if ns.profile == schema.AUTO_PROFILE and model is None:
         settings, chosen = auto_settings(ns, graph, n_nodes, n_edges, timings)
         profile_used = f"auto: {chosen}"
@@ -489,6 +535,15 @@ def _run(spark, ns: argparse.Namespace, settings: schema.EmbedSettings, target: 
             plan.setdefault("sets", int(written["last_set"] if written["last_set"] is not None else -1) + 1)
             plan.setdefault("nodes", int(written["nodes"] or 0))
             st.count(rows=counts["output_rows"], sets=plan["sets"])
+        # Before the output replaces the old one: the files hold every row computed (a
+        # second writer of the same output, which the job does not support, could have
+        # removed some), and every node has its row.
+        on_disk = spark.read.parquet(tmp).count()  # the Parquet footers' row counts
+        if on_disk != counts["output_rows"]:
+            raise RuntimeError(f"the files written hold {on_disk} rows of the {counts['output_rows']} computed: "
+                               f"did another run write {target} at the same time? The old output is kept")
+        if expected is not None and counts["output_rows"] != expected:
+            raise RuntimeError(f"wrote {counts['output_rows']} rows for {expected} nodes; the old output is kept")
         if counts["zero_embeddings"]:
             log.warning(
                 "%d of %d nodes got an all-zero embedding: %s; %s", counts["zero_embeddings"],
@@ -497,8 +552,10 @@ def _run(spark, ns: argparse.Namespace, settings: schema.EmbedSettings, target: 
         timings["total"] = time.time() - started
         write_manifest(tmp, {
             "job": "embed", "version": __version__, "spark_version": spark.version,
-            "spark_app_id": _conf(spark, "spark.app.id"),
-            "profile": profile_used,
+            "spark_app_id": _conf(spark, "spark.app.id"), "spark_master": _conf(spark, "spark.master"),
+            "arguments": _shown_arguments(ns.argv), "run_date": ns.run_date, "versions": _versions(),
+            "profile": profile_used, "profile_file": None if ns.model else _profile_file(
+                chosen if ns.profile == schema.AUTO_PROFILE else ns.profile),
             "input": source, "input_files": input_fingerprint(spark, ns.input or []),
             "read": given_read_options(ns),
             "output": target, "settings": applied, "counts": counts,
@@ -512,13 +569,12 @@ def _run(spark, ns: argparse.Namespace, settings: schema.EmbedSettings, target: 
             "duration_s": round(timings["total"], 3),
         })
 
+    expected = n_nodes if wanted is None else None
     if ns.save_model:  # before the output, so that the manifest can name it and a failed save leaves no output
         with stage(spark, "save_model", ns.save_model, timings):
-            model.save(ns.save_model, overwrite=ns.overwrite)
+            # A --run-date rerun replaces its partition, and the model it saved the first time.
+            model.save(ns.save_model, overwrite=ns.overwrite or bool(ns.run_date))
     atomic_write(write, target, overwrite=ns.overwrite or bool(ns.run_date))
-    expected = n_nodes if wanted is None else None
-    if expected is not None and counts["output_rows"] != expected:
-        raise RuntimeError(f"wrote {counts['output_rows']} rows for {expected} nodes")
     timings["total"] = time.time() - started  # the manifest's is up to its writing
     print(f"SepNE embedded {counts['output_rows']} nodes of {source}")
     size = (f"neighbourhood of the requested nodes: {counts['rows_of_A_read']} rows of A" if local
