@@ -207,9 +207,9 @@ def get_spark(
     conf:
         Extra Spark settings for a new session.
     run_checkpoints:
-        For a new session with a cluster master and a ``spark.checkpoint.dir`` (given
-        here or by the submission): make its checkpoint folder one of its own under that
-        one, ``<dir>/<app_name>-<UTC time>-<8 hex digits>``, named in the session's
+        For a new session with a ``spark.checkpoint.dir`` (a local session's, under the
+        temporary folder, or one given here or by the submission): make its checkpoint
+        folder one of its own under that one, ``<dir>/<app_name>-<UTC time>-<8 hex digits>``, named in the session's
         ``_sepne_run_checkpoints`` attribute, for the caller to remove when the run ends
         (the jobs do: :func:`sepne_spark.jobs.common.run_job`). Spark never removes
         the files of a checkpoint that is still referred to when the application ends.
@@ -280,7 +280,11 @@ def get_spark(
         # not replaced by this local-session default.
         settings = {key: value for key, value in settings.items() if key not in launched}
         replaced = replaced_submitted(conf or {}, launched)
-        if replaced:
+        if replaced:  # values of credentials' keys are not logged
+            from sepne_spark.settings import is_secret_key
+
+            replaced = {key: ("*********", "*********") if is_secret_key(key) else pair
+                        for key, pair in replaced.items()}
             log.warning("the session's Spark settings (in the jobs: the profile's spark: block and --spark) replace "
                         "%d submitted value(s) (spark-submit --conf or spark-defaults.conf): %s", len(replaced),
                         "; ".join(f"{key}={new} (submitted: {old})" for key, (old, new) in replaced.items()))
@@ -294,7 +298,7 @@ def get_spark(
     settings.update(conf or {})
     run_folder = None
     base = settings.get(_CHECKPOINT_DIR) or launched.get(_CHECKPOINT_DIR)
-    if run_checkpoints and base and not str(master or launched.get("spark.master", "")).startswith("local"):
+    if run_checkpoints and base:
         stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
         run_folder = f"{str(base).rstrip('/')}/{app_name}-{stamp}-{uuid.uuid4().hex[:8]}"
         settings[_CHECKPOINT_DIR] = run_folder

@@ -366,6 +366,17 @@ _ALIASES = {
 _SECRET_KEY = re.compile(r"secret|password|token|access[.]?key|credential", re.IGNORECASE)
 
 
+def is_secret_key(key: str) -> bool:
+    """Whether a Spark setting's key looks like a credential's (its value is not shown)."""
+    return bool(_SECRET_KEY.search(str(key)))
+
+
+def redacted(conf: Mapping[str, Any]) -> dict[str, Any]:
+    """``conf`` (Spark settings) with the values of keys that look like credentials
+    replaced by ``"*********"``, for logs and manifests."""
+    return {k: ("*********" if is_secret_key(k) else v) for k, v in conf.items()}
+
+
 # ---------------------------------------------------------------------------
 # Checking one value
 # ---------------------------------------------------------------------------
@@ -589,9 +600,7 @@ def _as_dict(self: Any, redact: bool = True) -> dict[str, Any]:
     (the pattern of Spark's ``spark.redaction.regex``) are replaced by ``"*********"``.
     """
     out = {s.name: getattr(self, s.name) for s in SETTINGS}
-    out["spark"] = {
-        k: ("*********" if redact and _SECRET_KEY.search(k) else v) for k, v in self.spark.items()
-    }
+    out["spark"] = redacted(self.spark) if redact else dict(self.spark)
     return out
 
 
@@ -718,6 +727,10 @@ def _packaged_profiles() -> Path | None:
             import tempfile
 
             folder = Path(tempfile.mkdtemp(prefix="sepne-profiles-"))
+            import atexit
+            import shutil
+
+            atexit.register(shutil.rmtree, folder, ignore_errors=True)  # the process's copy, gone with it
             for entry in entries:
                 (folder / entry.name).write_text(entry.read_text(encoding="utf-8"), encoding="utf-8")
     _PACKAGED.append(folder)

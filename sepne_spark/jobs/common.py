@@ -217,9 +217,11 @@ def session_settings(spark: Any, conf: dict[str, str]) -> Iterator[dict[str, str
     A session the job built has them already (``session_conf``). Settings a running
     session cannot change (the driver's memory, the executors' resources), or refuses,
     are named in a warning: they take effect only when a session starts with them.
-    Yields those settings (key: the value asked for), for the run's record.
+    Yields those settings (key: the value asked for, a credential's hidden), for the
+    run's record. No credential's value is logged.
     """
     from sepne_spark.session import LAUNCH_ONLY
+    from sepne_spark.settings import redacted
 
     try:  # the keys the session holds a value of (PySpark 4); the others are unset again
         explicit = set(spark.conf.getAll)
@@ -246,7 +248,7 @@ def session_settings(spark: Any, conf: dict[str, str]) -> Iterator[dict[str, str
                     spark.conf.set(key, str(value))
                 except Exception as exc:  # noqa: BLE001 - a value the session refuses
                     log.warning("Spark setting %s=%s (--spark or a profile's spark: block): the session refuses "
-                                "it (%s)", key, value, str(exc).strip().splitlines()[0][:200])
+                                "it (%s)", key, redacted({key: value})[key], str(exc).strip().splitlines()[0][:200])
                     static[key] = str(value)
                     refused.add(key)
                     continue
@@ -255,12 +257,12 @@ def session_settings(spark: Any, conf: dict[str, str]) -> Iterator[dict[str, str
             static[key] = str(value)
         # Under spark-submit the session helper has said it of the driver's own settings.
         told = set(LAUNCH_ONLY) if "PYSPARK_GATEWAY_PORT" in os.environ else set()
-        shown = {k: v for k, v in static.items() if k not in told and k not in refused}
+        shown = redacted({k: v for k, v in static.items() if k not in told and k not in refused})
         if shown:
             log.warning("%s: the session runs already, so %s nothing; set %s when the session starts "
                         "(spark-submit --conf, or the session's builder)", ", ".join(f"{k}={v}" for k, v in shown.items()),
                         "this changes" if len(shown) == 1 else "these change", "it" if len(shown) == 1 else "them")
-        yield static
+        yield redacted(static)
     finally:
         for key, before in changed.items():
             try:
@@ -504,7 +506,7 @@ def run_job(
 
 
 def _remove_run_checkpoints(spark: Any) -> None:
-    """Remove the checkpoint folder of a session this job built on a cluster
+    """Remove the checkpoint folder of a session this job built
     (``get_spark(run_checkpoints=True)``) once the run has ended, written or failed:
     nothing reads its tables any more, and Spark would leave the files of the last ones."""
     folder = getattr(spark, "_sepne_run_checkpoints", None)
