@@ -220,6 +220,9 @@ def test_overwrite_without_run_date_keeps_the_dated_runs_and_a_rerun_replaces_it
     with pytest.raises(UserError, match=r"holds 2 dated run\(s\) \(dt=2026-12-01, dt=2026-12-02\): --overwrite "
                                         r"without --run-date would replace every one of them"):
         embed._checked(["--output", str(out), "--overwrite"])
+    notes = tmp_path / "notes"  # a folder named dt=... that is no date: no run
+    (notes / "dt=notes").mkdir(parents=True)
+    embed._checked(["--output", str(notes), "--overwrite"])
     model = tmp_path / "model"
     (model / "metadata").mkdir(parents=True)
     (model / "metadata" / "part-00000").write_text("{}", encoding="utf-8")
@@ -521,9 +524,9 @@ def test_the_manifests_arguments_hide_credentials():
     from sepne_spark.jobs.embed import _shown_arguments
 
     assert _shown_arguments(["--spark", "spark.hadoop.fs.s3a.secret.key=X", "--spark=spark.a.token=Y",
-                             "--spark", "spark.x=1", "--input", "edges.tsv"]) == [
+                             "--spa=spark.sql.x.password=Z", "--spark", "spark.x=1", "--input=edges.tsv"]) == [
         "--spark", "spark.hadoop.fs.s3a.secret.key=*********", "--spark=spark.a.token=*********",
-        "--spark", "spark.x=1", "--input", "edges.tsv"]
+        "--spa=spark.sql.x.password=*********", "--spark", "spark.x=1", "--input=edges.tsv"]
 
 
 @pytest.mark.unit

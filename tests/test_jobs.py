@@ -4,6 +4,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import os
 import re
 import time
 from pathlib import Path
@@ -87,7 +88,8 @@ def test_run_date_rerun_replaces_only_its_partition(spark, tmp_path, caplog):
     assert manifest["run_date"] == "2026-11-25" and manifest["arguments"][-2:] == ["--seed", "7"]
     assert manifest["spark_master"] == spark.conf.get("spark.master")
     assert set(manifest["versions"]) == {"python", "numpy", "scipy", "pyarrow"}
-    assert manifest["profile"] == "default" and manifest["profile_file"].endswith("default.yaml")
+    assert manifest["profile"] == "default" and manifest["profile_file"].endswith("/conf/default.yaml")
+    assert os.path.isabs(manifest["profile_file"])
     assert {"read", "fit", "landmarks", "summaries_svd", "solve_write", "total"} <= set(
         manifest["timings_s"]
     )

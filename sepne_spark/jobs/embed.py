@@ -18,6 +18,7 @@ import argparse
 import dataclasses
 import logging
 import os
+import re
 import sys
 import time
 from typing import Sequence
@@ -218,7 +219,7 @@ def _checked(argv: Sequence[str] | None) -> tuple[argparse.Namespace, schema.Emb
     elif ns.overwrite:
         from sepne_spark.storage import partition_folders
 
-        runs = [run for run in partition_folders(ns.output) if run.startswith("dt=")]
+        runs = [run for run in partition_folders(ns.output) if re.fullmatch(r"dt=\d{4}-\d{2}-\d{2}", run)]
         if runs:
             shown = ", ".join(runs[:3]) + (", ..." if len(runs) > 3 else "")
             raise UserError(f"{ns.output} holds {len(runs)} dated run(s) ({shown}): --overwrite without --run-date "
@@ -327,14 +328,15 @@ def cli(argv: Sequence[str] | None = None) -> int:
 
 
 def _shown_arguments(argv: Sequence[str]) -> list[str]:
-    """The job's arguments as given, with the value of a credential's ``--spark KEY=VALUE`` hidden."""
+    """The job's arguments as given, with the value of every ``KEY=VALUE`` whose key looks
+    like a credential's hidden (``--spark KEY=VALUE`` in any of the forms argparse takes)."""
     from sepne_spark.settings import is_secret_key
 
     shown = []
-    for arg in argv:
-        flag = "--spark=" if arg.startswith("--spark=") else ""
-        key, sep, _ = arg[len(flag):].partition("=")
-        shown.append(f"{flag}{key}=*********" if sep and is_secret_key(key) else arg)
+    for arg in argv:  # KEY=VALUE, alone or after a flag's "=" (--spark=, or a shortened --spa=)
+        found = re.match(r"(--[\w-]+=)?([^=]+)=", arg)
+        shown.append(f"{found.group(1) or ''}{found.group(2)}=*********"
+                     if found and is_secret_key(found.group(2)) else arg)
     return shown
 
 
@@ -354,7 +356,7 @@ def _profile_file(profile: str) -> str | None:
     """The YAML file a profile name or path was read from (a site's copy under
     ``$SEPNE_CONF_DIR`` or the shipped one)."""
     try:
-        return str(schema.find_profile(profile))
+        return str(schema.find_profile(profile).resolve())
     except Exception:  # noqa: BLE001 - read once already; the record is not worth a failure
         return None
 
