@@ -209,10 +209,11 @@ def get_spark(
     run_checkpoints:
         For a new session with a ``spark.checkpoint.dir`` (a local session's, under the
         temporary folder, or one given here or by the submission): make its checkpoint
-        folder one of its own under that one, ``<dir>/<app_name>-<UTC time>-<8 hex digits>``, named in the session's
-        ``_sepne_run_checkpoints`` attribute, for the caller to remove when the run ends
-        (the jobs do: :func:`sepne_spark.jobs.common.run_job`). Spark never removes
-        the files of a checkpoint that is still referred to when the application ends.
+        folder one of its own under that one, ``<dir>/<app_name>-<UTC time>-<8 hex
+        digits>``, named in the session's ``_sepne_run_checkpoints`` attribute, for the
+        caller to remove when the run ends (the jobs do:
+        :func:`sepne_spark.jobs.common.run_job`). Spark never removes the files of a
+        checkpoint that is still referred to when the application ends.
     """
     spark = active_session()
     if spark is not None:

@@ -85,7 +85,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_read_arguments(io)
     io.add_argument("--nodes", default=None,
                     help="embed only these ids (IO): a comma-separated list or @FILE with one id per line")
-    io.add_argument("--save-model", default=None, metavar="PATH", help="also save the fitted model here (an existing one is replaced with --overwrite, "
+    io.add_argument("--save-model", default=None, metavar="PATH",
+                    help="also save the fitted model here (an existing one is replaced with --overwrite, "
                     "or with --run-date, whose rerun replaces what its first run wrote)")
     io.add_argument("--model", default=None, metavar="PATH",
                     help="embed with a saved model instead of fitting; its parameters (k, d, metric, "
