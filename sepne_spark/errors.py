@@ -10,6 +10,7 @@ with status 2. Those that a library caller passes a bad value for are also
   :class:`~sepne_spark.model.SepNE`, a profile key, a flag).
 * :class:`InputError`: an edge list that is missing, unreadable or malformed; the
   message names the file and line (or row and column).
+* :class:`DuplicateIdsError`: an input holds vectors of one node id more than once.
 * :class:`RequestedIdsError`: none of the node ids asked for is a node of the graph.
 * :class:`LabelsError`: a label file that cannot be the labels of the embedded graph.
 * :class:`MissingExtraError`: a task needs an optional package that is not installed.
@@ -23,7 +24,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-__all__ = ["SepNEError", "UserError", "SettingError", "UnknownParamError", "InputError", "RequestedIdsError", "LabelsError",
+__all__ = ["SepNEError", "UserError", "SettingError", "UnknownParamError", "InputError", "DuplicateIdsError", "RequestedIdsError", "LabelsError",
            "MissingExtraError", "OutputExistsError", "JobStopped", "check_choice"]
 
 
@@ -50,6 +51,11 @@ class InputError(UserError, ValueError):
     The message names the file and the line (text) or the row and column (Parquet) of
     the first problem found.
     """
+
+
+class DuplicateIdsError(InputError):
+    """Vectors given more than once for one node id, where each node has one row (the
+    embeddings of several runs read together, e.g. a dated output's root)."""
 
 
 class RequestedIdsError(UserError, ValueError):

@@ -448,6 +448,24 @@ def check_partition_parent(folder: str, key: str) -> None:
                         f"beside it would hide its rows from readers of {folder}; choose another folder")
 
 
+def check_no_partitions(folder: str, key: str, value: str = r".+") -> None:
+    """Refuse to replace ``folder`` whole while it holds ``key=value`` partitions (each
+    an earlier run's, ``value`` a pattern of their values): the mirror of
+    :func:`check_partition_parent`, for an undated write with ``--overwrite``.
+
+    Raises
+    ------
+    UserError
+        Naming the folder and its first partitions.
+    """
+    runs = [run for run in partition_folders(folder) if re.fullmatch(f"{re.escape(key)}={value}", run)]
+    if runs:
+        shown = ", ".join(runs[:3]) + (", ..." if len(runs) > 3 else "")
+        raise UserError(f"{folder} holds {len(runs)} dated run(s) ({shown}): --overwrite without --run-date "
+                        "would replace every one of them with one undated output; give --run-date DATE to "
+                        "replace that run only, or remove the folder first")
+
+
 def partition_folders(folder: str) -> list[str]:
     """The ``key=value`` folders directly in ``folder`` (a dated output's runs), sorted,
     without the hidden ones (``.`` or ``_`` first: a write's temporary or set-aside

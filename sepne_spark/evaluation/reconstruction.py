@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from sepne_spark.errors import InputError
+from sepne_spark.errors import DuplicateIdsError, InputError
 from sepne_spark.evaluation.pairs import _as_array
 
 log = logging.getLogger(__name__)
@@ -415,8 +415,8 @@ def reconstruction_r2_spark(
         raise InputError("no node of the graph has an embedding (are the ids the same?)")
     if int(row["rows"]) > found:
         twice = [r["id"] for r in joined.groupBy("id").agg(F.count("_w").alias("k")).where("k > 1").limit(3).collect()]
-        raise InputError(f"embeddings: {int(row['rows']) - found} more vectors than ids of the graph: one row per "
-                         f"id (given more than once: {', '.join(map(repr, twice))})")
+        raise DuplicateIdsError(f"embeddings: {int(row['rows']) - found} more vectors than ids of the graph: one "
+                                f"row per id (given more than once: {', '.join(map(repr, twice))})")
     sizes = sorted({row["d_min"], row["d"], row["c_min"], row["c_max"]} - {None})
     if len(sizes) > 1:
         raise InputError(f"embedding{' and context' if has_ctx else ''} vectors have different lengths: {sizes}")

@@ -176,8 +176,8 @@ def _checked(argv: Sequence[str] | None) -> tuple[argparse.Namespace, schema.Emb
     if ns.nodes is not None and not ns.nodes.strip(" ,@"):
         raise UserError(f"--nodes {ns.nodes!r} names no id: give comma-separated ids, or @FILE with one id per line")
 
-    from sepne_spark.storage import (check_apart, check_folder_to_write, check_not_in_dataset, check_output_path,
-                                     check_partition_parent)
+    from sepne_spark.storage import (check_apart, check_folder_to_write, check_no_partitions, check_not_in_dataset,
+                                     check_output_path, check_partition_parent)
 
     check_folder_to_write(ns.output)  # before --run-date's partition is added to it
 
@@ -218,14 +218,7 @@ def _checked(argv: Sequence[str] | None) -> tuple[argparse.Namespace, schema.Emb
     if ns.run_date:
         check_partition_parent(ns.output, "dt")
     elif ns.overwrite:
-        from sepne_spark.storage import partition_folders
-
-        runs = [run for run in partition_folders(ns.output) if re.fullmatch(r"dt=\d{4}-\d{2}-\d{2}", run)]
-        if runs:
-            shown = ", ".join(runs[:3]) + (", ..." if len(runs) > 3 else "")
-            raise UserError(f"{ns.output} holds {len(runs)} dated run(s) ({shown}): --overwrite without --run-date "
-                            "would replace every one of them with one undated output; give --run-date DATE to "
-                            "replace that run only, or remove the folder first")
+        check_no_partitions(ns.output, "dt", r"\d{4}-\d{2}-\d{2}")
     if ns.save_model:
         check_output_path(ns.save_model, read, overwrite=ns.overwrite or bool(ns.run_date),
                           what="--save-model path")
@@ -557,8 +550,7 @@ def _run(spark, ns: argparse.Namespace, settings: schema.EmbedSettings, target: 
             "job": "embed", "version": __version__, "spark_version": spark.version,
             "spark_app_id": _conf(spark, "spark.app.id"), "spark_master": _conf(spark, "spark.master"),
             "arguments": _shown_arguments(ns.argv), "run_date": ns.run_date, "versions": _versions(),
-            "profile": profile_used, "profile_file": None if ns.model else _profile_file(
-                chosen if ns.profile == schema.AUTO_PROFILE else ns.profile),
+            "profile": profile_used, "profile_file": None if ns.model else _profile_file(chosen),
             "input": source, "input_files": input_fingerprint(spark, ns.input or []),
             "read": given_read_options(ns),
             "output": target, "settings": applied, "counts": counts,

@@ -40,6 +40,7 @@ import pandas as pd
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from sepne_spark.errors import DuplicateIdsError
 from sepne_spark.progress import stage
 from sepne_spark.reading import spark_error_text
 from sepne_spark.sparse import sparse_proximity
@@ -478,7 +479,9 @@ def matrix_settings(ns: argparse.Namespace, manifest: dict[str, Any], run: str =
     saved = {k: v for k, v in (manifest.get("settings") or {}).items() if k in wanted}
     flags = {k: getattr(ns, k) for k in wanted if getattr(ns, k, None) is not None}
     settings = schema.resolve(flags, saved)
-    source = (f"the manifest of the run {run}" if run else "the embeddings' manifest") if saved else "the built-in defaults"
+    source = "the built-in defaults"
+    if saved:
+        source = f"the manifest of the run {run}" if run else "the embeddings' manifest"
     if flags:
         source += " and " + ", ".join("--" + k.replace("_", "-") for k in flags)
     return {k: getattr(settings, k) for k in wanted}, source
@@ -588,8 +591,8 @@ def _reconstruct_on_driver(spark: SparkSession, graph: Any, emb: DataFrame,
             continue
         if found[i]:
             twice = sorted({k for k, c in Counter(x["key"] for x in rows if x["e"] is not None).items() if c > 1})
-            raise UserError(f"embeddings: more vectors than ids of the graph: one row per id (given more than "
-                            f"once: {', '.join(map(repr, twice[:3]))})")
+            raise DuplicateIdsError(f"embeddings: more vectors than ids of the graph: one row per id (given more "
+                                    f"than once: {', '.join(map(repr, twice[:3]))})")
         c = r["c"] if has_ctx and r["c"] is not None else r["e"]
         if len(r["e"]) != d or len(c) != d:
             raise UserError(f"embedding{' and context' if has_ctx else ''} vectors have different lengths: "
@@ -674,11 +677,11 @@ def run_reconstruct(spark: SparkSession, ns: argparse.Namespace) -> dict[str, An
             res, counts = _reconstruct_on_driver(spark, graph, emb, settings)
         else:
             res, counts = _reconstruct_on_spark(spark, graph, emb, settings)
-    except UserError as exc:  # a dated output's root of several runs: each node once per run
-        hint = _one_run_hint(ns.embeddings) if "more vectors than ids" in str(exc) else ""
+    except DuplicateIdsError as exc:  # a dated output's root of several runs: each node once per run
+        hint = _one_run_hint(ns.embeddings)
         if not hint:
             raise
-        raise type(exc)(f"{exc}{hint}") from None
+        raise DuplicateIdsError(f"{exc}{hint}") from None
     n = counts["n_nodes"]
     res.update({
         "task": "reconstruct",
