@@ -432,8 +432,12 @@ class SepNEModel(Model, _SepNEParams, MLWritable, MLReadable):
         self._fitted_values = {p: self.getOrDefault(p) for p in FITTED_PARAMS}
 
     def _check_fitted_values(self) -> None:
-        """Refuse values of the fit's Params other than those the model was fitted with:
-        the landmarks, their factors and M are the fit's, and would not follow them."""
+        """Refuse a model without fitted factors, and values of the fit's Params other
+        than those the model was fitted with: the landmarks, their factors and M are the
+        fit's, and would not follow them."""
+        if self.factors is None:
+            raise SettingError("this SepNEModel holds no fitted factors: fit SepNE, or load a saved model with "
+                               "SepNEModel.load(path)")
         changed = [f"{p}={self.getOrDefault(p)!r} (fitted with {v!r})"
                    for p, v in self._fitted_values.items() if self.getOrDefault(p) != v]
         if changed:
@@ -548,9 +552,6 @@ class SepNEModel(Model, _SepNEParams, MLWritable, MLReadable):
         return self._embed(ids, graph, nodes, count_small=True)
 
     def _embed(self, ids: DataFrame | None, graph: Any, nodes: int | None, count_small: bool) -> DataFrame:
-        if self.factors is None:
-            raise SettingError("this SepNEModel holds no fitted factors: fit SepNE, or load a saved model with "
-                               "SepNEModel.load(path)")
         self._check_fitted_values()
         s = self.settings()
         if not isinstance(graph, _graph_type()):
@@ -691,8 +692,6 @@ class SepNEWriter(DefaultParamsWriter):
         instance = self.instance
         extra: dict[str, Any] = {"sepneVersion": __version__}
         if isinstance(instance, SepNEModel):
-            if instance.factors is None:
-                raise ValueError("this SepNEModel holds no fitted factors: fit it before saving")
             instance._check_fitted_values()
             extra.update(k=len(instance.landmark_ids), d=int(instance.factors.Phi.shape[0]))
         _save_metadata(instance, path, spark, extra)

@@ -193,14 +193,16 @@ def test_an_estimator_and_a_model_are_not_loaded_as_each_other(spark, tmp_path, 
         SepNEModel.load(str(tmp_path / "estimator"))
 
 
-def test_an_unfitted_model_says_so(spark, edges):
+def test_an_unfitted_model_says_so(spark, edges, tmp_path):
     from sepne_spark.errors import SettingError
 
-    for call in (lambda: SepNEModel().transform(edges), lambda: SepNEModel().embed(None, edges)):
+    for call in (lambda: SepNEModel().transform(edges), lambda: SepNEModel().embed(None, edges),
+                 lambda: SepNEModel().save(str(tmp_path / "model"))):
         with pytest.raises(SettingError, match="holds no fitted factors: fit SepNE, or load a saved model"):
             call()
     with pytest.raises(SettingError, match="holds no graph"):
         SepNEModel().transform(spark.createDataFrame([("1",)], "id string"))
+    assert not (tmp_path / "model").exists()
 
 
 def test_fit_names_the_param_for_a_graph_read_otherwise_and_embed_checks_its_arguments(spark, edges, fitted):
