@@ -26,7 +26,7 @@ import json
 import logging
 import os
 import re
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import numpy as np
 from pyspark import keyword_only
@@ -681,11 +681,19 @@ class SepNEWriter(DefaultParamsWriter):
     def save(self, path: str) -> None:
         """Write to ``path``; raise ``FileExistsError`` if it exists and
         :meth:`overwrite` was not called."""
-        from sepne_spark.storage import atomic_write, resolve_output
+        from sepne_spark.storage import atomic_write
+
+        atomic_write(*self.staged(path), overwrite=self.shouldOverwrite)
+
+    def staged(self, path: str) -> tuple[Callable[[str], None], str]:
+        """The write of this model and its final location, for
+        :func:`~sepne_spark.storage.atomic_writes` with other outputs (the embed job
+        replaces a saved model and its embeddings together)."""
+        from sepne_spark.storage import resolve_output
 
         # Resolved as Spark resolves it (the session's default file system), so that the
         # moves into place act on the files Spark wrote.
-        atomic_write(self.saveImpl, resolve_output(self.sparkSession, path), overwrite=self.shouldOverwrite)
+        return self.saveImpl, resolve_output(self.sparkSession, path)
 
     def saveImpl(self, path: str) -> None:
         spark = self.sparkSession

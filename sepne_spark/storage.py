@@ -528,46 +528,88 @@ def atomic_write(write: Callable[[str], None], path: str, overwrite: bool = Fals
     its two moves (old output aside, new one not yet in place) puts the old output back.
     Two runs writing the same ``path`` at the same time are not supported.
     """
+    atomic_writes([(write, path)], overwrite=overwrite)
+
+
+def atomic_writes(writes: Sequence[tuple[Callable[[str], None], str]], overwrite: bool = False) -> None:
+    """:func:`atomic_write` for outputs that belong together (a graph's edges and labels,
+    an embedding and the model that made it): every ``write(tmp)`` runs first, in order,
+    and only when all of them have succeeded is any output replaced.
+
+    A failed write leaves every path as it was. The moves into place come last, one
+    path after the other; a move that fails puts back what the earlier ones replaced.
+    A run killed between two of those moves (an instant) can leave the first paths new
+    and the others old; a later write to each path recovers it as :func:`atomic_write`
+    does.
+
+    Parameters
+    ----------
+    writes: pairs of (a function that writes the complete output under the path it is
+        given, the output's final location), in the order to write them.
+    overwrite: replace existing outputs; otherwise any existing path is an error, raised
+        before anything is written.
+    """
     from pyarrow import fs
 
-    path = path.rstrip("/")
-    filesystem, inner = _filesystem(path)
-    _recover(filesystem, inner)
-    final_exists = filesystem.get_file_info(inner).type != fs.FileType.NotFound
-    if final_exists and not overwrite:
-        raise OutputExistsError(f"output path {path} exists; pass overwrite=True (--overwrite) to replace it")
-    token = uuid.uuid4().hex[:12]
-    # Hidden siblings (a leading dot): Spark's readers and partition discovery skip them,
-    # so a reader of the parent (OUTPUT/ with dt=... partitions) never sees them.
-    head, _, name = path.rpartition("/")
-    tmp_uri = f"{head}/.{name}.tmp-{token}" if head else f".{name}.tmp-{token}"
-    _, tmp_inner = _filesystem(tmp_uri)
-    parent = inner.rsplit("/", 1)[0] if "/" in inner else ""
-    created = None  # the highest folder this write creates (a dated output's partition, ...)
-    if parent:
-        folder = parent
-        while folder and filesystem.get_file_info(folder).type == fs.FileType.NotFound:
-            created, folder = folder, (folder.rsplit("/", 1)[0] if "/" in folder else "")
-        filesystem.create_dir(parent, recursive=True)
+    staged = []  # (filesystem, inner, tmp_inner, old_inner, existed, created, write, path)
+    for write, path in writes:
+        path = path.rstrip("/")
+        filesystem, inner = _filesystem(path)
+        _recover(filesystem, inner)
+        final_exists = filesystem.get_file_info(inner).type != fs.FileType.NotFound
+        if final_exists and not overwrite:
+            raise OutputExistsError(f"output path {path} exists; pass overwrite=True (--overwrite) to replace it")
+        token = uuid.uuid4().hex[:12]
+        # Hidden siblings (a leading dot): Spark's readers and partition discovery skip them,
+        # so a reader of the parent (OUTPUT/ with dt=... partitions) never sees them.
+        head, _, name = path.rpartition("/")
+        tmp_uri = f"{head}/.{name}.tmp-{token}" if head else f".{name}.tmp-{token}"
+        _, tmp_inner = _filesystem(tmp_uri)
+        parent = inner.rsplit("/", 1)[0] if "/" in inner else ""
+        old_inner = f"{parent}/.{name}.old-{token}" if parent else f".{name}.old-{token}"
+        staged.append([filesystem, inner, tmp_inner, old_inner, final_exists, parent, write, tmp_uri])
+    created: list = []  # the highest folder each write creates (a dated output's partition, ...)
     try:
-        write(tmp_uri)
+        for item in staged:
+            filesystem, parent = item[0], item[5]
+            if parent:
+                folder, top = parent, None
+                while folder and filesystem.get_file_info(folder).type == fs.FileType.NotFound:
+                    top, folder = folder, (folder.rsplit("/", 1)[0] if "/" in folder else "")
+                filesystem.create_dir(parent, recursive=True)
+                created.append((filesystem, top))
+            item[6](item[7])
     except BaseException:
-        _remove(filesystem, tmp_inner)
-        _remove_if_empty(filesystem, created)
+        for filesystem, _, tmp_inner, *_ in staged:
+            _remove(filesystem, tmp_inner)
+        for filesystem, top in reversed(created):
+            _remove_if_empty(filesystem, top)
         raise
-    old_inner = f"{parent}/.{name}.old-{token}" if parent else f".{name}.old-{token}"
-    if final_exists:
-        filesystem.move(inner, old_inner)
+    placed = []
     try:
-        filesystem.move(tmp_inner, inner)
+        for filesystem, inner, tmp_inner, old_inner, final_exists, *_ in staged:
+            if final_exists:
+                filesystem.move(inner, old_inner)
+            try:
+                filesystem.move(tmp_inner, inner)
+            except BaseException:
+                if final_exists:
+                    filesystem.move(old_inner, inner)
+                raise
+            placed.append((filesystem, inner, old_inner, final_exists))
     except BaseException:
+        for filesystem, inner, old_inner, final_exists in reversed(placed):
+            _remove(filesystem, inner)  # this run's output, back to the one before it
+            if final_exists:
+                filesystem.move(old_inner, inner)
+        for filesystem, _, tmp_inner, *_ in staged:
+            _remove(filesystem, tmp_inner)
+        raise
+    for filesystem, inner, old_inner, final_exists in placed:
         if final_exists:
-            filesystem.move(old_inner, inner)
-        _remove(filesystem, tmp_inner)
-        raise
-    if final_exists:
-        _remove(filesystem, old_inner)
-    log.info("wrote %s", path)
+            _remove(filesystem, old_inner)
+    for (_, path) in writes:
+        log.info("wrote %s", path.rstrip("/"))
 
 
 def _remove_if_empty(filesystem, folder: str | None) -> None:

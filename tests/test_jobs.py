@@ -65,6 +65,29 @@ def test_generated_graph_with_requested_ids_is_not_scored(spark, tmp_path, capsy
 
 
 @pytest.mark.e2e
+def test_a_failed_run_keeps_the_old_output_and_the_old_saved_model(spark, tmp_path, monkeypatch):
+    """--save-model and the output replace their old versions together: a run that fails
+    after the model was written (here the output's last step) leaves both as they were."""
+    from sepne_spark import storage
+
+    out, model = tmp_path / "emb", tmp_path / "model"
+    assert embed.main(spark, SMALL + ["--output", str(out), "--save-model", str(model)]) == 0
+    before = (_digest(out), _digest(model))
+
+    def full(directory, manifest):
+        raise OSError("No space left on device")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(storage, "write_manifest", full)
+        with pytest.raises(OSError, match="No space"):
+            embed.main(spark, SMALL + ["--output", str(out), "--save-model", str(model), "--overwrite", "--seed", "7"])
+    assert (_digest(out), _digest(model)) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["emb", "model"]  # no temporary left
+    assert embed.main(spark, SMALL + ["--output", str(out), "--save-model", str(model), "--overwrite", "--seed", "7"]) == 0
+    assert _digest(out) != before[0] and _digest(model) != before[1]
+
+
+@pytest.mark.e2e
 def test_run_date_rerun_replaces_only_its_partition(spark, tmp_path, caplog):
     out = tmp_path / "embeddings"
     caplog.set_level(logging.INFO, logger="sepne_spark")

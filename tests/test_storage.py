@@ -51,6 +51,59 @@ def test_a_failed_write_leaves_no_folder_it_created(tmp_path):
     assert (tmp_path / "kept").is_dir() and os.listdir(tmp_path / "kept") == []
 
 
+def _writer(text: str, also=None):
+    """A write of one file ``part-0`` holding ``text``; ``also(tmp)`` runs after it."""
+    def write(p: str) -> None:
+        Path(p).mkdir()
+        (Path(p) / "part-0").write_text(text)
+        if also is not None:
+            also(p)
+    return write
+
+
+def _content(folder: Path) -> str:
+    return (folder / "part-0").read_text()
+
+
+def test_outputs_written_together_are_replaced_together_or_not_at_all(tmp_path):
+    """atomic_writes: a graph's two tables, or an embedding and its model, replace the
+    old pair only when both are written; a failed second write, a second path that
+    exists without overwrite, or a failed move leaves the old pair as it was."""
+    a, b = tmp_path / "out" / "edges", tmp_path / "out" / "labels"
+    storage.atomic_writes([(_writer("a1"), str(a)), (_writer("b1"), str(b))])
+    assert (_content(a), _content(b)) == ("a1", "b1")
+
+    def fail(p):
+        raise RuntimeError("the second table failed")
+
+    with pytest.raises(RuntimeError, match="second table"):
+        storage.atomic_writes([(_writer("a2"), str(a)), (_writer("b2", fail), str(b))], overwrite=True)
+    assert (_content(a), _content(b)) == ("a1", "b1")
+    assert sorted(os.listdir(tmp_path / "out")) == ["edges", "labels"]  # no temporaries left
+
+    called = []
+    with pytest.raises(FileExistsError, match="labels"):
+        storage.atomic_writes([(lambda p: called.append(p), str(tmp_path / "out" / "new")), (_writer("b2"), str(b))])
+    assert called == [] and not (tmp_path / "out" / "new").exists()  # refused before any write
+
+    # The second move fails (something appeared at its path meanwhile): the first
+    # output, already moved into place, is put back.
+    c = tmp_path / "out" / "third"
+
+    def squat(p):
+        c.mkdir()
+        (c / "other").write_text("another writer's")
+
+    with pytest.raises(OSError):
+        storage.atomic_writes([(_writer("a3"), str(a)), (_writer("c1", squat), str(c))], overwrite=True)
+    assert _content(a) == "a1" and (c / "other").exists() and not (c / "part-0").exists()
+    assert sorted(os.listdir(tmp_path / "out")) == ["edges", "labels", "third"]
+
+    storage.atomic_writes([(_writer("a4"), str(a)), (_writer("b4"), str(b))], overwrite=True)
+    assert (_content(a), _content(b)) == ("a4", "b4")
+    assert sorted(os.listdir(tmp_path / "out")) == ["edges", "labels", "third"]
+
+
 def test_next_write_cleans_up_after_a_killed_run(tmp_path, caplog):
     from pathlib import Path
 

@@ -409,7 +409,7 @@ def _run(spark, ns: argparse.Namespace, settings: schema.EmbedSettings, target: 
     from sepne_spark.pipeline import spectral_steps
     from sepne_spark.progress import stage
     from sepne_spark.proximity import metric_text
-    from sepne_spark.storage import atomic_write, write_manifest
+    from sepne_spark.storage import atomic_writes, write_manifest
 
     timings: dict[str, float] = {}
     labels = None
@@ -565,11 +565,19 @@ def _run(spark, ns: argparse.Namespace, settings: schema.EmbedSettings, target: 
         })
 
     expected = n_nodes if wanted is None else None
-    if ns.save_model:  # before the output, so that the manifest can name it and a failed save leaves no output
-        with stage(spark, "save_model", ns.save_model, timings):
-            # A --run-date rerun replaces its partition, and the model it saved the first time.
-            model.save(ns.save_model, overwrite=ns.overwrite or bool(ns.run_date))
-    atomic_write(write, target, overwrite=ns.overwrite or bool(ns.run_date))
+    writes = [(write, target)]
+    if ns.save_model:
+        # The model and the output replace their old versions together, once both are
+        # written and the output's rows are checked: a failed run leaves the old pair. A
+        # --run-date rerun replaces its partition, and the model it saved the first time.
+        save, model_target = model.write().staged(ns.save_model)
+
+        def write_model(tmp: str) -> None:
+            with stage(spark, "save_model", ns.save_model, timings):
+                save(tmp)
+
+        writes.insert(0, (write_model, model_target))  # first: a failed save costs no solve
+    atomic_writes(writes, overwrite=ns.overwrite or bool(ns.run_date))
     timings["total"] = time.time() - started  # the manifest's is up to its writing
     print(f"SepNE embedded {counts['output_rows']} nodes of {source}")
     size = (f"neighbourhood of the requested nodes: {counts['rows_of_A_read']} rows of A" if local
