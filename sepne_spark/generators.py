@@ -732,6 +732,17 @@ def write_table(
     ValueError
         For an unknown format or an unusable path.
     """
+    write, target = table_write(df, path, fmt, single_file=single_file)
+    storage.atomic_write(write, target, overwrite=overwrite)
+    return target
+
+
+def table_write(
+    df: DataFrame, path: str, fmt: Format = "tsv", *, single_file: bool = False
+) -> tuple[Callable[[str], None], str]:
+    """The write of :func:`write_table` and its final location (``path`` resolved), for
+    :func:`sepne_spark.storage.atomic_writes` with other tables: a graph's edges and
+    labels replace an earlier pair together."""
     if fmt not in ("tsv", "parquet"):
         raise ValueError(f"format must be 'tsv' or 'parquet', got {fmt!r}")
     target = storage.resolve_output(df.sparkSession, path)
@@ -768,8 +779,7 @@ def write_table(
         finally:
             storage.remove(parts)
 
-    storage.atomic_write(write, target, overwrite=overwrite)
-    return target
+    return write, target
 
 
 def write_edges(
@@ -781,10 +791,17 @@ def write_edges(
     overwrite: bool = False,
 ) -> str:
     """Write an edge list (``src<TAB>dst`` lines for TSV); see :func:`write_table`."""
-    cols = edges.select(
-        F.col("src").cast("long").alias("src"), F.col("dst").cast("long").alias("dst")
-    )
-    return write_table(cols, path, fmt, single_file=single_file, overwrite=overwrite)
+    return write_table(edge_columns(edges), path, fmt, single_file=single_file, overwrite=overwrite)
+
+
+def edge_columns(edges: DataFrame) -> DataFrame:
+    """The columns an edge list is written with: ``src``, ``dst`` as longs."""
+    return edges.select(F.col("src").cast("long").alias("src"), F.col("dst").cast("long").alias("dst"))
+
+
+def label_columns(labels: DataFrame) -> DataFrame:
+    """The columns node labels are written with: ``node`` (long), ``label`` (int)."""
+    return labels.select(F.col("node").cast("long").alias("node"), F.col("label").cast("int").alias("label"))
 
 
 def write_labels(
@@ -796,7 +813,4 @@ def write_labels(
     overwrite: bool = False,
 ) -> str:
     """Write node labels (``node<TAB>label`` lines for TSV); see :func:`write_table`."""
-    cols = labels.select(
-        F.col("node").cast("long").alias("node"), F.col("label").cast("int").alias("label")
-    )
-    return write_table(cols, path, fmt, single_file=single_file, overwrite=overwrite)
+    return write_table(label_columns(labels), path, fmt, single_file=single_file, overwrite=overwrite)

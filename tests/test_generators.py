@@ -305,7 +305,7 @@ def test_failed_write_leaves_nothing(spark, tmp_path):
 
 
 @pytest.mark.e2e
-def test_generate_job(spark, tmp_path, capsys, caplog):
+def test_generate_job(spark, tmp_path, capsys, caplog, monkeypatch):
     job = _load_job()
     with pytest.raises(SystemExit) as exc:
         job.main(None, ["--help"])
@@ -332,6 +332,18 @@ def test_generate_job(spark, tmp_path, capsys, caplog):
     assert _read_tsv(spark, str(out / "labels"), "node long, label int").count() == 400
     with pytest.raises(UserError, match="already holds data; pass --overwrite"):
         job.main(spark, args)
+    # --overwrite whose labels fail to write (after the edges were written): the earlier
+    # graph stays whole, its edges beside its own labels, and no temporary is left.
+    files = {p: p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
+
+    def failing(labels):
+        return labels.select(F.raise_error(F.lit("disk full")).cast("long").alias("node"), F.lit(0).alias("label"))
+
+    with monkeypatch.context() as patched:
+        patched.setattr(job, "label_columns", failing)
+        with pytest.raises(Exception, match="disk full"):
+            job.main(spark, [*args[:-4], "--seed", "10", "--output", str(out), "--overwrite"])
+    assert {p: p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()} == files
 
     rmat_out = tmp_path / "rmat"
     assert job.main(spark, ["--model", "rmat", "--scale", "8", "--edges", "2000",

@@ -15,19 +15,21 @@ import argparse
 import logging
 import sys
 import time
-from typing import Sequence
+from typing import Callable, Sequence
 
 from pyspark.sql import DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
 
 from sepne_spark.generators import (
+    edge_columns,
+    label_columns,
     output_exists,
     rmat_graph,
     sbm_edge_count,
     sbm_graph,
-    write_edges,
-    write_labels,
+    table_write,
 )
+from sepne_spark.storage import atomic_writes
 from sepne_spark.jobs.common import JobArgumentParser, UserError, given_flags, run_job, setup_logging
 
 log = logging.getLogger("sepne_spark.jobs.generate")
@@ -172,40 +174,53 @@ def main(spark: SparkSession | None, args: Sequence[str] | None = None) -> int:
     except ValueError as exc:
         raise UserError(str(exc)) from exc
 
-    from sepne_spark.progress import stage
-
     edges, edge_obs = _observed(edges, "edges")
+    tables = [(edges, edge_columns, edges_path, "generate_edges", f"drawing {drawn} edges of {nodes} nodes and "
+               f"writing them to {edges_path}")]
+    if labels is not None:
+        labels, label_obs = _observed(labels, "labels")
+        tables.append((labels, label_columns, labels_path, "generate_labels",
+                       f"the {nodes} nodes' communities, written to {labels_path}"))
+    took: dict[str, float] = {}
+    writes = []
+    for df, columns, path, name, detail in tables:
+        write, target = table_write(columns(df), path, fmt, single_file=ns.single_file)
+        writes.append((_as_stage(spark, write, name, detail, took), target))
+    # The edges and the labels replace an earlier graph's together, once both are written.
     try:
-        with stage(spark, "generate_edges", f"drawing {drawn} edges of {nodes} nodes and writing them to "
-                   f"{edges_path}"):
-            written = write_edges(edges, edges_path, fmt, single_file=ns.single_file,
-                                  overwrite=ns.overwrite)
+        atomic_writes(writes, overwrite=ns.overwrite)
     except FileExistsError as exc:
         raise UserError(f"{exc}") from exc
     m = int(edge_obs.get["rows"])
-    t_edges = time.time() - start
     mean_degree = (m if ns.directed else 2 * m) / nodes
     log.info(
         "wrote %d edges (%d self-loops/repeats dropped, mean %sdegree %.3f) to %s in %.1f s",
-        m, drawn - m, "out-" if ns.directed else "", mean_degree, written, t_edges,
+        m, drawn - m, "out-" if ns.directed else "", mean_degree, writes[0][1], took["generate_edges"],
     )
     if ns.model == "sbm" and mean_degree < 0.9 * ns.avg_degree:
         log.warning("the graph's mean degree is %.3f, not the %g asked: at this density many of the drawn edges "
                     "repeat one another and are kept once", mean_degree, ns.avg_degree)
     if labels is not None:
-        t0 = time.time()
-        labels, label_obs = _observed(labels, "labels")
-        try:
-            with stage(spark, "generate_labels", f"the {nodes} nodes' communities, written to {labels_path}"):
-                written = write_labels(labels, labels_path, fmt, single_file=ns.single_file,
-                                       overwrite=ns.overwrite)
-        except FileExistsError as exc:
-            raise UserError(f"{exc}") from exc
-        log.info("wrote %d labels to %s in %.1f s", int(label_obs.get["rows"]), written,
-                 time.time() - t0)
+        log.info("wrote %d labels to %s in %.1f s", int(label_obs.get["rows"]), writes[1][1],
+                 took["generate_labels"])
     _remove_stale(ns)
     log.info("generated %s graph in %.1f s", ns.model, time.time() - start)
     return 0
+
+
+def _as_stage(spark: SparkSession, write: Callable[[str], None], name: str, detail: str,
+              took: dict[str, float]) -> Callable[[str], None]:
+    """``write`` run as the stage ``name`` (its Spark job description and log lines), its
+    time in ``took[name]``."""
+    from sepne_spark.progress import stage
+
+    def staged(tmp: str) -> None:
+        t0 = time.time()
+        with stage(spark, name, detail):
+            write(tmp)
+        took[name] = time.time() - t0
+
+    return staged
 
 
 def _remove_stale(ns: argparse.Namespace) -> None:
