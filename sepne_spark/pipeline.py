@@ -328,10 +328,16 @@ def walk_summaries(A: DataFrame, graph: Graph, landmarks: DataFrame,
                  f"{products:,}", f"{MAX_DISTRIBUTED_WALK_PRODUCTS:,}")
         return None
     walks = Proximity(A, graph.vertices, "A+A2", "log", graph.edges, 2)
+    # Persisted, as the fit's own rows and columns: M00 and the Gram sums are two
+    # queries over them, and each would run the two-step joins again.
+    held = []
     try:
-        return landmark_summaries(landmark_blocks(walks.rows(landmarks), walks.cols(landmarks), landmarks),
-                                  landmarks, k)
+        rows, cols = (df.persist() for df in (walks.rows(landmarks), walks.cols(landmarks)))
+        held += [rows, cols]
+        return landmark_summaries(landmark_blocks(rows, cols, landmarks), landmarks, k)
     finally:
+        for df in held:
+            df.unpersist()
         walks.release()
 
 
