@@ -383,8 +383,8 @@ def requested_ids(ids: DataFrame, vertices: DataFrame, id_type: Any,
     DataFrame
         The distinct requested ids found in ``vertices``, lazy. Those not found are left
         out with a warning giving their number and up to five of them, as written in
-        ``ids``. The check is one query, whose one row (two counts and those examples)
-        is all that reaches the driver.
+        ``ids``. The check is one query, whose one row of counts is all that reaches the
+        driver, and when ids are missing a second one for those examples.
 
     Raises
     ------
@@ -400,7 +400,6 @@ def requested_ids(ids: DataFrame, vertices: DataFrame, id_type: Any,
     row = flagged.agg(
         F.count(F.lit(1)).alias("asked"), F.count("found").alias("found"),
         F.sum(F.col("asked").isNull().cast("long")).alias("nulls"),
-        F.slice(F.sort_array(F.collect_set(missing)), 1, _MAX_EXAMPLES).alias("examples"),
     ).first()
     n_asked, n_found, nulls = int(row["asked"]), int(row["found"]), int(row["nulls"] or 0)
     if counts is not None:
@@ -408,11 +407,15 @@ def requested_ids(ids: DataFrame, vertices: DataFrame, id_type: Any,
     if n_asked == 0:
         raise RequestedIdsError("no ids requested: the DataFrame of requested ids is empty")
     if n_found < n_asked:
-        examples = f"e.g. {list(row['examples'])}" if row["examples"] else ""
+        # A second query, only when ids are missing: the first few in order (a top few
+        # per task, not every missing id through one task).
+        shown = [r["asked"] for r in flagged.where(missing.isNotNull()).select(missing.alias("asked"))
+                 .distinct().orderBy("asked").limit(_MAX_EXAMPLES).collect()]
+        examples = f"e.g. {shown}" if shown else ""
         if nulls:
             examples += (" and " if examples else "") + "a null id"
         if n_asked == 1:
-            what = "is null" if nulls else f"{row['examples'][0]!r} is not a node of the graph"
+            what = "is null" if nulls else f"{shown[0]!r} is not a node of the graph"
             raise RequestedIdsError(f"the requested id {what}")
         if n_found == 0:
             raise RequestedIdsError(f"none of the {n_asked} requested ids is a node of the graph, {examples}")
