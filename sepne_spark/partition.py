@@ -171,7 +171,9 @@ def pack_communities(labels: DataFrame, set_size: int, seed: int = 0) -> DataFra
     :data:`PACK_BUCKETS` buckets by a hash of the label, and laid bucket after bucket,
     in decreasing size order within a bucket. Every ordering window runs over one
     bucket's communities (or over the large communities, at most n / set_size), never
-    over all of them in one task; the driver receives one row per bucket.
+    over all of them in one task, and a large community's nodes are ranked in ranges
+    of about ``set_size`` nodes, never all in one task; the driver receives one row per
+    bucket.
     """
     sizes = labels.groupBy("label").agg(F.count(F.lit(1)).alias("size"))
     big = sizes.where(F.col("size") > set_size)
@@ -196,17 +198,31 @@ def pack_communities(labels: DataFrame, set_size: int, seed: int = 0) -> DataFra
     big_off = big_chunks.select(
         "label", "chunks", (F.sum("chunks").over(order_big) - F.col("chunks")).alias("chunk_offset")
     )
-    ranked_within = Window.partitionBy("label").orderBy(F.xxhash64(F.col("id").cast("string"), F.lit(seed)),
-                                                        F.col("id"))
-    ranked = labels.withColumn("rank", F.row_number().over(ranked_within) - 1)
-    small_sets = ranked.join(small_off, "label").select(
-        "id", F.floor((F.col("offset") + F.col("rank")) / set_size).cast("long").alias("set_id")
+    # A community's nodes are ranked by a seeded hash of the id (then the id).
+    hashed = labels.withColumn("h", F.xxhash64(F.col("id").cast("string"), F.lit(seed)))
+    ranked_within = Window.partitionBy("label").orderBy("h", "id")  # a small community: at most set_size rows
+    small_sets = hashed.join(small_off, "label").select(
+        "id", F.floor((F.col("offset") + F.row_number().over(ranked_within) - 1) / set_size).cast("long")
+        .alias("set_id")
     )
-    big_sets = ranked.join(big_off, "label").select(
+    # A large community is ranked in `chunks` ranges of the hash, each about set_size
+    # nodes, so that no task sorts the whole community: a range's rank plus the sizes of
+    # the ranges before it is the rank in the whole community (the hash's ranges keep
+    # its order), and the sets are the same as with one ranking.
+    # big_off is broadcast (one row per large community, at most n / set_size): a join
+    # keyed by the label would bring a whole community to one task again.
+    big_nodes = hashed.join(F.broadcast(big_off), "label").withColumn("range", F.least(
+        F.floor((F.col("h").cast("double") + 2.0 ** 63) / 2.0 ** 64 * F.col("chunks")).cast("long"),
+        F.col("chunks") - 1,
+    ))
+    ranges = big_nodes.groupBy("label", "range").agg(F.count(F.lit(1)).alias("in_range"))
+    before = Window.partitionBy("label").orderBy("range")  # a community's ranges: chunks rows
+    ranges = ranges.select("label", "range", (F.sum("in_range").over(before) - F.col("in_range")).alias("start"))
+    in_range = Window.partitionBy("label", "range").orderBy("h", "id")
+    rank = F.col("start") + F.row_number().over(in_range) - 1
+    big_sets = big_nodes.join(ranges, ["label", "range"]).select(
         "id",
-        (F.lit(num_small_sets) + F.col("chunk_offset") + F.pmod(F.col("rank"), F.col("chunks"))).cast("long").alias(
-            "set_id"
-        ),
+        (F.lit(num_small_sets) + F.col("chunk_offset") + F.pmod(rank, F.col("chunks"))).cast("long").alias("set_id"),
     )
     return small_sets.unionByName(big_sets)
 

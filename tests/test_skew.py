@@ -8,6 +8,7 @@ task's memory follows the set size, not a node's degree or a community's size.
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 from pyspark.sql import functions as F
@@ -19,7 +20,12 @@ from sepne_spark.partition import pack_communities
 def test_giant_community_is_split_and_small_ones_packed(spark):
     rows = [(f"g{i}", "giant") for i in range(1000)] + [(f"s{c}-{i}", f"small{c}") for c in range(50) for i in range(3)]
     labels = spark.createDataFrame(rows, "id string, label string")
-    sets = pack_communities(labels, set_size=100, seed=1).toPandas()
+    packed = pack_communities(labels, set_size=100, seed=1)
+    # The giant community's nodes are ranked in ranges of its hash (a window by label and
+    # range), not all in one task (a window by label alone).
+    plan = packed._jdf.queryExecution().executedPlan().toString()
+    assert re.search(r"row_number\(\) windowspecdefinition\(label#\d+L?, range#", plan), plan
+    sets = packed.toPandas()
     assert sorted(sets["id"]) == sorted(r[0] for r in rows)  # every node once
     sizes = sets.groupby("set_id").size()
     assert sizes.max() <= 100 and sizes.min() >= 50  # the giant community became ten sets
