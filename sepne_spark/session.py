@@ -282,9 +282,10 @@ def get_spark(
         settings = {key: value for key, value in settings.items() if key not in launched}
         replaced = replaced_submitted(conf or {}, launched)
         if replaced:  # values of credentials' keys are not logged
-            from sepne_spark.settings import is_secret_key
+            from sepne_spark.settings import REDACTION_KEY, is_secret_key
 
-            replaced = {key: ("*********", "*********") if is_secret_key(key) else pair
+            pattern = (conf or {}).get(REDACTION_KEY) or launched.get(REDACTION_KEY)
+            replaced = {key: ("*********", "*********") if is_secret_key(key, pattern) else pair
                         for key, pair in replaced.items()}
             log.warning("the session's Spark settings (in the jobs: the profile's spark: block and --spark) replace "
                         "%d submitted value(s) (spark-submit --conf or spark-defaults.conf): %s", len(replaced),

@@ -363,18 +363,39 @@ _ALIASES = {
 }
 
 # Spark's own default for spark.redaction.regex, plus credentials.
-_SECRET_KEY = re.compile(r"secret|password|token|access[.]?key|credential", re.IGNORECASE)
+#: Keys whose values are credentials: Spark's own default ``spark.redaction.regex``
+#: (secret, password, token, access key) and the cloud stores' keys it misses (Azure's
+#: ``fs.azure.account.key.*`` and SAS tokens, a GCS service account's private key,
+#: S3's encryption key, credentials and API keys).
+_SECRET_KEY = re.compile(
+    r"secret|password|passwd|token|credential|(?:access|account|private|encryption|api)[._-]?key|(?:^|[.])sas(?:[.]|$)",
+    re.IGNORECASE,
+)
+
+#: The Spark setting of a site's own pattern of secrets (Spark's ``spark.redaction.regex``).
+REDACTION_KEY = "spark.redaction.regex"
 
 
-def is_secret_key(key: str) -> bool:
-    """Whether a Spark setting's key looks like a credential's (its value is not shown)."""
-    return bool(_SECRET_KEY.search(str(key)))
+def is_secret_key(key: str, also: str | None = None) -> bool:
+    """Whether a Spark setting's key looks like a credential's (its value is not shown):
+    it matches :data:`_SECRET_KEY` or the site's ``also`` (``spark.redaction.regex``,
+    case-insensitive, as Spark applies it; a pattern that does not compile is ignored)."""
+    if _SECRET_KEY.search(str(key)):
+        return True
+    if also:
+        try:
+            return bool(re.search(also, str(key), re.IGNORECASE))
+        except re.error:
+            return False
+    return False
 
 
-def redacted(conf: Mapping[str, Any]) -> dict[str, Any]:
+def redacted(conf: Mapping[str, Any], also: str | None = None) -> dict[str, Any]:
     """``conf`` (Spark settings) with the values of keys that look like credentials
-    replaced by ``"*********"``, for logs and manifests."""
-    return {k: ("*********" if is_secret_key(k) else v) for k, v in conf.items()}
+    (:func:`is_secret_key`, with ``also`` or the ``spark.redaction.regex`` that ``conf``
+    itself sets) replaced by ``"*********"``, for logs and manifests."""
+    also = also or conf.get(REDACTION_KEY)
+    return {k: ("*********" if is_secret_key(k, also) else v) for k, v in conf.items()}
 
 
 # ---------------------------------------------------------------------------

@@ -95,6 +95,37 @@ def test_as_dict_is_json_ready_redacts_secrets_and_round_trips():
         EmbedSettings.from_dict({"iter": 3})
 
 
+@pytest.mark.parametrize("key, secret", [
+    ("spark.hadoop.fs.s3a.secret.key", True),
+    ("spark.hadoop.fs.s3a.access.key", True),
+    ("spark.hadoop.fs.s3a.session.token", True),
+    ("spark.hadoop.fs.s3a.encryption.key", True),
+    ("spark.hadoop.fs.azure.account.key.acct.blob.core.windows.net", True),
+    ("spark.hadoop.fs.azure.account.oauth2.client.secret", True),
+    ("spark.hadoop.fs.azure.sas.container.acct.blob.core.windows.net", True),
+    ("spark.hadoop.fs.gs.auth.service.account.private.key", True),
+    ("spark.hadoop.fs.gs.auth.service.account.private.key.id", True),
+    ("spark.ssl.keyStorePassword", True),
+    ("spark.sql.shuffle.partitions", False),
+    ("spark.hadoop.fs.azure.account.auth.type", False),
+    ("spark.sql.sources.partitionOverwriteMode", False),
+])
+def test_credentials_of_every_store_are_hidden(key, secret):
+    from sepne_spark.settings import is_secret_key, redacted
+
+    assert is_secret_key(key) is secret
+    assert (redacted({key: "value"})[key] == "*********") is secret
+
+
+def test_a_sites_redaction_regex_hides_more():
+    from sepne_spark.settings import redacted
+
+    conf = {"spark.redaction.regex": "(?i)secret|mycorp\\.cert", "spark.hadoop.mycorp.cert": "pem", "x": "1"}
+    assert redacted(conf)["spark.hadoop.mycorp.cert"] == "*********" and redacted(conf)["x"] == "1"
+    assert redacted({"spark.hadoop.mycorp.cert": "pem"}, also="mycorp")["spark.hadoop.mycorp.cert"] == "*********"
+    assert redacted({"a": "1"}, also="(unclosed") == {"a": "1"}  # a pattern that does not compile adds nothing
+
+
 # --- profile validation --------------------------------------------------------------
 
 

@@ -528,8 +528,13 @@ def test_a_running_session_takes_the_jobs_spark_settings_for_the_run(spark, capl
     with caplog.at_level(logging.WARNING, logger="sepne_spark"):
         with session_settings(spark, {"spark.hadoop.fs.s3a.secret.key": "SUPERSECRET"}) as not_applied:
             assert not_applied == {"spark.hadoop.fs.s3a.secret.key": "*********"}
+        # An Azure account key, and a key of the site's own pattern (spark.redaction.regex)
+        azure = "spark.hadoop.fs.azure.account.key.acct.blob.core.windows.net"
+        with session_settings(spark, {azure: "AZUREKEY", "spark.redaction.regex": "(?i)secret|corp[.]pem",
+                                      "spark.hadoop.corp.pem": "PEMDATA"}) as not_applied:
+            assert not_applied[azure] == not_applied["spark.hadoop.corp.pem"] == "*********"
     assert "spark.hadoop.fs.s3a.secret.key=*********: the session runs already" in caplog.text
-    assert "SUPERSECRET" not in caplog.text
+    assert "SUPERSECRET" not in caplog.text and "AZUREKEY" not in caplog.text and "PEMDATA" not in caplog.text
     from sepne_spark.pipeline import AutoChoice
 
     choice = AutoChoice("social", {"spark": {"spark.hadoop.fs.s3a.access.key": "AKIA1", "spark.x": "1"}}, 10, 20, None)
