@@ -668,8 +668,9 @@ class SepNEWriter(DefaultParamsWriter):
 
     ``path/metadata``: :class:`~pyspark.ml.util.DefaultParamsWriter`'s JSON (class, uid,
     timestamp, sparkVersion, paramMap, defaultParamMap) plus ``sepneVersion`` and, for a
-    model, ``k`` and ``d``. A model adds ``path/data`` (Parquet: the id type and the
-    arrays Phi, Psi, S_A, S_B and the singular values with their shapes, as raw float64
+    model, ``k`` and ``d``, and ``runDate`` when the writer was given
+    ``.option("runDate", "YYYY-MM-DD")`` (the embed job's ``--run-date``). A model adds
+    ``path/data`` (Parquet: the id type and the arrays Phi, Psi, S_A, S_B and the singular values with their shapes, as raw float64
     in parts of 8 MB, :data:`_DATA_SCHEMA`) and
     ``path/landmarks`` (Parquet ``id, l``: the landmark ids in order). Everything is
     written with the DataFrame API, so it also works on Spark Connect and shared
@@ -699,6 +700,8 @@ class SepNEWriter(DefaultParamsWriter):
         spark = self.sparkSession
         instance = self.instance
         extra: dict[str, Any] = {"sepneVersion": __version__}
+        if self.optionMap.get("rundate"):  # .option("runDate", "YYYY-MM-DD"): the run that saved it
+            extra["runDate"] = self.optionMap["rundate"]
         if isinstance(instance, SepNEModel):
             instance._check_fitted_values()
             extra.update(k=len(instance.landmark_ids), d=int(instance.factors.Phi.shape[0]))
@@ -721,6 +724,28 @@ def _load_metadata(path: str, spark: SparkSession) -> dict[str, Any]:
     """The metadata :func:`_save_metadata` wrote (or pyspark.ml's own writers)."""
     text = spark.read.text(path.rstrip("/") + "/metadata").first()[0]
     return DefaultParamsReader._parseMetaData(text)
+
+
+def saved_metadata(path: str, spark: SparkSession | None = None) -> dict[str, Any] | None:
+    """The metadata of the model or estimator saved at ``path``, or None when ``path``
+    holds none (a missing path, or a folder without ``metadata/``). A local path (or a
+    ``file:`` URI) is read without Spark; another URI with ``spark``."""
+    from urllib.parse import urlparse
+
+    from sepne_spark import storage
+
+    parsed = urlparse(path)
+    if parsed.scheme in ("", "file"):
+        folder = os.path.join(os.path.expanduser(parsed.path if parsed.scheme == "file" else path), "metadata")
+        parts = sorted(name for name in os.listdir(folder) if not name.startswith((".", "_"))) \
+            if os.path.isdir(folder) else []
+        if not parts:
+            return None
+        with open(os.path.join(folder, parts[0]), encoding="utf-8") as file:
+            return json.loads(file.readline())
+    if spark is None or not storage.exists(path.rstrip("/") + "/metadata"):
+        return None
+    return _load_metadata(path, spark)
 
 
 class SepNEReader(DefaultParamsReader):

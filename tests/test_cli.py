@@ -225,10 +225,24 @@ def test_overwrite_without_run_date_keeps_the_dated_runs_and_a_rerun_replaces_it
     embed._checked(["--output", str(notes), "--overwrite"])
     model = tmp_path / "model"
     (model / "metadata").mkdir(parents=True)
-    (model / "metadata" / "part-00000").write_text("{}", encoding="utf-8")
+    # A --run-date rerun replaces the model its own date saved, and nothing else unless --overwrite.
+    (model / "metadata" / "part-00000").write_text('{"runDate": "2026-12-02"}\n', encoding="utf-8")
     embed._checked(["--output", str(out), "--run-date", "2026-12-02", "--save-model", str(model)])
+    with pytest.raises(UserError, match=r"--save-model path .* holds the model of --run-date 2026-12-02; a --run-date "
+                                        r"run replaces only the model its own date saved: pass --overwrite"):
+        embed._checked(["--output", str(out), "--run-date", "2026-12-01", "--save-model", str(model)])
+    embed._checked(["--output", str(out), "--run-date", "2026-12-01", "--save-model", str(model), "--overwrite"])
+    (model / "metadata" / "part-00000").write_text("{}\n", encoding="utf-8")
+    with pytest.raises(UserError, match="holds a model saved without --run-date"):
+        embed._checked(["--output", str(out), "--run-date", "2026-12-02", "--save-model", str(model)])
+    (tmp_path / "stuff").mkdir()
+    with pytest.raises(UserError, match="holds something other than a saved model"):
+        embed._checked(["--output", str(out), "--run-date", "2026-12-02", "--save-model", str(tmp_path / "stuff")])
     with pytest.raises(UserError, match="--save-model path .* already holds data"):
         embed._checked(["--output", str(tmp_path / "undated"), "--save-model", str(model)])
+    # Among the dated runs, a model would make OUTPUT unreadable as one dataset.
+    with pytest.raises(UserError, match="the --save-model path .* and the output folder of the dated runs .* overlap"):
+        embed._checked(["--output", str(out), "--run-date", "2026-12-02", "--save-model", str(out / "model")])
 
 
 @pytest.mark.unit

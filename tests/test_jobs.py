@@ -11,7 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from sepne_spark.errors import UserError
 from sepne_spark.jobs import embed
+from sepne_spark.model import SepNEModel, saved_metadata
 from sepne_spark.progress import DESCRIPTION_KEY, SolveProgress, is_connect, stage
 from sepne_spark.session import local_jars
 from tests.helpers import nothing_cached
@@ -91,24 +93,33 @@ def test_a_failed_run_keeps_the_old_output_and_the_old_saved_model(spark, tmp_pa
 def test_run_date_rerun_replaces_only_its_partition(spark, tmp_path, caplog):
     out = tmp_path / "embeddings"
     caplog.set_level(logging.INFO, logger="sepne_spark")
-    for day in ("2026-11-24", "2026-11-25"):
-        assert embed.main(spark, SMALL + ["--output", str(out), "--run-date", day]) == 0
+    model = tmp_path / "model"
+    assert embed.main(spark, SMALL + ["--output", str(out), "--run-date", "2026-11-24"]) == 0
+    assert embed.main(spark, SMALL + ["--output", str(out), "--run-date", "2026-11-25", "--save-model", str(model)]) == 0
     before_24 = _digest(out / "dt=2026-11-24")
     before_25 = _digest(out / "dt=2026-11-25")
+    saved = SepNEModel.load(str(model)).landmark_ids
+    assert saved_metadata(str(model))["runDate"] == "2026-11-25"
 
-    # The same date again, with another seed: that partition is replaced, nothing else.
-    assert embed.main(spark, SMALL + ["--output", str(out), "--run-date", "2026-11-25", "--seed", "7"]) == 0
+    # The same date again, with another seed: that partition is replaced, nothing else,
+    # and so is the model that date saved.
+    assert embed.main(spark, SMALL + ["--output", str(out), "--run-date", "2026-11-25", "--seed", "7",
+                                      "--save-model", str(model)]) == 0
     assert _digest(out / "dt=2026-11-24") == before_24
     after_25 = _digest(out / "dt=2026-11-25")
     assert after_25 != before_25
     assert sorted(p.name for p in out.iterdir()) == ["dt=2026-11-24", "dt=2026-11-25"]  # no temporary left
+    assert SepNEModel.load(str(model)).landmark_ids != saved
+    # Another date's run does not replace it (a backfill would silently swap the model).
+    with pytest.raises(UserError, match="holds the model of --run-date 2026-11-25"):
+        embed.main(spark, SMALL + ["--output", str(out), "--run-date", "2026-11-24", "--save-model", str(model)])
 
     manifest = json.loads((out / "dt=2026-11-25" / "_manifest.json").read_text())
     assert manifest["settings"]["seed"] == 7
     assert manifest["counts"]["output_rows"] == manifest["counts"]["input_nodes"] == 200
     assert manifest["spark_version"] == spark.version and manifest["version"]
     # What an audit needs: the arguments, the date, the master, the versions, the profile's file.
-    assert manifest["run_date"] == "2026-11-25" and manifest["arguments"][-2:] == ["--seed", "7"]
+    assert manifest["run_date"] == "2026-11-25" and manifest["arguments"][-4:-2] == ["--seed", "7"]
     assert manifest["spark_master"] == spark.conf.get("spark.master")
     assert set(manifest["versions"]) == {"python", "numpy", "scipy", "pyarrow"}
     assert manifest["profile"] == "default" and manifest["profile_file"].endswith("/conf/default.yaml")
@@ -241,7 +252,6 @@ def test_saved_model_io_reads_only_the_neighbourhood(spark, tmp_path, capsys, ca
     import numpy as np
 
     from sepne_spark.errors import SettingError
-    from sepne_spark.model import SepNEModel
     from sepne_spark.graph import Graph, load_graph
     from tests.helpers import random_graph
 

@@ -87,7 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="embed only these ids (IO): a comma-separated list or @FILE with one id per line")
     io.add_argument("--save-model", default=None, metavar="PATH",
                     help="also save the fitted model here (an existing one is replaced with --overwrite, "
-                    "or with --run-date, whose rerun replaces what its first run wrote)")
+                    "or with --run-date when it is the model that date's earlier run saved)")
     io.add_argument("--model", default=None, metavar="PATH",
                     help="embed with a saved model instead of fitting; its parameters (k, d, metric, "
                     "direction, ...) are used, whatever the profile and the flags say")
@@ -223,7 +223,35 @@ def _checked(argv: Sequence[str] | None) -> tuple[argparse.Namespace, schema.Emb
         check_output_path(ns.save_model, read, overwrite=ns.overwrite or bool(ns.run_date),
                           what="--save-model path")
         check_apart(ns.save_model, "--save-model path", target, "output path")
+        if ns.run_date:  # beside the dated runs, not among them (a reader of OUTPUT would trip on it)
+            check_apart(ns.save_model, "--save-model path", ns.output, "output folder of the dated runs")
+            if is_local_path(ns.save_model):
+                check_model_of_run_date(ns)
     return ns, settings, target
+
+
+def check_model_of_run_date(ns: argparse.Namespace, spark=None) -> None:
+    """With ``--run-date`` and without ``--overwrite``, an existing ``--save-model`` path
+    is replaced only when it holds the model a run of the same date saved (a rerun
+    replaces what its first run wrote); another date's model, or anything else, is
+    refused. A remote path is read with ``spark``."""
+    from sepne_spark.model import saved_metadata
+    from sepne_spark.storage import exists
+
+    if not (ns.run_date and ns.save_model) or ns.overwrite:
+        return
+    there = os.path.exists(local_path(ns.save_model)) if is_local_path(ns.save_model) else exists(ns.save_model)
+    if not there:
+        return
+    metadata = saved_metadata(ns.save_model, spark)
+    saved = (metadata or {}).get("runDate")
+    if saved == ns.run_date:
+        return
+    what = (f"the model of --run-date {saved}" if saved else
+            "a model saved without --run-date" if metadata is not None else "something other than a saved model")
+    raise UserError(f"--save-model path {ns.save_model} holds {what}; a --run-date run replaces only the model "
+                    f"its own date saved: pass --overwrite to replace it, or give each date its own path "
+                    f"(e.g. models/dt={ns.run_date})")
 
 
 def zero_reason(used: dict, what: str) -> str:
@@ -411,6 +439,8 @@ def _run(spark, ns: argparse.Namespace, settings: schema.EmbedSettings, target: 
     from sepne_spark.proximity import metric_text
     from sepne_spark.storage import atomic_writes, write_manifest
 
+    if ns.save_model and not is_local_path(ns.save_model):
+        check_model_of_run_date(ns, spark)  # a local one is checked before Spark starts
     timings: dict[str, float] = {}
     labels = None
     model = None
@@ -570,7 +600,8 @@ def _run(spark, ns: argparse.Namespace, settings: schema.EmbedSettings, target: 
         # The model and the output replace their old versions together, once both are
         # written and the output's rows are checked: a failed run leaves the old pair. A
         # --run-date rerun replaces its partition, and the model it saved the first time.
-        save, model_target = model.write().staged(ns.save_model)
+        writer = model.write().option("runDate", ns.run_date) if ns.run_date else model.write()
+        save, model_target = writer.staged(ns.save_model)
 
         def write_model(tmp: str) -> None:
             with stage(spark, "save_model", ns.save_model, timings):
