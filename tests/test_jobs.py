@@ -319,7 +319,7 @@ def test_saved_model_io_reads_only_the_neighbourhood(spark, tmp_path, capsys, ca
     # the sets the command line names (here the profile's RP), and says so.
     io_model = tmp_path / "io-model"
     assert embed.main(spark, flags + ["--output", str(tmp_path / "io"), "--partition", "IO", "--nodes",
-                                      f"@{tmp_path / 'nodes.txt'}", "--save-model", str(io_model)]) == 0
+                                      f"@file://{tmp_path / 'nodes.txt'}", "--save-model", str(io_model)]) == 0  # a file: URI
     assert SepNEModel.load(str(io_model)).getPartition() == "IO"
     fitted_io = json.loads((tmp_path / "io" / "_manifest.json").read_text())
     assert (fitted_io["counts"]["requested"], fitted_io["counts"]["requested_missing"]) == (len(asked), 1)

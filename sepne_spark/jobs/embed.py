@@ -110,11 +110,23 @@ def _requested(spark, text: str):
 
     if text.startswith("@"):
         path = text[1:]
-        if not os.path.exists(path):
+        # A local file (a path or a file: URI) was checked before Spark started.
+        if not is_local_path(path) and not any(c in path for c in "*?[{") and not _exists(path):
             raise UserError(f"--nodes file {path} does not exist")
         # (Hadoop's line reader drops a byte-order mark before the first line)
         return spark.read.text(path).select(F.trim("value").alias("id")).where("id != '' and not id like '#%'")
     return spark.createDataFrame([(x.strip(),) for x in text.split(",") if x.strip()], "id string")
+
+
+def _exists(path: str) -> bool:
+    """Whether the remote ``path`` exists; True when its file system cannot tell (Spark's
+    read reports it then)."""
+    from sepne_spark.storage import exists
+
+    try:
+        return exists(path)
+    except Exception:  # noqa: BLE001 - a file system the driver cannot reach: left to Spark
+        return True
 
 
 def _check_ids_file(path: str) -> None:
