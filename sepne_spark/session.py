@@ -203,7 +203,9 @@ def get_spark(
         Application name for a new session.
     master:
         Master URL for a new session; defaults to ``$SEPNE_SPARK_MASTER`` or
-        ``local[*]``. Ignored when a session is already active.
+        ``local[*]``. Ignored when a session is already active. Without it (and outside
+        ``spark-submit``), ``$SPARK_REMOTE`` connects to that Spark Connect server
+        instead, with the server's settings.
     conf:
         Extra Spark settings for a new session.
     run_checkpoints:
@@ -218,9 +220,16 @@ def get_spark(
     spark = active_session()
     if spark is not None:
         return spark
-    builder = SparkSession.builder.appName(app_name)
     # Under spark-submit the JVM is already launched with the cluster's master: keep it.
     submitted = "PYSPARK_GATEWAY_PORT" in os.environ
+    remote = os.environ.get("SPARK_REMOTE")
+    if remote and not master and not submitted:
+        # A Spark Connect server (PySpark's own SPARK_REMOTE): the server's settings and
+        # JARs stand; a job sets the SQL settings of its profile and --spark for its run
+        # and names the others in a warning, as in any session that runs already.
+        log.info("connecting to the Spark Connect server at %s (SPARK_REMOTE)", remote)
+        return SparkSession.builder.remote(remote).getOrCreate()
+    builder = SparkSession.builder.appName(app_name)
     master = master or os.environ.get("SEPNE_SPARK_MASTER") or (None if submitted else "local[*]")
     if master:
         builder = builder.master(master)

@@ -36,10 +36,16 @@ GRAPH = dict(n=50, m=180, seed=4)
 ISLANDS = [("x1", "x2", 1.0), ("y1", "y2", 1.0), ("y2", "y3", 2.0)]
 
 
+#: The embed job's command line run through the server (SPARK_REMOTE): a small generated graph.
+JOB = ["--profile", "default", "--gen-nodes", "200", "--landmarks", "12", "--dim", "4", "--iters", "2",
+       "--set-size", "60"]
+
+
 @pytest.fixture(scope="module")
-def remote():
-    """Start the server (with the GraphFrames JARs when they are here), run the client,
-    return its result and whether the server had the GraphFrames plugin."""
+def remote(tmp_path_factory):
+    """Start the server (with the GraphFrames JARs when they are here), run the client
+    and the embed job with ``SPARK_REMOTE`` set, return the client's result, whether the
+    server had the GraphFrames plugin, and the job's completed process and output."""
     g = random_graph(**GRAPH)
     g.rows.extend(ISLANDS)
     here = Path(__file__).parent / "connect"
@@ -57,6 +63,11 @@ def remote():
             [sys.executable, str(here / "run_connect.py"), f"sc://127.0.0.1:{port}", json.dumps(g.rows)],
             capture_output=True, text=True, timeout=900, env=env,
         )
+        out = tmp_path_factory.mktemp("connect-job") / "emb"
+        job = subprocess.run(
+            [sys.executable, str(here.parent.parent / "jobs" / "embed.py"), *JOB, "--output", str(out)],
+            capture_output=True, text=True, timeout=600, env=dict(env, SPARK_REMOTE=f"sc://127.0.0.1:{port}"),
+        )
     finally:
         server.stdin.close()
         try:
@@ -66,7 +77,7 @@ def remote():
             server.wait()
     lines = [line for line in proc.stdout.splitlines() if line.startswith("RESULT ")]
     assert proc.returncode == 0 and lines, proc.stderr[-4000:]
-    return g, json.loads(lines[0][len("RESULT "):]), plugin
+    return g, json.loads(lines[0][len("RESULT "):]), plugin, (job, out)
 
 
 #: The spectral steps by row blocks (the path of graphs over 100,000 nodes): checkpointed
@@ -83,7 +94,7 @@ CASES = ("IO", "LP", "RP-spectral")
 
 
 def test_rp_io_and_lp_under_spark_connect(spark, remote):
-    g, result, _ = remote
+    g, result, _, _ = remote
     assert set(result) - {"graphframes", "lp_labels", "auto", "saved_equal", "auc"} == set(CASES)
     edges = spark.createDataFrame(g.rows, "src string, dst string, weight double")
     for partition in CASES:
@@ -108,7 +119,7 @@ def test_rp_io_and_lp_under_spark_connect(spark, remote):
 
 
 def test_label_propagation_under_spark_connect_goes_through_graphframes(spark, remote):
-    g, result, plugin = remote
+    g, result, plugin, _ = remote
     if not plugin:
         gf_support.connect_jars()  # skips, or fails under CI
     assert result["graphframes"] is True, "GraphFrames did not work through the Connect server's plugin"
@@ -134,10 +145,20 @@ def test_profile_auto_model_files_and_auc_under_spark_connect(spark, remote):
     files (raw float64 parts) save and load, and the AUC by score ranges is exact."""
     from sepne_spark.evaluation import auc
 
-    g, result, _ = remote
+    g, result, _, _ = remote
     edges = spark.createDataFrame(g.rows, "src string, dst string, weight double")
     assert result["auto"] == SepNE.fromProfile("auto", edges).settings()
     assert result["saved_equal"] is True
     scores = np.array([float(i % 7) / 7 for i in range(300)])
     labels = np.array([i % 3 == 0 for i in range(300)])
     assert result["auc"] == pytest.approx(auc(scores[labels], scores[~labels]), abs=1e-12)
+
+
+def test_the_embed_job_runs_through_spark_remote(spark, remote):
+    """``SPARK_REMOTE`` set (PySpark's own way to name a Connect server): the job connects
+    to that server instead of starting a local Spark, and writes every node's row."""
+    job, out = remote[3]
+    assert job.returncode == 0, job.stderr[-3000:]
+    assert "connecting to the Spark Connect server at sc://127.0.0.1:" in job.stderr
+    assert "SepNE embedded 200 nodes" in job.stdout
+    assert spark.read.parquet(str(out)).count() == 200
