@@ -878,7 +878,10 @@ def _load(path: Path, chain: tuple[Path, ...]) -> dict[str, Any]:
         return own
     if not isinstance(parent_ref, str) or not parent_ref.strip():
         raise UserError(f"{path}: 'extends': expected a profile name or path, got {_show(parent_ref)}")
-    parent = _load(find_profile(parent_ref, base=path.parent), chain + (path,))
+    found = find_profile(parent_ref, base=path.parent)
+    if found.resolve() == path:  # a site's default.yaml that extends default: the one it hides
+        found = _hidden_by(path, parent_ref.strip()) or found
+    parent = _load(found, chain + (path,))
     merged = _merge(parent, own)
     gave = given_wins(merged, own)  # as a flag over a profile (resolve)
     if gave == "window":
@@ -887,6 +890,25 @@ def _load(path: Path, chain: tuple[Path, ...]) -> dict[str, Any]:
     elif gave == "metric":
         log.info("%s: window %d makes the metric I+A of the profile it extends A+A2", path, own["window"])
     return merged
+
+
+def _hidden_by(path: Path, name: str) -> Path | None:
+    """The profile ``name`` that ``path`` (a profile of the same name earlier in
+    :func:`conf_dirs`, a site's) hides: the next one of that name in the folders after
+    it, or None. ``extends: NAME`` in the site's ``NAME.yaml`` means that one."""
+    if "/" in name or os.sep in name or Path(name).suffix in _PROFILE_SUFFIXES:
+        return None
+    after = False
+    for folder in conf_dirs():
+        for suffix in _PROFILE_SUFFIXES:
+            candidate = folder / (name + suffix)
+            if not candidate.is_file():
+                continue
+            if candidate.resolve() == path:
+                after = True
+            elif after:
+                return candidate
+    return None
 
 
 def given_wins(values: dict[str, Any], given: Collection[str]) -> str | None:

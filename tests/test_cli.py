@@ -552,3 +552,30 @@ def test_an_output_that_cannot_be_written_is_refused_before_spark():
 
     with pytest.raises(UserError, match="output path /proc/sepne/emb cannot be written: /proc is not a folder"):
         embed._checked(["--output", "/proc/sepne/emb"])
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize("name, value, words", [
+    ("SEPNE_LOG_LEVEL", "verbose", "$SEPNE_LOG_LEVEL='verbose' is not a log level"),
+    ("SEPNE_HEARTBEAT_S", "abc", "$SEPNE_HEARTBEAT_S='abc' is not a number of seconds"),
+    ("SEPNE_HEARTBEAT_S", "-5", "$SEPNE_HEARTBEAT_S='-5' is not a number of seconds"),
+    ("SEPNE_DRIVER_MEMORY", "4x", "$SEPNE_DRIVER_MEMORY='4x' is not a memory size such as 4g or 512m"),
+    ("SEPNE_CONF_DIR", "/nonexistent/site-conf", "$SEPNE_CONF_DIR names /nonexistent/site-conf, which is not a folder"),
+])
+def test_an_unusable_environment_variable_is_refused_before_spark(tmp_path, monkeypatch, capsys, name, value, words):
+    """The library's environment variables are checked before Spark starts (one line,
+    exit 2), not ignored or left to the JVM's start to fail on."""
+    from sepne_spark.jobs import embed
+    from sepne_spark.jobs.common import check_environment
+
+    for good in ("SEPNE_LOG_LEVEL", "SEPNE_HEARTBEAT_S", "SEPNE_DRIVER_MEMORY", "SEPNE_CONF_DIR"):
+        monkeypatch.delenv(good, raising=False)
+    check_environment()
+    monkeypatch.setenv(name, value)
+    assert embed.cli(["--output", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"sepne-embed: error: {words}") and "\n" not in err, err
+    for fine in ("DEBUG", "10") if name == "SEPNE_LOG_LEVEL" else ("0", "2.5") if name == "SEPNE_HEARTBEAT_S" \
+            else ("512m", "4G", "2048") if name == "SEPNE_DRIVER_MEMORY" else (str(tmp_path),):
+        monkeypatch.setenv(name, fine)
+        check_environment()

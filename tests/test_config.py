@@ -299,6 +299,14 @@ def test_conf_dir_from_environment(tmp_path, monkeypatch):
     assert p["iters"] == 9 and p["landmarks"] == 1000
     assert load_profile(None) == {"landmarks": 300}  # $SEPNE_CONF_DIR comes first
     assert load_profile("document")["set_size"] == 500  # shipped ones are still found
+    # A site's profile of a shipped name that extends that name: the shipped one plus its changes.
+    write(tmp_path, "default.yaml", "extends: default\nlandmarks: 300\n")
+    write(tmp_path, "social.yaml", "extends: social\niters: 7\n")
+    assert load_profile(None) == {**load_profile(str(CONF / "default.yaml")), "landmarks": 300}
+    assert load_profile("social") == {**load_profile(str(CONF / "social.yaml")), "iters": 7}
+    write(tmp_path, "loop.yaml", "extends: loop\n")  # no other profile of that name: still a cycle
+    with pytest.raises(UserError, match="cycle"):
+        load_profile("loop")
 
 
 # --- shipped profiles ----------------------------------------------------------------------

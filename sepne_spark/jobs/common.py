@@ -19,6 +19,7 @@ import difflib
 import glob
 import logging
 import os
+import re
 import signal
 import sys
 import threading
@@ -464,8 +465,8 @@ def run_job(
     Returns 0 on success, 2 for a :class:`UserError` or bad arguments (one line on
     stderr naming what is wrong), 1 for any other failure, and 128 + the signal's number
     when stopped by SIGTERM (143) or Ctrl-C (130) once the session runs: one line, no
-    trace, the write in progress undone (:func:`sepne_spark.storage.atomic_write`); an
-    output this run had finished before (``--save-model``'s) stays.
+    trace, the writes in progress undone (:func:`sepne_spark.storage.atomic_writes`: the
+    output and ``--save-model`` are replaced together or not at all).
     """
     setup_logging()
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -478,6 +479,7 @@ def run_job(
     stopped: dict[str, int] = {}
     try:
         try:
+            check_environment()
             conf = session_conf(argv) if session_conf else None
             from sepne_spark.session import get_spark
 
@@ -512,6 +514,38 @@ def run_job(
         return 1
     log.info("%s finished in %.1f s", app_name, time.time() - start)
     return rc or 0
+
+
+#: A JVM memory size, as ``spark.driver.memory`` takes it: a number, then k, m, g, t or p
+#: (with an optional b).
+_MEMORY = re.compile(r"\d+([kmgtp]b?)?", re.IGNORECASE)
+
+
+def check_environment() -> None:
+    """Refuse, before Spark starts, an environment variable of the library's whose value
+    it cannot use (one line, exit 2), instead of ignoring it or failing as the JVM starts:
+    ``SEPNE_LOG_LEVEL`` (a level's name or a number), ``SEPNE_HEARTBEAT_S`` (seconds, at
+    least 0), ``SEPNE_DRIVER_MEMORY`` (``4g``, ``512m``, ...) and ``SEPNE_CONF_DIR`` (folders
+    that exist)."""
+    from sepne_spark.progress import LEVEL_ENV
+
+    level = os.environ.get(LEVEL_ENV, "").strip()
+    if level and not level.isdigit() and not isinstance(logging.getLevelName(level.upper()), int):
+        raise UserError(f"${LEVEL_ENV}={level!r} is not a log level: give DEBUG, INFO, WARNING, ERROR or a number")
+    beat = os.environ.get("SEPNE_HEARTBEAT_S", "").strip()
+    if beat:
+        try:
+            ok = float(beat) >= 0
+        except ValueError:
+            ok = False
+        if not ok:
+            raise UserError(f"$SEPNE_HEARTBEAT_S={beat!r} is not a number of seconds (0 or more)")
+    memory = os.environ.get("SEPNE_DRIVER_MEMORY", "").strip()
+    if memory and not _MEMORY.fullmatch(memory):
+        raise UserError(f"$SEPNE_DRIVER_MEMORY={memory!r} is not a memory size such as 4g or 512m")
+    for folder in (p for p in os.environ.get("SEPNE_CONF_DIR", "").split(os.pathsep) if p.strip()):
+        if not os.path.isdir(os.path.expanduser(folder)):
+            raise UserError(f"$SEPNE_CONF_DIR names {folder}, which is not a folder")
 
 
 def _remove_run_checkpoints(spark: Any) -> None:

@@ -576,7 +576,9 @@ def _run(spark, ns: argparse.Namespace, settings: schema.EmbedSettings, target: 
         # Before the output replaces the old one: the files hold every row computed (a
         # second writer of the same output, which the job does not support, could have
         # removed some), and every node has its row.
-        on_disk = spark.read.parquet(tmp).count()  # the Parquet footers' row counts
+        # The Parquet footers' row counts; the files by a pattern, as Spark's reader
+        # warns of a folder whose name starts with a dot (the temporary one).
+        on_disk = spark.read.parquet(tmp.rstrip("/") + "/*.parquet").count()
         if on_disk != counts["output_rows"]:
             raise RuntimeError(f"the files written hold {on_disk} rows of the {counts['output_rows']} computed: "
                                f"did another run write {target} at the same time? The old output is kept")
