@@ -1065,6 +1065,16 @@ def auto_with_landmarks(changed: Mapping[str, Any], base: Mapping[str, Any], lan
     return out
 
 
+def profile_label(path_or_name: str | os.PathLike[str] | None) -> str:
+    """The file a profile argument names (``auto`` and None: the default profile's), for
+    messages; the argument itself when no file is found."""
+    text = "default" if path_or_name is None else os.fspath(path_or_name).strip()
+    try:
+        return str(find_profile("default" if text.lower() == AUTO_PROFILE else text).resolve())
+    except UserError:
+        return text
+
+
 def load_profile(path_or_name: str | os.PathLike[str] | None = None) -> dict[str, Any]:
     """Read and validate a profile; return its settings (``extends`` applied).
 
@@ -1153,6 +1163,7 @@ def resolve(
     profile: Mapping[str, Any] | None = None,
     *,
     provisional: bool = False,
+    profile_name: str | None = None,
 ) -> EmbedSettings:
     """Combine built-in defaults < ``profile`` < command-line ``args`` into settings.
 
@@ -1170,15 +1181,19 @@ def resolve(
     ``provisional``: the profile is not the one the run will use (``auto`` before the
     graph's size is known): only the rules among the flags themselves are checked, and
     nothing is warned about.
+
+    ``profile_name``: the profile argument ``profile`` was read from; an error about
+    settings from it names its file (:func:`profile_label`).
     """
     given: Mapping[str, Any] = vars(args) if isinstance(args, argparse.Namespace) else (args or {})
     values: dict[str, Any] = {
         s.name: (dict(s.default) if s.type is dict else s.default) for s in SETTINGS
     }
     sources = {name: "built-in default" for name in SETTING_NAMES}
+    where = f"from the profile {profile_label(profile_name)}" if profile_name else "from the profile"
     for name, value in _check_mapping(profile or {}, "profile").items():
         values[name] = value
-        sources[name] = "from the profile"
+        sources[name] = where
     for s in SETTINGS:
         value = given.get(s.name)
         if value is None:

@@ -458,7 +458,8 @@ def test_auto_checks_the_flags_against_the_profile_it_chooses(tmp_path):
     out = str(tmp_path / "o")
     ns, settings, _ = embed._checked(["--input", str(edges), "--output", out, "--dim", "240"])
     assert settings.dim == 240
-    with pytest.raises(UserError, match=r"dim 240 \(from --dim\) is larger than landmarks 200 \(from the profile\)"):
+    with pytest.raises(UserError, match=r"dim 240 \(from --dim\) is larger than landmarks 200 \(from the profile "
+                                        r"/\S+/conf/default\.yaml\)"):  # the file it came from
         embed._checked(["--input", str(edges), "--output", out, "--dim", "240", "--profile", "default"])
     with pytest.raises(UserError, match=r"dim 240 \(from --dim\) is larger than landmarks 230 \(from --landmarks\)"):
         embed._checked(["--input", str(edges), "--output", out, "--dim", "240", "--landmarks", "230"])

@@ -180,7 +180,7 @@ def _checked(argv: Sequence[str] | None) -> tuple[argparse.Namespace, schema.Emb
     # Under auto the profile is chosen from the graph: until then only the flags' own
     # combinations are checked (the default profile's reading and job settings apply).
     auto = ns.profile == schema.AUTO_PROFILE
-    settings = schema.resolve(ns, schema.load_profile(ns.profile), provisional=auto)
+    settings = schema.resolve(ns, schema.load_profile(ns.profile), provisional=auto, profile_name=ns.profile)
     generated = sorted(f for f in given_flags(sys.argv[1:] if argv is None else argv) if f.startswith("--gen-"))
     if ns.input and generated:
         raise UserError(f"{', '.join(generated)} describe{'s' if len(generated) == 1 else ''} the generated graph, "

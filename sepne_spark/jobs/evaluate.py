@@ -708,7 +708,8 @@ def run_linkpred(spark: SparkSession, ns: argparse.Namespace) -> dict[str, Any]:
     from sepne_spark.evaluation import link_prediction
     from sepne_spark.reading import read_edges
 
-    settings = schema.resolve(ns, schema.load_profile(ns.profile), provisional=ns.profile == schema.AUTO_PROFILE)
+    settings = schema.resolve(ns, schema.load_profile(ns.profile), provisional=ns.profile == schema.AUTO_PROFILE,
+                              profile_name=ns.profile)
     if settings.partition == "IO":
         raise UserError("partition IO embeds only requested nodes; link prediction needs every node")
     models = []
@@ -792,7 +793,8 @@ def session_conf(argv: Sequence[str]) -> dict[str, str]:
     if ns.task != "linkpred":
         return {}
     with settings_checked_quietly():  # main() checks again and warns once
-        settings = schema.resolve(ns, schema.load_profile(ns.profile), provisional=ns.profile == schema.AUTO_PROFILE)
+        settings = schema.resolve(ns, schema.load_profile(ns.profile), provisional=ns.profile == schema.AUTO_PROFILE,
+                              profile_name=ns.profile)
     if settings.partition == "IO":
         raise UserError("partition IO embeds only requested nodes; link prediction needs every node")
     return dict(settings.spark)
