@@ -55,8 +55,9 @@ def _filesystem(path: str):
     (``hdfs:``, ``s3a:``, ``abfss:``, ``gs:`` ...): the Hadoop file system of the active
     classic session's JVM, the one Spark writes them with (its ``fs.defaultFS``, HDFS
     high availability, Kerberos, s3a credentials: none to set up twice); without one
-    (Spark Connect, no session yet), pyarrow's file system for the URI, which needs
-    its own set-up (libhdfs for ``hdfs:``, credentials for ``s3:``).
+    (Spark Connect, no session yet, or a JVM that refuses the calls, as a shared
+    cluster's Py4J allow-list does), pyarrow's file system for the URI, which needs its
+    own set-up (libhdfs for ``hdfs:``, credentials for ``s3:``).
     """
     from pyarrow import fs
 
@@ -79,7 +80,13 @@ def _hadoop_filesystem(path: str) -> "HadoopFileSystem | None":
     spark = active_session()
     if spark is None or getattr(spark, "_jvm", None) is None:
         return None
-    return HadoopFileSystem(spark, path)
+    try:
+        return HadoopFileSystem(spark, path)
+    except Exception as exc:  # noqa: BLE001 - a JVM that refuses these calls (a shared cluster's Py4J allow-list)
+        log.info("the session's Hadoop file system is not reachable from Python (%s); %s goes through pyarrow's "
+                 "file system", str(exc).strip().splitlines()[0][:200] if str(exc).strip() else type(exc).__name__,
+                 path)
+        return None
 
 
 class HadoopFileSystem:

@@ -258,6 +258,25 @@ def test_an_output_under_a_file_is_refused_before_the_run(tmp_path):
     storage.check_output_path(str(tmp_path / "new" / "emb"), [], overwrite=False)  # folders made by the write
 
 
+def test_a_jvm_that_refuses_the_calls_leaves_remote_uris_to_pyarrow(spark, monkeypatch, caplog):
+    """A classic session whose JVM refuses Python's calls (a shared cluster's Py4J
+    allow-list raises on sessionState()): remote URIs go through pyarrow's file system
+    (here its mock: one, the kind an s3: or abfs: URI gets) instead of failing."""
+    from pyarrow import fs
+
+    class Refused(Exception):
+        pass
+
+    def refuse(self, spark, path):
+        raise Refused("py4j.security.Py4JSecurityException: Method public ... sessionState() is not whitelisted")
+
+    monkeypatch.setattr(storage.HadoopFileSystem, "__init__", refuse)
+    with caplog.at_level("INFO", logger="sepne_spark.storage"):
+        filesystem, inner = storage._filesystem("mock:///bucket/emb")
+    assert isinstance(filesystem, fs.FileSystem) and inner == "bucket/emb"
+    assert "not reachable from Python (py4j.security.Py4JSecurityException" in caplog.text
+
+
 def test_remote_uris_go_through_the_sessions_hadoop_file_system(spark, tmp_path, monkeypatch):
     """hdfs:, s3a: ... paths are moved, listed and read with the Hadoop file system of the
     classic session's JVM (as Spark writes them), not pyarrow's, which needs libhdfs and
