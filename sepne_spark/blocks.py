@@ -552,21 +552,20 @@ def _stored(index: DataFrame, entries: DataFrame, cr: int) -> tuple[DataFrame, D
 
 
 def gram(state: DataFrame, name: str) -> np.ndarray:
-    """X^T X of matrix ``name`` (d x d float64): summed per chunk and per partition in
-    a partition-wise stage, then over the partitions in one small task, whose single
-    d x d result is the only thing that reaches the driver. The partitions' sums are
-    added in an order of their own values, so the result does not depend on the run."""
+    """X^T X of matrix ``name`` (d x d float64): one part per row chunk in a
+    partition-wise stage (as :meth:`BlockGraph.product_with_gram` stores them), then
+    their sum in one small task, whose single d x d result is the only thing that
+    reaches the driver. The parts are the chunks' own, whatever partitions hold them,
+    and are added in an order of their values, so the result is the same bits on every
+    run and partitioning."""
     schema = StructType([StructField("data", BinaryType(), False), StructField("rows", IntegerType(), False)])
 
     def partial(batches):
-        total = None
         for pdf in batches:
             for r, k, data in zip(pdf["rows"], pdf["cols"], pdf["data"]):
                 X = _chunk_array(data, int(r), int(k))
                 g = X.T @ X
-                total = g if total is None else total + g
-        if total is not None:
-            yield pd.DataFrame({"data": [total.astype("<f8").tobytes()], "rows": [int(total.shape[0])]})
+                yield pd.DataFrame({"data": [g.astype("<f8").tobytes()], "rows": [int(g.shape[0])]})
 
     return _gram_total(state.where(F.col("name") == name).mapInPandas(partial, schema=schema), name)
 
