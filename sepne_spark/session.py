@@ -174,6 +174,17 @@ def replaced_submitted(conf: Mapping[str, Any], launched: Mapping[str, str]) -> 
             if key in launched and key not in LAUNCH_ONLY and launched[key] != _text(value)}
 
 
+def _user() -> str:
+    """The name of the user running this process, for folders of its own (the uid where
+    the system knows no name for it)."""
+    try:
+        import getpass
+
+        return re.sub(r"[^A-Za-z0-9._-]", "_", getpass.getuser()) or str(os.getuid())
+    except Exception:  # noqa: BLE001 - no name for this uid (a container's)
+        return str(os.getuid()) if hasattr(os, "getuid") else "user"
+
+
 def get_spark(
     app_name: str = "sepne-spark",
     master: str | None = None,
@@ -269,7 +280,8 @@ def get_spark(
     if local:
         # A local folder only serves a local master: a cluster's executors need one they
         # all reach (see checkpoint()), which the submission sets.
-        settings[_CHECKPOINT_DIR] = os.path.join(tempfile.gettempdir(), "sepne-checkpoints")
+        # One folder per user: the first user to create a shared one would own it.
+        settings[_CHECKPOINT_DIR] = os.path.join(tempfile.gettempdir(), f"sepne-checkpoints-{_user()}")
         settings["spark.pyspark.python"] = os.environ["PYSPARK_PYTHON"]
         settings["spark.pyspark.driver.python"] = sys.executable
         # Spark's 200 shuffle partitions are 200 tasks per stage: on one machine the
