@@ -16,6 +16,7 @@ import os
 import posixpath
 import re
 import uuid
+from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 from urllib.parse import urlparse
 
@@ -558,65 +559,82 @@ def atomic_writes(writes: Sequence[tuple[Callable[[str], None], str]], overwrite
     """
     from pyarrow import fs
 
-    staged = []  # (filesystem, inner, tmp_inner, old_inner, existed, created, write, path)
+    staged: list[_Staged] = []
     for write, path in writes:
         path = path.rstrip("/")
         filesystem, inner = _filesystem(path)
         _recover(filesystem, inner)
-        final_exists = filesystem.get_file_info(inner).type != fs.FileType.NotFound
-        if final_exists and not overwrite:
+        exists_now = filesystem.get_file_info(inner).type != fs.FileType.NotFound
+        if exists_now and not overwrite:
             raise OutputExistsError(f"output path {path} exists; pass overwrite=True (--overwrite) to replace it")
         token = uuid.uuid4().hex[:12]
         # Hidden siblings (a leading dot): Spark's readers and partition discovery skip them,
         # so a reader of the parent (OUTPUT/ with dt=... partitions) never sees them.
         head, _, name = path.rpartition("/")
         tmp_uri = f"{head}/.{name}.tmp-{token}" if head else f".{name}.tmp-{token}"
-        _, tmp_inner = _filesystem(tmp_uri)
         parent = inner.rsplit("/", 1)[0] if "/" in inner else ""
-        old_inner = f"{parent}/.{name}.old-{token}" if parent else f".{name}.old-{token}"
-        staged.append([filesystem, inner, tmp_inner, old_inner, final_exists, parent, write, tmp_uri])
+        staged.append(_Staged(
+            write=write, path=path, tmp_uri=tmp_uri, filesystem=filesystem, inner=inner,
+            tmp=_filesystem(tmp_uri)[1], old=f"{parent}/.{name}.old-{token}" if parent else f".{name}.old-{token}",
+            parent=parent, existed=exists_now,
+        ))
     created: list = []  # the highest folder each write creates (a dated output's partition, ...)
     try:
-        for item in staged:
-            filesystem, parent = item[0], item[5]
-            if parent:
-                folder, top = parent, None
-                while folder and filesystem.get_file_info(folder).type == fs.FileType.NotFound:
+        for out in staged:
+            if out.parent:
+                folder, top = out.parent, None
+                while folder and out.filesystem.get_file_info(folder).type == fs.FileType.NotFound:
                     top, folder = folder, (folder.rsplit("/", 1)[0] if "/" in folder else "")
-                filesystem.create_dir(parent, recursive=True)
-                created.append((filesystem, top))
-            item[6](item[7])
+                out.filesystem.create_dir(out.parent, recursive=True)
+                created.append((out.filesystem, top))
+            out.write(out.tmp_uri)
     except BaseException:
-        for filesystem, _, tmp_inner, *_ in staged:
-            _remove(filesystem, tmp_inner)
+        for out in staged:
+            _remove(out.filesystem, out.tmp)
         for filesystem, top in reversed(created):
             _remove_if_empty(filesystem, top)
         raise
-    placed = []
+    placed: list[_Staged] = []
     try:
-        for filesystem, inner, tmp_inner, old_inner, final_exists, *_ in staged:
-            if final_exists:
-                filesystem.move(inner, old_inner)
+        for out in staged:
+            if out.existed:
+                out.filesystem.move(out.inner, out.old)
             try:
-                filesystem.move(tmp_inner, inner)
+                out.filesystem.move(out.tmp, out.inner)
             except BaseException:
-                if final_exists:
-                    filesystem.move(old_inner, inner)
+                if out.existed:
+                    out.filesystem.move(out.old, out.inner)
                 raise
-            placed.append((filesystem, inner, old_inner, final_exists))
+            placed.append(out)
     except BaseException:
-        for filesystem, inner, old_inner, final_exists in reversed(placed):
-            _remove(filesystem, inner)  # this run's output, back to the one before it
-            if final_exists:
-                filesystem.move(old_inner, inner)
-        for filesystem, _, tmp_inner, *_ in staged:
-            _remove(filesystem, tmp_inner)
+        for out in reversed(placed):  # back to the outputs before this run
+            _remove(out.filesystem, out.inner)
+            if out.existed:
+                out.filesystem.move(out.old, out.inner)
+        for out in staged:
+            _remove(out.filesystem, out.tmp)
         raise
-    for filesystem, inner, old_inner, final_exists in placed:
-        if final_exists:
-            _remove(filesystem, old_inner)
-    for (_, path) in writes:
-        log.info("wrote %s", path.rstrip("/"))
+    for out in placed:
+        if out.existed:
+            _remove(out.filesystem, out.old)
+        log.info("wrote %s", out.path)
+
+
+@dataclass(frozen=True)
+class _Staged:
+    """One output of :func:`atomic_writes`: its write, final and temporary locations
+    (``inner``, ``tmp`` and the set-aside ``old``: paths inside ``filesystem``), and
+    whether an output was there before."""
+
+    write: Callable[[str], None]
+    path: str
+    tmp_uri: str
+    filesystem: Any
+    inner: str
+    tmp: str
+    old: str
+    parent: str
+    existed: bool
 
 
 def _remove_if_empty(filesystem, folder: str | None) -> None:
