@@ -29,8 +29,8 @@ from sepne_spark.generators import (
     sbm_graph,
     table_write,
 )
-from sepne_spark.storage import atomic_writes
 from sepne_spark.jobs.common import JobArgumentParser, UserError, given_flags, run_job, setup_logging
+from sepne_spark.storage import atomic_writes
 
 log = logging.getLogger("sepne_spark.jobs.generate")
 
