@@ -306,7 +306,8 @@ def get_spark(
             from sepne_spark.settings import REDACTION_KEY, is_secret_key
 
             pattern = (conf or {}).get(REDACTION_KEY) or launched.get(REDACTION_KEY)
-            replaced = {key: ("*********", "*********") if is_secret_key(key, pattern) else pair
+            replaced = {key: ("*********", "*********")
+                        if is_secret_key(key, pattern, pair[0]) or is_secret_key(key, pattern, pair[1]) else pair
                         for key, pair in replaced.items()}
             log.warning("the session's Spark settings (in the jobs: the profile's spark: block and --spark) replace "
                         "%d submitted value(s) (spark-submit --conf or spark-defaults.conf): %s", len(replaced),

@@ -376,18 +376,31 @@ _SECRET_KEY = re.compile(
 REDACTION_KEY = "spark.redaction.regex"
 
 
-def is_secret_key(key: str, also: str | None = None) -> bool:
-    """Whether a Spark setting's key looks like a credential's (its value is not shown):
-    it matches :data:`_SECRET_KEY` or the site's ``also`` (``spark.redaction.regex``,
-    case-insensitive, as Spark applies it; a pattern that does not compile is ignored)."""
+def _site_pattern(also: str) -> re.Pattern[str] | None:
+    """A site's ``spark.redaction.regex`` (a Java pattern) for Python's ``re``: Java allows
+    ``(?i)`` anywhere, Python only at the start, so every ``(?i)`` is dropped and the
+    pattern compiled case-insensitive (as Spark's default is). None if it still does
+    not compile."""
+    try:
+        return re.compile(also.replace("(?i)", ""), re.IGNORECASE)
+    except re.error:
+        return None
+
+
+def is_secret_key(key: str, also: str | None = None, value: Any = None) -> bool:
+    """Whether a Spark setting's value is not to be shown: its key matches
+    :data:`_SECRET_KEY`, or the site's ``also`` (``spark.redaction.regex``) matches its
+    key or its ``value`` (as Spark applies it: a JDBC URL holding ``password=``). A site
+    pattern that Python cannot compile hides every ``spark.hadoop.*`` value (where the
+    file systems' credentials are), rather than none."""
     if _SECRET_KEY.search(str(key)):
         return True
-    if also:
-        try:
-            return bool(re.search(also, str(key), re.IGNORECASE))
-        except re.error:
-            return False
-    return False
+    if not also:
+        return False
+    pattern = _site_pattern(also)
+    if pattern is None:
+        return str(key).startswith("spark.hadoop.")
+    return bool(pattern.search(str(key)) or (value is not None and pattern.search(str(value))))
 
 
 def redacted(conf: Mapping[str, Any], also: str | None = None) -> dict[str, Any]:
@@ -395,7 +408,20 @@ def redacted(conf: Mapping[str, Any], also: str | None = None) -> dict[str, Any]
     (:func:`is_secret_key`, with ``also`` or the ``spark.redaction.regex`` that ``conf``
     itself sets) replaced by ``"*********"``, for logs and manifests."""
     also = also or conf.get(REDACTION_KEY)
-    return {k: ("*********" if is_secret_key(k, also) else v) for k, v in conf.items()}
+    return {k: ("*********" if is_secret_key(k, also, v) else v) for k, v in conf.items()}
+
+
+def redaction_pattern(conf: Mapping[str, Any], spark: Any = None) -> str | None:
+    """The site's ``spark.redaction.regex`` for a run: the one its Spark settings
+    ``conf`` give (a profile's ``spark:`` block and ``--spark``), else the session's."""
+    if conf.get(REDACTION_KEY):
+        return str(conf[REDACTION_KEY])
+    if spark is None:
+        return None
+    try:
+        return spark.conf.get(REDACTION_KEY, None)
+    except Exception:  # noqa: BLE001 - a session that cannot read it
+        return None
 
 
 # ---------------------------------------------------------------------------
@@ -614,14 +640,14 @@ def _post_init(self: Any) -> None:
     _check_combination(dataclasses.asdict(self))
 
 
-def _as_dict(self: Any, redact: bool = True) -> dict[str, Any]:
+def _as_dict(self: Any, redact: bool = True, also: str | None = None) -> dict[str, Any]:
     """The settings as a plain, JSON-ready dict (for run manifests and fitted models).
 
-    With ``redact`` (the default), values of Spark keys that look like credentials
-    (the pattern of Spark's ``spark.redaction.regex``) are replaced by ``"*********"``.
+    With ``redact`` (the default), values of Spark settings that look like credentials
+    (:func:`redacted`, with the site's pattern ``also``) are replaced by ``"*********"``.
     """
     out = {s.name: getattr(self, s.name) for s in SETTINGS}
-    out["spark"] = redacted(self.spark) if redact else dict(self.spark)
+    out["spark"] = redacted(self.spark, also) if redact else dict(self.spark)
     return out
 
 

@@ -541,6 +541,13 @@ def test_the_manifests_arguments_hide_credentials():
                              "--spa=spark.sql.x.password=Z", "--spark", "spark.x=1", "--input=edges.tsv"]) == [
         "--spark", "spark.hadoop.fs.s3a.secret.key=*********", "--spark=spark.a.token=*********",
         "--spa=spark.sql.x.password=*********", "--spark", "spark.x=1", "--input=edges.tsv"]
+    # The site's spark.redaction.regex: by key, and by value (a JDBC URL with a password)
+    site = "(?i)secret|corp[.]pem|password"
+    assert _shown_arguments(["--spark", "spark.hadoop.corp.pem=PEM", "--spark",
+                             "spark.hadoop.javax.jdo.option.ConnectionURL=jdbc:x;password=pw", "--spark", "spark.x=1"],
+                            site) == [
+        "--spark", "spark.hadoop.corp.pem=*********", "--spark",
+        "spark.hadoop.javax.jdo.option.ConnectionURL=*********", "--spark", "spark.x=1"]
 
 
 @pytest.mark.unit

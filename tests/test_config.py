@@ -123,7 +123,13 @@ def test_a_sites_redaction_regex_hides_more():
     conf = {"spark.redaction.regex": "(?i)secret|mycorp\\.cert", "spark.hadoop.mycorp.cert": "pem", "x": "1"}
     assert redacted(conf)["spark.hadoop.mycorp.cert"] == "*********" and redacted(conf)["x"] == "1"
     assert redacted({"spark.hadoop.mycorp.cert": "pem"}, also="mycorp")["spark.hadoop.mycorp.cert"] == "*********"
-    assert redacted({"a": "1"}, also="(unclosed") == {"a": "1"}  # a pattern that does not compile adds nothing
+    # A Java pattern with (?i) inside (Python allows it only at the start) still applies
+    assert redacted({"spark.hadoop.corp.cert": "pem"}, also="secret|(?i)CORP")["spark.hadoop.corp.cert"] == "*********"
+    # A value the pattern matches (Spark applies it to values too: a JDBC URL with a password)
+    url = "spark.hadoop.javax.jdo.option.ConnectionURL"
+    assert redacted({url: "jdbc:mysql://h/db?password=pw"}, also="(?i)password")[url] == "*********"
+    # A pattern that does not compile hides every spark.hadoop.* value rather than none
+    assert redacted({"spark.hadoop.x": "1", "a": "1"}, also="(unclosed") == {"spark.hadoop.x": "*********", "a": "1"}
 
 
 # --- profile validation --------------------------------------------------------------

@@ -222,13 +222,10 @@ def session_settings(spark: Any, conf: dict[str, str]) -> Iterator[dict[str, str
     run's record. No credential's value is logged.
     """
     from sepne_spark.session import LAUNCH_ONLY
-    from sepne_spark.settings import REDACTION_KEY
     from sepne_spark.settings import redacted as redacted_by_default
+    from sepne_spark.settings import redaction_pattern
 
-    try:  # the site's pattern of secrets, as the session holds it
-        pattern = (conf or {}).get(REDACTION_KEY) or spark.conf.get(REDACTION_KEY, None)
-    except Exception:  # noqa: BLE001 - a session that cannot read it
-        pattern = None
+    pattern = redaction_pattern(conf or {}, spark)  # the site's pattern of secrets
 
     def redacted(values: dict) -> dict:
         return redacted_by_default(values, pattern)

@@ -361,16 +361,17 @@ def cli(argv: Sequence[str] | None = None) -> int:
     return run_job(main, "sepne-embed", argv, session_conf=session_conf)
 
 
-def _shown_arguments(argv: Sequence[str]) -> list[str]:
-    """The job's arguments as given, with the value of every ``KEY=VALUE`` whose key looks
-    like a credential's hidden (``--spark KEY=VALUE`` in any of the forms argparse takes)."""
+def _shown_arguments(argv: Sequence[str], also: str | None = None) -> list[str]:
+    """The job's arguments as given, with the value of every ``KEY=VALUE`` that looks like
+    a credential hidden (``--spark KEY=VALUE`` in any of the forms argparse takes;
+    :func:`~sepne_spark.settings.is_secret_key`, with the site's pattern ``also``)."""
     from sepne_spark.settings import is_secret_key
 
     shown = []
     for arg in argv:  # KEY=VALUE, alone or after a flag's "=" (--spark=, or a shortened --spa=)
-        found = re.match(r"(--[\w-]+=)?([^=]+)=", arg)
+        found = re.match(r"(--[\w-]+=)?([^=]+)=(.*)", arg, re.DOTALL)
         shown.append(f"{found.group(1) or ''}{found.group(2)}=*********"
-                     if found and is_secret_key(found.group(2)) else arg)
+                     if found and is_secret_key(found.group(2), also, found.group(3)) else arg)
     return shown
 
 
@@ -449,6 +450,7 @@ def _run(spark, ns: argparse.Namespace, settings: schema.EmbedSettings, target: 
     from sepne_spark.pipeline import spectral_steps
     from sepne_spark.progress import stage
     from sepne_spark.proximity import metric_text
+    from sepne_spark.settings import redaction_pattern
     from sepne_spark.storage import atomic_writes, write_manifest
 
     if ns.save_model and not is_local_path(ns.save_model):
@@ -552,7 +554,8 @@ def _run(spark, ns: argparse.Namespace, settings: schema.EmbedSettings, target: 
         if key in plan:
             counts[key] = int(plan.pop(key))
 
-    applied = settings.as_dict()  # what the run did: requested ids take their own sets and no anchor
+    secrets = redaction_pattern(settings.spark, spark)  # the site's spark.redaction.regex, if any
+    applied = settings.as_dict(also=secrets)  # what the run did: requested ids take their own sets and no anchor
     if wanted is not None:
         applied.update(partition="IO", unreached="zero")
 
@@ -593,7 +596,7 @@ def _run(spark, ns: argparse.Namespace, settings: schema.EmbedSettings, target: 
         write_manifest(tmp, {
             "job": "embed", "version": __version__, "spark_version": spark.version,
             "spark_app_id": _conf(spark, "spark.app.id"), "spark_master": _conf(spark, "spark.master"),
-            "arguments": _shown_arguments(ns.argv), "run_date": ns.run_date, "versions": _versions(),
+            "arguments": _shown_arguments(ns.argv, secrets), "run_date": ns.run_date, "versions": _versions(),
             "profile": profile_used, "profile_file": None if ns.model else _profile_file(chosen),
             "input": source, "input_files": input_fingerprint(spark, ns.input or []),
             "read": given_read_options(ns),
