@@ -234,14 +234,21 @@ def get_spark(
     # Under spark-submit the JVM is already launched with the cluster's master: keep it.
     submitted = "PYSPARK_GATEWAY_PORT" in os.environ
     remote = os.environ.get("SPARK_REMOTE")
-    if remote and not master and not submitted:
+    master = master or os.environ.get("SEPNE_SPARK_MASTER")
+    if remote and master and not submitted:  # PySpark itself refuses a master with SPARK_REMOTE
+        from sepne_spark.errors import UserError
+
+        raise UserError(f"SPARK_REMOTE ({remote}) and a master ({master}, SEPNE_SPARK_MASTER or the caller's) are "
+                        "both set: unset SPARK_REMOTE to run locally or on that master, or the master to use the "
+                        "Spark Connect server")
+    if remote and not submitted:
         # A Spark Connect server (PySpark's own SPARK_REMOTE): the server's settings and
         # JARs stand; a job sets the SQL settings of its profile and --spark for its run
         # and names the others in a warning, as in any session that runs already.
         log.info("connecting to the Spark Connect server at %s (SPARK_REMOTE)", remote)
         return SparkSession.builder.remote(remote).getOrCreate()
     builder = SparkSession.builder.appName(app_name)
-    master = master or os.environ.get("SEPNE_SPARK_MASTER") or (None if submitted else "local[*]")
+    master = master or (None if submitted else "local[*]")
     if master:
         builder = builder.master(master)
     local = bool(master) and master.startswith("local")

@@ -162,3 +162,14 @@ def test_the_embed_job_runs_through_spark_remote(spark, remote):
     assert "connecting to the Spark Connect server at sc://127.0.0.1:" in job.stderr
     assert "SepNE embedded 200 nodes" in job.stdout
     assert spark.read.parquet(str(out)).count() == 200
+
+
+def test_spark_remote_and_a_master_together_are_refused_in_one_line(tmp_path):
+    """PySpark refuses a master with SPARK_REMOTE; the job says so before starting anything."""
+    env = dict(os.environ, SPARK_REMOTE="sc://127.0.0.1:1", SEPNE_SPARK_MASTER="local[1]",
+               PYTHONPATH=str(Path(__file__).parent.parent))
+    proc = subprocess.run([sys.executable, str(Path(__file__).parent.parent / "jobs" / "embed.py"), *JOB,
+                           "--output", str(tmp_path / "emb")], capture_output=True, text=True, timeout=120, env=env)
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert proc.returncode == 2 and lines[-1].startswith("sepne-embed: error: SPARK_REMOTE (sc://127.0.0.1:1) and a "
+                                                         "master (local[1]"), proc.stderr[-2000:]
