@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import gzip
 import json
 import logging
 import os
@@ -735,17 +736,23 @@ def saved_metadata(path: str, spark: SparkSession | None = None) -> dict[str, An
     from sepne_spark import storage
 
     parsed = urlparse(path)
-    if parsed.scheme in ("", "file"):
-        folder = os.path.join(os.path.expanduser(parsed.path if parsed.scheme == "file" else path), "metadata")
-        parts = sorted(name for name in os.listdir(folder) if not name.startswith((".", "_"))) \
-            if os.path.isdir(folder) else []
-        if not parts:
+    try:
+        if parsed.scheme in ("", "file"):
+            folder = os.path.join(os.path.expanduser(parsed.path if parsed.scheme == "file" else path), "metadata")
+            parts = sorted(name for name in os.listdir(folder) if not name.startswith((".", "_"))) \
+                if os.path.isdir(folder) else []
+            if not parts:
+                return None
+            opener = gzip.open if parts[0].endswith(".gz") else open  # a session that compresses its text output
+            with opener(os.path.join(folder, parts[0]), "rt", encoding="utf-8") as file:
+                metadata = json.loads(file.readline())
+        elif spark is None or not storage.exists(path.rstrip("/") + "/metadata"):
             return None
-        with open(os.path.join(folder, parts[0]), encoding="utf-8") as file:
-            return json.loads(file.readline())
-    if spark is None or not storage.exists(path.rstrip("/") + "/metadata"):
+        else:
+            metadata = _load_metadata(path, spark)
+    except (ValueError, OSError):  # not JSON, not text: not a saved model's metadata
         return None
-    return _load_metadata(path, spark)
+    return metadata if isinstance(metadata, dict) else None
 
 
 class SepNEReader(DefaultParamsReader):

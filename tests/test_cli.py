@@ -233,7 +233,10 @@ def test_overwrite_without_run_date_keeps_the_dated_runs_and_a_rerun_replaces_it
         embed._checked(["--output", str(out), "--run-date", "2026-12-01", "--save-model", str(model)])
     embed._checked(["--output", str(out), "--run-date", "2026-12-01", "--save-model", str(model), "--overwrite"])
     (model / "metadata" / "part-00000").write_text("{}\n", encoding="utf-8")
-    with pytest.raises(UserError, match="holds a model saved without --run-date"):
+    with pytest.raises(UserError, match=r"holds a model without a recorded run date \(saved without --run-date"):
+        embed._checked(["--output", str(out), "--run-date", "2026-12-02", "--save-model", str(model)])
+    (model / "metadata" / "part-00000").write_bytes(b"\x89PNG\r\n")  # not a model's metadata: no trace
+    with pytest.raises(UserError, match="holds something other than a saved model"):
         embed._checked(["--output", str(out), "--run-date", "2026-12-02", "--save-model", str(model)])
     (tmp_path / "stuff").mkdir()
     with pytest.raises(UserError, match="holds something other than a saved model"):
