@@ -545,10 +545,12 @@ def atomic_writes(writes: Sequence[tuple[Callable[[str], None], str]], overwrite
     and only when all of them have succeeded is any output replaced.
 
     A failed write leaves every path as it was. The moves into place come last, one
-    path after the other; a move that fails puts back what the earlier ones replaced.
-    A run killed between two of those moves (an instant) can leave the first paths new
-    and the others old; a later write to each path recovers it as :func:`atomic_write`
-    does.
+    path after the other, from the last written to the first (write the small output
+    first, so that its failure costs least, and it is also the last and quickest move:
+    on object stores a move is a copy); a move that fails puts back what the earlier
+    ones replaced. A run killed between two of those moves can leave the first paths
+    moved new and the others old; a later write to each path recovers it as
+    :func:`atomic_write` does.
 
     Parameters
     ----------
@@ -559,6 +561,9 @@ def atomic_writes(writes: Sequence[tuple[Callable[[str], None], str]], overwrite
     """
     from pyarrow import fs
 
+    paths = [path.rstrip("/") for _, path in writes]
+    if len(set(paths)) < len(paths):
+        raise ValueError(f"atomic_writes: a path is given twice: {paths}")
     staged: list[_Staged] = []
     for write, path in writes:
         path = path.rstrip("/")
@@ -596,7 +601,7 @@ def atomic_writes(writes: Sequence[tuple[Callable[[str], None], str]], overwrite
         raise
     placed: list[_Staged] = []
     try:
-        for out in staged:
+        for out in reversed(staged):
             if out.existed:
                 out.filesystem.move(out.inner, out.old)
             try:
@@ -613,6 +618,8 @@ def atomic_writes(writes: Sequence[tuple[Callable[[str], None], str]], overwrite
                 out.filesystem.move(out.old, out.inner)
         for out in staged:
             _remove(out.filesystem, out.tmp)
+        for filesystem, top in reversed(created):
+            _remove_if_empty(filesystem, top)
         raise
     for out in placed:
         if out.existed:

@@ -86,8 +86,8 @@ def test_outputs_written_together_are_replaced_together_or_not_at_all(tmp_path):
         storage.atomic_writes([(lambda p: called.append(p), str(tmp_path / "out" / "new")), (_writer("b2"), str(b))])
     assert called == [] and not (tmp_path / "out" / "new").exists()  # refused before any write
 
-    # The second move fails (something appeared at its path meanwhile): the first
-    # output, already moved into place, is put back.
+    # The last move fails (something appeared at its path meanwhile; the moves go from
+    # the last write to the first): the output already moved into place is put back.
     c = tmp_path / "out" / "third"
 
     def squat(p):
@@ -95,12 +95,14 @@ def test_outputs_written_together_are_replaced_together_or_not_at_all(tmp_path):
         (c / "other").write_text("another writer's")
 
     with pytest.raises(OSError):
-        storage.atomic_writes([(_writer("a3"), str(a)), (_writer("c1", squat), str(c))], overwrite=True)
+        storage.atomic_writes([(_writer("c1", squat), str(c)), (_writer("a3"), str(a))], overwrite=True)
     assert _content(a) == "a1" and (c / "other").exists() and not (c / "part-0").exists()
     assert sorted(os.listdir(tmp_path / "out")) == ["edges", "labels", "third"]
 
     storage.atomic_writes([(_writer("a4"), str(a)), (_writer("b4"), str(b))], overwrite=True)
     assert (_content(a), _content(b)) == ("a4", "b4")
+    with pytest.raises(ValueError, match="given twice"):
+        storage.atomic_writes([(_writer("a5"), str(a)), (_writer("a6"), str(a) + "/")], overwrite=True)
     assert sorted(os.listdir(tmp_path / "out")) == ["edges", "labels", "third"]
 
 
