@@ -919,22 +919,16 @@ def _load(path: Path, chain: tuple[Path, ...]) -> dict[str, Any]:
 
 
 def _hidden_by(path: Path, name: str) -> Path | None:
-    """The profile ``name`` that ``path`` (a profile of the same name earlier in
-    :func:`conf_dirs`, a site's) hides: the next one of that name in the folders after
-    it, or None. ``extends: NAME`` in the site's ``NAME.yaml`` means that one."""
+    """The profile ``name`` that ``path`` (a profile of the same name: a site's in
+    :func:`conf_dirs`, or a file given by its path) stands in for: the next one of that
+    name in the folders after it, or the first when ``path`` is in none of them; None
+    if there is none. ``extends: NAME`` in the site's ``NAME.yaml`` means that one."""
     if "/" in name or os.sep in name or Path(name).suffix in _PROFILE_SUFFIXES:
         return None
-    after = False
-    for folder in conf_dirs():
-        for suffix in _PROFILE_SUFFIXES:
-            candidate = folder / (name + suffix)
-            if not candidate.is_file():
-                continue
-            if candidate.resolve() == path:
-                after = True
-            elif after:
-                return candidate
-    return None
+    found = [c for folder in conf_dirs() for c in (folder / (name + sfx) for sfx in _PROFILE_SUFFIXES) if c.is_file()]
+    mine = [i for i, c in enumerate(found) if c.resolve() == path]
+    later = [c for c in found[mine[0] + 1:] if c.resolve() != path] if mine else found
+    return later[0] if later else None
 
 
 def given_wins(values: dict[str, Any], given: Collection[str]) -> str | None:

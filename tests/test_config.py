@@ -310,6 +310,10 @@ def test_conf_dir_from_environment(tmp_path, monkeypatch):
     write(tmp_path, "social.yaml", "extends: social\niters: 7\n")
     assert load_profile(None) == {**load_profile(str(CONF / "default.yaml")), "landmarks": 300}
     assert load_profile("social") == {**load_profile(str(CONF / "social.yaml")), "iters": 7}
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    given = write(elsewhere, "default.yaml", "extends: default\ndim: 64\n")  # given by its path, in no conf folder
+    assert load_profile(str(given)) == {**load_profile(None), "dim": 64}  # over the site's default, then the shipped
     write(tmp_path, "loop.yaml", "extends: loop\n")  # no other profile of that name: still a cycle
     with pytest.raises(UserError, match="cycle"):
         load_profile("loop")
