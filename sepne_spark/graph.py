@@ -408,9 +408,9 @@ def requested_ids(ids: DataFrame, vertices: DataFrame, id_type: Any,
         raise RequestedIdsError("no ids requested: the DataFrame of requested ids is empty")
     if n_found < n_asked:
         # A second query, only when ids are missing: the first few in order (a top few
-        # per task, not every missing id through one task).
+        # per task, not every missing id through one task; the ids asked are distinct).
         shown = [r["asked"] for r in flagged.where(missing.isNotNull()).select(missing.alias("asked"))
-                 .distinct().orderBy("asked").limit(_MAX_EXAMPLES).collect()]
+                 .orderBy("asked").limit(_MAX_EXAMPLES).collect()]
         examples = f"e.g. {shown}" if shown else ""
         if nulls:
             examples += (" and " if examples else "") + "a null id"

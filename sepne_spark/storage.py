@@ -81,13 +81,23 @@ def _hadoop_filesystem(path: str) -> "HadoopFileSystem | None":
     spark = active_session()
     if spark is None or getattr(spark, "_jvm", None) is None:
         return None
+    if id(spark) in _REFUSED:
+        return None
+    from py4j.protocol import Py4JError
+
     try:
         return HadoopFileSystem(spark, path)
-    except Exception as exc:  # noqa: BLE001 - a JVM that refuses these calls (a shared cluster's Py4J allow-list)
-        log.info("the session's Hadoop file system is not reachable from Python (%s); %s goes through pyarrow's "
-                 "file system", str(exc).strip().splitlines()[0][:200] if str(exc).strip() else type(exc).__name__,
-                 path)
+    except Py4JError as exc:  # a JVM that refuses these calls (a shared cluster's Py4J allow-list)
+        _REFUSED.add(id(spark))
+        log.warning("the session's Hadoop file system is not reachable from Python (%s); remote paths go through "
+                    "pyarrow's file system, which needs its own credentials",
+                    str(exc).strip().splitlines()[0][:200] if str(exc).strip() else type(exc).__name__)
         return None
+
+
+#: The sessions whose JVM refused the calls of :class:`HadoopFileSystem` (by ``id``):
+#: not tried again.
+_REFUSED: set[int] = set()
 
 
 class HadoopFileSystem:

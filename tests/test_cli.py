@@ -569,6 +569,7 @@ def test_an_output_that_cannot_be_written_is_refused_before_spark():
     ("SEPNE_LOG_LEVEL", "verbose", "$SEPNE_LOG_LEVEL='verbose' is not a log level"),
     ("SEPNE_HEARTBEAT_S", "abc", "$SEPNE_HEARTBEAT_S='abc' is not a number of seconds"),
     ("SEPNE_HEARTBEAT_S", "-5", "$SEPNE_HEARTBEAT_S='-5' is not a number of seconds"),
+    ("SEPNE_HEARTBEAT_S", "inf", "$SEPNE_HEARTBEAT_S='inf' is not a number of seconds"),
     ("SEPNE_DRIVER_MEMORY", "4x", "$SEPNE_DRIVER_MEMORY='4x' is not a memory size such as 4g or 512m"),
     ("SEPNE_CONF_DIR", "/nonexistent/site-conf", "$SEPNE_CONF_DIR names /nonexistent/site-conf, which is not a folder"),
 ])

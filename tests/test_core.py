@@ -10,7 +10,7 @@ from sepne_spark import dense
 from sepne_spark.model import SepNE, SepNEModel
 from sepne_spark.graph import Graph, prepare_graph
 from sepne_spark.solver import row_space_factors, solve_set
-from tests.helpers import D, ETA, ITERS, K, LAM, SET, collect, oracle_compare, random_graph
+from tests.helpers import D, ETA, ITERS, K, LAM, SET, collect, nothing_cached, oracle_compare, random_graph
 
 # Every metric x direction x weighting, with each landmark strategy and each
 # partition setup appearing in the grid.
@@ -159,6 +159,7 @@ def test_walk_factors_match_dense_oracle(spark, directed, setup, one_task):
     The second case fits in one task and embeds requested ids (IO) from the saved factors."""
     g = random_graph(seed=21 + directed)
     edges = edges_df(spark, g, True)
+    spark.catalog.clearCache()  # what earlier tests' models hold: this test counts its own tables
     model = SepNE(dim=D, landmarks=K, metric="I+A", landmarkFactors="walks", partition=setup, setSize=SET,
                   lam=LAM, eta=ETA, iters=ITERS, directed=directed, seed=3, oneTaskNodes=one_task).fit(edges)
     pos = g.index()
@@ -180,6 +181,8 @@ def test_walk_factors_match_dense_oracle(spark, directed, setup, one_task):
         out = collect(model.transform(edges))
         assert sorted(out) == g.ids
     oracle_compare(g, out, model, "I+A", directed, True, factors=(want.Phi, want.Psi, want.P))
+    model.release()
+    assert nothing_cached(spark)  # the walks' tables, persisted for the summaries, are released too
 
 
 def test_walk_factors_fall_back_to_m00_when_the_landmarks_are_hubs(spark, monkeypatch, caplog):

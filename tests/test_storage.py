@@ -266,17 +266,22 @@ def test_a_jvm_that_refuses_the_calls_leaves_remote_uris_to_pyarrow(spark, monke
     (here its mock: one, the kind an s3: or abfs: URI gets) instead of failing."""
     from pyarrow import fs
 
-    class Refused(Exception):
-        pass
+    from py4j.protocol import Py4JError
+
+    calls = []
 
     def refuse(self, spark, path):
-        raise Refused("py4j.security.Py4JSecurityException: Method public ... sessionState() is not whitelisted")
+        calls.append(path)
+        raise Py4JError("py4j.security.Py4JSecurityException: Method public ... sessionState() is not whitelisted")
 
     monkeypatch.setattr(storage.HadoopFileSystem, "__init__", refuse)
+    monkeypatch.setattr(storage, "_REFUSED", set())
     with caplog.at_level("INFO", logger="sepne_spark.storage"):
         filesystem, inner = storage._filesystem("mock:///bucket/emb")
+        assert storage._filesystem("mock:///bucket/other")[1] == "bucket/other"
     assert isinstance(filesystem, fs.FileSystem) and inner == "bucket/emb"
-    assert "not reachable from Python (py4j.security.Py4JSecurityException" in caplog.text
+    assert caplog.text.count("not reachable from Python (py4j.security.Py4JSecurityException") == 1
+    assert len(calls) == 1  # the session is not asked again
 
 
 def test_remote_uris_go_through_the_sessions_hadoop_file_system(spark, tmp_path, monkeypatch):

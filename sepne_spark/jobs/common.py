@@ -532,11 +532,11 @@ def check_environment() -> None:
     beat = os.environ.get("SEPNE_HEARTBEAT_S", "").strip()
     if beat:
         try:
-            ok = float(beat) >= 0
+            ok = 0 <= float(beat) < float("inf")
         except ValueError:
             ok = False
         if not ok:
-            raise UserError(f"$SEPNE_HEARTBEAT_S={beat!r} is not a number of seconds (0 or more)")
+            raise UserError(f"$SEPNE_HEARTBEAT_S={beat!r} is not a number of seconds (0 or more, finite)")
     memory = os.environ.get("SEPNE_DRIVER_MEMORY", "").strip()
     if memory and not _MEMORY.fullmatch(memory):
         raise UserError(f"$SEPNE_DRIVER_MEMORY={memory!r} is not a memory size such as 4g or 512m")
