@@ -6,6 +6,8 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 import scipy.sparse as sp
 
@@ -600,6 +602,41 @@ def test_job_reconstruct_refuses_ids_given_twice_and_vectors_of_two_lengths(spar
             job.main(spark, base + [str(twice)])
         with pytest.raises(UserError, match=r"embedding and context vectors have different lengths: \[2, 3\]"):
             job.main(spark, base + [str(lengths)])
+    # A NaN or infinite vector: named, not scored as zero (classify) or as an R^2 of NaN (reconstruct)
+    nan = tmp_path / "nan.parquet"
+    pd.DataFrame({"id": ["a", "b", "c", "d"], "embedding": [[1.0, 0.0], [np.nan, 0.0], [1.0, np.inf], [0.0, 1.0]]}
+                 ).to_parquet(nan)
+    (tmp_path / "labels.tsv").write_text("a\tx\nb\ty\nc\tx\nd\ty\n", encoding="utf-8")
+    for args in (["reconstruct", "--edges", str(edges), "--method", "driver"],
+                 ["reconstruct", "--edges", str(edges), "--method", "spark"],
+                 ["classify", "--labels", str(tmp_path / "labels.tsv"), "--ratios", "0.5"]):
+        with pytest.raises(UserError, match=rf"{nan}: 2 vector\(s\) hold NaN, infinite or null values, e.g. 'b', 'c'"):
+            job.main(spark, args + ["--embeddings", str(nan)])
+
+
+@pytest.mark.e2e
+def test_embeddings_of_another_type_or_without_rows_are_refused_naming_the_file(spark, tmp_path):
+    """The vectors' column must be an array of numbers (or an ML vector), and the table
+    must have rows: a one-line error naming the file, not Spark's cast error or a
+    complaint about the labels."""
+    strings = tmp_path / "strings.parquet"
+    pd.DataFrame({"id": ["a", "b"], "embedding": ["1,0", "0,1"]}).to_parquet(strings)
+    with pytest.raises(UserError, match=rf"{strings}: column embedding is string; expected an array of numbers"):
+        evaluate_job.read_embeddings(spark, str(strings), need_context=False)
+    empty = tmp_path / "empty.parquet"
+    pq.write_table(pa.table({"id": pa.array([], pa.string()), "embedding": pa.array([], pa.list_(pa.float64()))}),
+                   empty)
+    with pytest.raises(UserError, match=rf"{empty}: the embeddings have no rows"):
+        evaluate_job.read_embeddings(spark, str(empty), need_context=False)
+
+
+def test_link_prediction_on_a_graph_without_an_edge_to_hold_out_is_a_user_error(spark):
+    """A star (every edge the last one of a leaf): nothing can be held out, said in one line."""
+    from sepne_spark.evaluation import link_prediction
+
+    star = spark.createDataFrame([("0", str(i)) for i in range(1, 8)], "src string, dst string")
+    with pytest.raises(UserError, match="no edge could be held out: every edge is the last one of one of its nodes"):
+        link_prediction(spark, star, lambda train: None, fraction=0.3, seed=1, directed=False)
 
 
 @pytest.mark.e2e
@@ -729,3 +766,7 @@ def test_embeddings_that_are_not_parquet_are_named_with_sparks_reason(spark, tmp
     with pytest.raises(UserError, match=rf"cannot read embeddings Parquet {text}: \[(FAILED_READ_FILE\.)?CANNOT_READ_FILE_FOOTER\] .*Could not read footer"):
         # Spark's error class and words (3.5 names the class alone)
         evaluate_job.read_embeddings(spark, str(text), need_context=False)
+
+
+def test_a_ratio_given_twice_is_evaluated_once():
+    assert evaluate_job._ratios("0.1,0.5,0.1") == [0.1, 0.5]

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import rankdata
 
+from sepne_spark.errors import InputError
 from sepne_spark.evaluation.pairs import _as_array, _sample_pairs, _uniform, dot_column
 from sepne_spark.progress import stage
 from sepne_spark.session import checkpoint
@@ -365,8 +366,13 @@ def link_prediction(
         n_test = test.count()
         st.count(held_out=int(n_test))
     if n_test == 0:
-        raise ValueError("no edge could be held out")
-    negatives = sample_non_edges(edges_df, n_test, seed=seed + 1, directed=directed)
+        raise InputError("no edge could be held out: every edge is the last one of one of its nodes (a tree, a "
+                         "star or a graph this small); link prediction needs a graph with cycles")
+    try:  # the negatives' seed: another one than the split's, within a long
+        negatives = sample_non_edges(edges_df, n_test, seed=(seed + 1) % 2**63, directed=directed)
+    except ValueError as exc:  # a graph too dense for as many non-edges as held-out edges
+        raise InputError(f"link prediction: {exc} (non-edges as many as the held-out edges; the graph is too "
+                         "dense for --fraction; give a smaller one)") from None
     embeddings = fit_embed(train)
     n_train = train.count()
     pairs = test.select("src", "dst", F.lit(1).alias("label")).unionByName(

@@ -79,7 +79,7 @@ def _ratios(text: str) -> list[float]:
         raise argparse.ArgumentTypeError(f"expected comma-separated numbers, got {text!r}") from None
     if not values or any(not 0.0 < v < 1.0 for v in values):
         raise argparse.ArgumentTypeError(f"train ratios must be in (0, 1), got {text!r}")
-    return values
+    return list(dict.fromkeys(values))  # a ratio given twice is evaluated once
 
 
 def _bounded(convert: Callable[[str], Any], ok: Callable[[Any], bool], words: str) -> Callable[[str], Any]:
@@ -309,17 +309,26 @@ def read_labels(path: str) -> dict[str, set[str]]:
     return labels
 
 
-def _vector_col(df: DataFrame, name: str):
+def _vector_col(df: DataFrame, name: str, path: str = ""):
+    """Column ``name`` as ``array<double>``: an array of numbers, or an ML vector; any
+    other type is refused naming the file, the column and its type."""
+    from pyspark.sql.types import ArrayType, NumericType
+
     dtype = df.schema[name].dataType
     if type(dtype).__name__ == "VectorUDT":
         from pyspark.ml.functions import vector_to_array
 
         return vector_to_array(F.col(name))
+    if not (isinstance(dtype, ArrayType) and isinstance(dtype.elementType, NumericType)):
+        raise UserError(f"{path}: column {name} is {dtype.simpleString()}; expected an array of numbers or an ML "
+                        "vector (what sepne-embed writes)")
     return F.col(name).cast("array<double>")
 
 
 def read_embeddings(spark: SparkSession, path: str, need_context: bool) -> DataFrame:
-    """Embeddings Parquet as ``(key string, e array<double>[, c array<double>])``."""
+    """Embeddings Parquet as ``(key string, e array<double>[, c array<double>])``;
+    refused, naming the file, without the columns, with vectors of another type, or
+    without a row."""
     try:
         df = spark.read.parquet(path)
     except Exception as exc:  # noqa: BLE001 - missing path or not Parquet
@@ -327,12 +336,43 @@ def read_embeddings(spark: SparkSession, path: str, need_context: bool) -> DataF
     missing = [c for c in ("id", "embedding") if c not in df.columns]
     if missing:
         raise UserError(f"{path}: embeddings need columns id and embedding; missing {', '.join(missing)}")
-    cols = [F.col("id").cast("string").alias("key"), _vector_col(df, "embedding").alias("e")]
+    cols = [F.col("id").cast("string").alias("key"), _vector_col(df, "embedding", path).alias("e")]
     if "context" in df.columns:
-        cols.append(_vector_col(df, "context").alias("c"))
+        cols.append(_vector_col(df, "context", path).alias("c"))
     elif need_context:
         raise UserError(f"{path}: has no context column (needed by the chosen vectors)")
+    if df.limit(1).count() == 0:  # one row read at most
+        raise UserError(f"{path}: the embeddings have no rows")
     return df.select(*cols)
+
+
+def check_finite(path: str, keys: Sequence[str], *matrices: np.ndarray) -> None:
+    """Refuse vectors with NaN, infinite or null values (``keys`` name the rows of
+    ``matrices``), naming the file, their number and a few of their ids: the scores
+    would count them as zero vectors, or be NaN."""
+    bad = np.zeros(len(keys), dtype=bool)
+    for X in matrices:
+        if X is not None:
+            bad |= ~np.isfinite(X).all(axis=1)
+    if bad.any():
+        _nonfinite_error(path, int(bad.sum()), [k for k, b in zip(keys, bad) if b][:3])
+
+
+def _nonfinite_error(path: str, count: int, examples: Sequence[str]) -> None:
+    raise UserError(f"{path}: {count} vector(s) hold NaN, infinite or null values, e.g. "
+                    f"{', '.join(repr(k) for k in examples)}")
+
+
+def check_finite_frame(path: str, emb: DataFrame) -> None:
+    """:func:`check_finite` of a :func:`read_embeddings` table with Spark: one pass over
+    the vectors (fewer when three bad ones come first), a count only when there are."""
+    def bad(column: str):
+        return F.exists(column, lambda x: x.isNull() | F.isnan(x) | (F.abs(x) == F.lit(float("inf"))))
+
+    flagged = emb.where(bad("e") | bad("c") if "c" in emb.columns else bad("e"))
+    examples = [r["key"] for r in flagged.select("key").limit(3).collect()]
+    if examples:
+        _nonfinite_error(path, flagged.count(), examples)
 
 
 def _features(e: np.ndarray, c: np.ndarray | None, vectors: str) -> np.ndarray:
@@ -410,6 +450,7 @@ def run_classify(spark: SparkSession, ns: argparse.Namespace) -> dict[str, Any]:
     Cx = _stack(chosen, "c") if need_ctx else None
     if Cx is not None and Cx.shape != E.shape:
         raise UserError("embedding and context vectors have different lengths")
+    check_finite(ns.embeddings, usable, E, Cx)
     X = _features(E, Cx, ns.vectors)
     res = node_classification(X, [labels[k] for k in usable], train_ratios=ns.ratios,
                               n_splits=ns.splits, seed=ns.seed)
@@ -565,8 +606,8 @@ def _say_embedding_counts(n: int, n_missing: int, n_zero: int, has_ctx: bool) ->
         print(f"{n_zero} of {n} graph nodes have an all-zero embedding (no landmark reaches them)")
 
 
-def _reconstruct_on_driver(spark: SparkSession, graph: Any, emb: DataFrame,
-                           settings: dict[str, Any]) -> tuple[dict[str, Any], dict[str, int]]:
+def _reconstruct_on_driver(spark: SparkSession, graph: Any, emb: DataFrame, settings: dict[str, Any],
+                           path: str = "embeddings") -> tuple[dict[str, Any], dict[str, int]]:
     """R^2 over every entry of M, built on the driver from the collected edges and the
     graph's nodes' vectors (``--method driver``: graphs that fit there)."""
     from sepne_spark.evaluation import reconstruction_r2
@@ -600,6 +641,7 @@ def _reconstruct_on_driver(spark: SparkSession, graph: Any, emb: DataFrame,
         W[i] = r["e"]
         Cm[i] = c
         found[i] = True
+    check_finite(path, nodes, W, Cm)
     n_missing = int((~found).sum())
     n_zero = int((found & ~W.any(axis=1)).sum())
     if not found.any():
@@ -610,8 +652,8 @@ def _reconstruct_on_driver(spark: SparkSession, graph: Any, emb: DataFrame,
     return reconstruction_r2(M, W, Cm), counts
 
 
-def _reconstruct_on_spark(spark: SparkSession, graph: Any, emb: DataFrame,
-                          settings: dict[str, Any]) -> tuple[dict[str, Any], dict[str, int]]:
+def _reconstruct_on_spark(spark: SparkSession, graph: Any, emb: DataFrame, settings: dict[str, Any],
+                          path: str = "embeddings") -> tuple[dict[str, Any], dict[str, int]]:
     """The exact R^2 with Spark (``--method spark``): M's entries are built as the embed
     job builds them and scored as block products (:func:`reconstruction_r2_spark`, which
     also counts and checks the graph's nodes' vectors); a few sums and counts reach the
@@ -620,6 +662,7 @@ def _reconstruct_on_spark(spark: SparkSession, graph: Any, emb: DataFrame,
     from sepne_spark.proximity import Proximity, transition
 
     has_ctx = "c" in emb.columns
+    check_finite_frame(path, emb)
     prox = Proximity(transition(graph.edges), graph.vertices, settings["metric"], settings["scaling"],
                      graph.edges, settings["window"])
     entries = prox.rows().select(F.col("src").cast("string").alias("src"), F.col("dst").cast("string").alias("dst"),
@@ -674,9 +717,9 @@ def run_reconstruct(spark: SparkSession, ns: argparse.Namespace) -> dict[str, An
     t0 = time.time()
     try:
         if method == "driver":
-            res, counts = _reconstruct_on_driver(spark, graph, emb, settings)
+            res, counts = _reconstruct_on_driver(spark, graph, emb, settings, ns.embeddings)
         else:
-            res, counts = _reconstruct_on_spark(spark, graph, emb, settings)
+            res, counts = _reconstruct_on_spark(spark, graph, emb, settings, ns.embeddings)
     except DuplicateIdsError as exc:  # a dated output's root of several runs: each node once per run
         hint = _one_run_hint(ns.embeddings)
         if not hint:
