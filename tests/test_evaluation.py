@@ -758,6 +758,9 @@ def test_job_linkpred_runs_auto_on_the_training_graph(spark, tmp_path):
     used = res["settings"]
     assert (used["landmarks"], used["dim"], used["eta"], used["propagation"]) == (8, 4, 1000.0, 3)
     assert res["auc_embedding_embedding"] > 0.6
+    # The steps after the solve changed the embeddings, not the context vectors: said
+    assert res["auc_embedding_context"] is not None
+    assert res["context_note"].startswith("the embeddings went through propagation of 3 terms")
 
 
 def test_embeddings_that_are_not_parquet_are_named_with_sparks_reason(spark, tmp_path):

@@ -788,6 +788,16 @@ def run_linkpred(spark: SparkSession, ns: argparse.Namespace) -> dict[str, Any]:
             model.release()
         for frame in cached:
             frame.unpersist()
+    from sepne_spark.pipeline import spectral_steps
+
+    after = ", ".join(spectral_steps(models[-1].settings())) if models else ""
+    res["context_note"] = None
+    if after and res["auc_embedding_context"] is not None:
+        # The steps after the solve change the embeddings, not the context vectors.
+        res["context_note"] = (f"the embeddings went through {after} after the solve and the context vectors did "
+                               "not: embedding.context pairs vectors of two kinds; read embedding.embedding, or "
+                               "embed with --propagation 1 --refine-steps 0 --average-steps 0 to score the solve's")
+        log.warning("%s", res["context_note"])
     res.update({"task": "linkpred", "edges": ns.edges, "profile": profile,
                 "settings": {k: v for k, v in settings.as_dict().items() if k != "spark"}})
     print(f"link prediction: {res['n_test_edges']} held-out edges vs {res['n_negative']} non-edges, "
