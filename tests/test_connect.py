@@ -36,9 +36,8 @@ GRAPH = dict(n=50, m=180, seed=4)
 ISLANDS = [("x1", "x2", 1.0), ("y1", "y2", 1.0), ("y2", "y3", 2.0)]
 
 
-#: The embed job's command line run through the server (SPARK_REMOTE): a small generated graph.
-JOB = ["--profile", "default", "--gen-nodes", "200", "--landmarks", "12", "--dim", "4", "--iters", "2",
-       "--set-size", "60"]
+#: The embed job's settings when it runs through the server (SPARK_REMOTE), on the module's graph.
+JOB = ["--profile", "default", "--landmarks", "8", "--dim", "4", "--iters", "2", "--set-size", "20"]
 
 
 @pytest.fixture(scope="module")
@@ -63,9 +62,12 @@ def remote(tmp_path_factory):
             [sys.executable, str(here / "run_connect.py"), f"sc://127.0.0.1:{port}", json.dumps(g.rows)],
             capture_output=True, text=True, timeout=900, env=env,
         )
-        out = tmp_path_factory.mktemp("connect-job") / "emb"
+        folder = tmp_path_factory.mktemp("connect-job")
+        out, edges = folder / "emb", folder / "edges.tsv"
+        edges.write_text("".join(f"{a}\t{b}\t{w}\n" for a, b, w in g.rows), encoding="utf-8")
         job = subprocess.run(
-            [sys.executable, str(here.parent.parent / "jobs" / "embed.py"), *JOB, "--output", str(out)],
+            [sys.executable, str(here.parent.parent / "jobs" / "embed.py"), *JOB, "--input", str(edges),
+             "--output", str(out)],
             capture_output=True, text=True, timeout=600, env=dict(env, SPARK_REMOTE=f"sc://127.0.0.1:{port}"),
         )
     finally:
@@ -157,11 +159,12 @@ def test_profile_auto_model_files_and_auc_under_spark_connect(spark, remote):
 def test_the_embed_job_runs_through_spark_remote(spark, remote):
     """``SPARK_REMOTE`` set (PySpark's own way to name a Connect server): the job connects
     to that server instead of starting a local Spark, and writes every node's row."""
-    job, out = remote[3]
+    g, job, out = remote[0], *remote[3]
+    nodes = len({a for a, _, _ in g.rows} | {b for _, b, _ in g.rows})  # the islands' too
     assert job.returncode == 0, job.stderr[-3000:]
     assert "connecting to the Spark Connect server at sc://127.0.0.1:" in job.stderr
-    assert "SepNE embedded 200 nodes" in job.stdout
-    assert spark.read.parquet(str(out)).count() == 200
+    assert f"SepNE embedded {nodes} nodes" in job.stdout
+    assert spark.read.parquet(str(out)).count() == nodes
 
 
 def test_spark_remote_and_a_master_together_are_refused_in_one_line(tmp_path):
@@ -169,7 +172,8 @@ def test_spark_remote_and_a_master_together_are_refused_in_one_line(tmp_path):
     env = dict(os.environ, SPARK_REMOTE="sc://127.0.0.1:1", SEPNE_SPARK_MASTER="local[1]",
                PYTHONPATH=str(Path(__file__).parent.parent))
     proc = subprocess.run([sys.executable, str(Path(__file__).parent.parent / "jobs" / "embed.py"), *JOB,
-                           "--output", str(tmp_path / "emb")], capture_output=True, text=True, timeout=120, env=env)
+                           "--gen-nodes", "60", "--output", str(tmp_path / "emb")], capture_output=True, text=True,
+                          timeout=120, env=env)
     lines = [line for line in proc.stderr.splitlines() if line.strip()]
     assert proc.returncode == 2 and lines[-1].startswith("sepne-embed: error: SPARK_REMOTE (sc://127.0.0.1:1) and a "
                                                          "master (local[1]"), proc.stderr[-2000:]

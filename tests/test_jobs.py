@@ -67,30 +67,7 @@ def test_generated_graph_with_requested_ids_is_not_scored(spark, tmp_path, capsy
 
 
 @pytest.mark.e2e
-def test_a_failed_run_keeps_the_old_output_and_the_old_saved_model(spark, tmp_path, monkeypatch):
-    """--save-model and the output replace their old versions together: a run that fails
-    after the model was written (here the output's last step) leaves both as they were."""
-    from sepne_spark import storage
-
-    out, model = tmp_path / "emb", tmp_path / "model"
-    assert embed.main(spark, SMALL + ["--output", str(out), "--save-model", str(model)]) == 0
-    before = (_digest(out), _digest(model))
-
-    def full(directory, manifest):
-        raise OSError("No space left on device")
-
-    with monkeypatch.context() as patched:
-        patched.setattr(storage, "write_manifest", full)
-        with pytest.raises(OSError, match="No space"):
-            embed.main(spark, SMALL + ["--output", str(out), "--save-model", str(model), "--overwrite", "--seed", "7"])
-    assert (_digest(out), _digest(model)) == before
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["emb", "model"]  # no temporary left
-    assert embed.main(spark, SMALL + ["--output", str(out), "--save-model", str(model), "--overwrite", "--seed", "7"]) == 0
-    assert _digest(out) != before[0] and _digest(model) != before[1]
-
-
-@pytest.mark.e2e
-def test_run_date_rerun_replaces_only_its_partition(spark, tmp_path, caplog):
+def test_run_date_rerun_replaces_only_its_partition(spark, tmp_path, caplog, monkeypatch):
     out = tmp_path / "embeddings"
     caplog.set_level(logging.INFO, logger="sepne_spark")
     model = tmp_path / "model"
@@ -113,6 +90,23 @@ def test_run_date_rerun_replaces_only_its_partition(spark, tmp_path, caplog):
     # Another date's run does not replace it (a backfill would silently swap the model).
     with pytest.raises(UserError, match="holds the model of --run-date 2026-11-25"):
         embed.main(spark, SMALL + ["--output", str(out), "--run-date", "2026-11-24", "--save-model", str(model)])
+    # The model and the output replace their old versions together: a rerun that fails
+    # after the model was written (here at the output's last step) leaves both as they were.
+    from sepne_spark import storage
+
+    pair = (_digest(out / "dt=2026-11-25"), _digest(model))
+
+    def full(directory, manifest):
+        raise OSError("No space left on device")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(storage, "write_manifest", full)
+        with pytest.raises(OSError, match="No space"):
+            embed.main(spark, SMALL + ["--output", str(out), "--run-date", "2026-11-25", "--seed", "8",
+                                      "--save-model", str(model)])
+    assert (_digest(out / "dt=2026-11-25"), _digest(model)) == pair
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["embeddings", "model"]  # no temporary left
+    assert sorted(p.name for p in out.iterdir()) == ["dt=2026-11-24", "dt=2026-11-25"]
 
     manifest = json.loads((out / "dt=2026-11-25" / "_manifest.json").read_text())
     assert manifest["settings"]["seed"] == 7
