@@ -204,6 +204,7 @@ except SettingError as exc:
 
 
 @pytest.mark.e2e
+@pytest.mark.deploy  # a minute: sessions started and stopped in a process of its own
 def test_a_fit_leaves_pyspark_ml_training_summaries_working_and_the_model_outlives_its_session():
     """A classic session that has had a job tag fails pyspark.ml's training summaries
     (PySpark 4.1: the session's tag state is not serializable): the stages tag none.
