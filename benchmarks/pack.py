@@ -5,7 +5,8 @@ communities, timed.
 
 ``--nodes`` node ids (``spark.range``) get one of ``--communities`` labels by a hash of
 the id (sizes Poisson-like: many singletons, as label propagation leaves on a sparse
-graph), and are packed into sets of ``--set-size`` nodes; the packing is computed
+graph), or with ``--giant F`` a share F of them one community (label propagation's
+giant component), and are packed into sets of ``--set-size`` nodes; the packing is computed
 ``--repeat`` times (``write.format("noop")``) in a ``local[2]`` session with 4 GiB of
 driver memory, and the seconds of each run are printed, with the largest set.
 """
@@ -26,12 +27,15 @@ def main() -> None:
     p.add_argument("--communities", type=int, default=1_000_000)
     p.add_argument("--set-size", type=int, default=2000)
     p.add_argument("--repeat", type=int, default=2)
+    p.add_argument("--giant", type=float, default=0.0, help="share of the nodes in one community")
     ns = p.parse_args()
     spark = (SparkSession.builder.master("local[2]").config("spark.driver.memory", "4g")
              .config("spark.ui.showConsoleProgress", "false").config("spark.sql.shuffle.partitions", "8")
              .getOrCreate())
-    labels = spark.range(ns.nodes).select(
-        F.col("id"), F.pmod(F.xxhash64("id"), F.lit(ns.communities)).alias("label")).cache()
+    label = F.pmod(F.xxhash64("id"), F.lit(ns.communities))
+    if ns.giant > 0:
+        label = F.when(F.col("id") < int(ns.giant * ns.nodes), F.lit(-1)).otherwise(label)
+    labels = spark.range(ns.nodes).select(F.col("id"), label.alias("label")).cache()
     labels.count()
     for r in range(ns.repeat):
         start = time.time()
