@@ -21,12 +21,14 @@ can be saved and loaded.
 from __future__ import annotations
 
 import contextlib
+import bz2
 import functools
 import gzip
 import json
 import logging
 import os
 import re
+import zlib
 from typing import Any, Callable, Iterator
 
 import numpy as np
@@ -722,9 +724,12 @@ def _save_metadata(instance: Params, path: str, spark: SparkSession, extra: dict
 
 
 def _load_metadata(path: str, spark: SparkSession) -> dict[str, Any]:
-    """The metadata :func:`_save_metadata` wrote (or pyspark.ml's own writers)."""
-    text = spark.read.text(path.rstrip("/") + "/metadata").first()[0]
-    return DefaultParamsReader._parseMetaData(text)
+    """The metadata :func:`_save_metadata` wrote (or pyspark.ml's own writers); a
+    ``ValueError`` when ``path/metadata`` holds no line."""
+    row = spark.read.text(path.rstrip("/") + "/metadata").first()
+    if row is None:
+        raise ValueError(f"{path}/metadata holds no metadata line")
+    return DefaultParamsReader._parseMetaData(row[0])
 
 
 def saved_metadata(path: str, spark: SparkSession | None = None) -> dict[str, Any] | None:
@@ -743,14 +748,21 @@ def saved_metadata(path: str, spark: SparkSession | None = None) -> dict[str, An
                 if os.path.isdir(folder) else []
             if not parts:
                 return None
-            opener = gzip.open if parts[0].endswith(".gz") else open  # a session that compresses its text output
-            with opener(os.path.join(folder, parts[0]), "rt", encoding="utf-8") as file:
-                metadata = json.loads(file.readline())
+            with open(os.path.join(folder, parts[0]), "rb") as file:
+                raw = file.read()
+            # A session that compresses its text output: Hadoop's default codec, gzip, bzip2.
+            if parts[0].endswith(".deflate"):
+                raw = zlib.decompress(raw)
+            elif parts[0].endswith(".gz"):
+                raw = gzip.decompress(raw)
+            elif parts[0].endswith(".bz2"):
+                raw = bz2.decompress(raw)
+            metadata = json.loads(raw.decode("utf-8").splitlines()[0])
         elif spark is None or not storage.exists(path.rstrip("/") + "/metadata"):
             return None
         else:
             metadata = _load_metadata(path, spark)
-    except (ValueError, OSError):  # not JSON, not text: not a saved model's metadata
+    except Exception:  # noqa: BLE001 - not JSON, not text, no line, a codec not read here: no model's metadata
         return None
     return metadata if isinstance(metadata, dict) else None
 

@@ -374,6 +374,9 @@ _SECRET_KEY = re.compile(
 
 #: The Spark setting of a site's own pattern of secrets (Spark's ``spark.redaction.regex``).
 REDACTION_KEY = "spark.redaction.regex"
+#: Spark's default ``spark.redaction.regex``, which Spark applies to values too (a JDBC URL
+#: with a password in it): used for values when the site sets no pattern of its own.
+SPARK_REDACTION_DEFAULT = r"(?i)secret|password|token|access[.]key"
 
 
 def _site_pattern(also: str) -> re.Pattern[str] | None:
@@ -389,15 +392,14 @@ def _site_pattern(also: str) -> re.Pattern[str] | None:
 
 def is_secret_key(key: str, also: str | None = None, value: Any = None) -> bool:
     """Whether a Spark setting's value is not to be shown: its key matches
-    :data:`_SECRET_KEY`, or the site's ``also`` (``spark.redaction.regex``) matches its
-    key or its ``value`` (as Spark applies it: a JDBC URL holding ``password=``). A site
+    :data:`_SECRET_KEY`, or the site's ``also`` (``spark.redaction.regex``; Spark's default
+    without one) matches its key or its ``value`` (as Spark applies it: a JDBC URL
+    holding ``password=``). A site
     pattern that Python cannot compile hides every ``spark.hadoop.*`` value (where the
     file systems' credentials are), rather than none."""
     if _SECRET_KEY.search(str(key)):
         return True
-    if not also:
-        return False
-    pattern = _site_pattern(also)
+    pattern = _site_pattern(also or SPARK_REDACTION_DEFAULT)  # Spark's own default without a site's
     if pattern is None:
         return str(key).startswith("spark.hadoop.")
     return bool(pattern.search(str(key)) or (value is not None and pattern.search(str(value))))

@@ -87,7 +87,10 @@ def _hadoop_filesystem(path: str) -> "HadoopFileSystem | None":
 
     try:
         return HadoopFileSystem(spark, path)
-    except Py4JError as exc:  # a JVM that refuses these calls (a shared cluster's Py4J allow-list)
+    except Py4JError as exc:
+        if not re.search(r"Py4JSecurityException|whitelist|allowlist|not allowed", str(exc), re.IGNORECASE):
+            raise  # the file system's own error (an unknown scheme or host, a missing connector)
+        # A JVM that refuses these calls (a shared cluster's Py4J allow-list)
         _REFUSED.add(id(spark))
         log.warning("the session's Hadoop file system is not reachable from Python (%s); remote paths go through "
                     "pyarrow's file system, which needs its own credentials",
@@ -571,9 +574,9 @@ def atomic_writes(writes: Sequence[tuple[Callable[[str], None], str]], overwrite
     """
     from pyarrow import fs
 
-    paths = [path.rstrip("/") for _, path in writes]
-    if len(set(paths)) < len(paths):
-        raise ValueError(f"atomic_writes: a path is given twice: {paths}")
+    places = [(type(fs_), posixpath.normpath(inner)) for fs_, inner in (_filesystem(p.rstrip("/")) for _, p in writes)]
+    if len(set(places)) < len(places):
+        raise ValueError(f"atomic_writes: a path is given twice: {[p for _, p in writes]}")
     staged: list[_Staged] = []
     for write, path in writes:
         path = path.rstrip("/")

@@ -128,6 +128,9 @@ def test_a_sites_redaction_regex_hides_more():
     # A value the pattern matches (Spark applies it to values too: a JDBC URL with a password)
     url = "spark.hadoop.javax.jdo.option.ConnectionURL"
     assert redacted({url: "jdbc:mysql://h/db?password=pw"}, also="(?i)password")[url] == "*********"
+    # Without a site pattern, Spark's default applies to values too, as Spark applies it
+    assert redacted({"spark.jdbc.url": "jdbc:postgresql://h/db?user=u&password=p"})["spark.jdbc.url"] == "*********"
+    assert redacted({"spark.jdbc.url": "jdbc:postgresql://h/db"})["spark.jdbc.url"] == "jdbc:postgresql://h/db"
     # A pattern that does not compile hides every spark.hadoop.* value rather than none
     assert redacted({"spark.hadoop.x": "1", "a": "1"}, also="(unclosed") == {"spark.hadoop.x": "*********", "a": "1"}
 

@@ -628,6 +628,15 @@ def test_embeddings_of_another_type_or_without_rows_are_refused_naming_the_file(
                    empty)
     with pytest.raises(UserError, match=rf"{empty}: the embeddings have no rows"):
         evaluate_job.read_embeddings(spark, str(empty), need_context=False)
+    # ML vectors, one of them null: read as arrays, the null one as no embedding
+    from pyspark.ml.linalg import Vectors, VectorUDT
+    from pyspark.sql.types import StringType, StructField, StructType
+
+    ml = tmp_path / "ml.parquet"
+    spark.createDataFrame([("a", Vectors.dense([1.0, 2.0])), ("b", None)], StructType(
+        [StructField("id", StringType()), StructField("embedding", VectorUDT())])).write.parquet(str(ml))
+    read = evaluate_job.read_embeddings(spark, str(ml), need_context=False)
+    assert sorted((r["key"], r["e"]) for r in read.collect()) == [("a", [1.0, 2.0]), ("b", None)]
 
 
 def test_link_prediction_on_a_graph_without_an_edge_to_hold_out_is_a_user_error(spark):

@@ -101,8 +101,9 @@ def test_outputs_written_together_are_replaced_together_or_not_at_all(tmp_path):
 
     storage.atomic_writes([(_writer("a4"), str(a)), (_writer("b4"), str(b))], overwrite=True)
     assert (_content(a), _content(b)) == ("a4", "b4")
-    with pytest.raises(ValueError, match="given twice"):
-        storage.atomic_writes([(_writer("a5"), str(a)), (_writer("a6"), str(a) + "/")], overwrite=True)
+    for twice in (str(a) + "/", f"file://{a}", str(tmp_path / "out" / "." / "edges")):
+        with pytest.raises(ValueError, match="given twice"):
+            storage.atomic_writes([(_writer("a5"), str(a)), (_writer("a6"), twice)], overwrite=True)
     assert sorted(os.listdir(tmp_path / "out")) == ["edges", "labels", "third"]
 
 
@@ -274,8 +275,12 @@ def test_a_jvm_that_refuses_the_calls_leaves_remote_uris_to_pyarrow(spark, monke
         calls.append(path)
         raise Py4JError("py4j.security.Py4JSecurityException: Method public ... sessionState() is not whitelisted")
 
-    monkeypatch.setattr(storage.HadoopFileSystem, "__init__", refuse)
     monkeypatch.setattr(storage, "_REFUSED", set())
+    # The file system's own error (an unknown scheme) is not taken for a refusal
+    with pytest.raises(Py4JError):
+        storage._hadoop_filesystem("nosuchfs://bucket/x")
+    assert not storage._REFUSED
+    monkeypatch.setattr(storage.HadoopFileSystem, "__init__", refuse)
     with caplog.at_level("INFO", logger="sepne_spark.storage"):
         filesystem, inner = storage._filesystem("mock:///bucket/emb")
         assert storage._filesystem("mock:///bucket/other")[1] == "bucket/other"

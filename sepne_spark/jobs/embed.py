@@ -260,9 +260,12 @@ def check_model_of_run_date(ns: argparse.Namespace, spark=None, path: str | None
     saved = (metadata or {}).get("runDate")
     if saved == ns.run_date:
         return
+    unread = metadata is None and is_local_path(path) and os.path.isdir(os.path.join(local_path(path), "metadata"))
     what = (f"the model of --run-date {saved}" if saved else
             "a model without a recorded run date (saved without --run-date, or by a version that did not record it)"
-            if metadata is not None else "something other than a saved model")
+            if metadata is not None else
+            "a model whose metadata cannot be read before Spark starts (compressed with another codec?)"
+            if unread else "something other than a saved model")
     raise UserError(f"--save-model path {ns.save_model} holds {what}; a --run-date run replaces only the model "
                     f"its own date saved: pass --overwrite to replace it, or give each date its own path "
                     f"(e.g. models/dt={ns.run_date})")

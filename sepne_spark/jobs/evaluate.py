@@ -318,7 +318,8 @@ def _vector_col(df: DataFrame, name: str, path: str = ""):
     if type(dtype).__name__ == "VectorUDT":
         from pyspark.ml.functions import vector_to_array
 
-        return vector_to_array(F.col(name))
+        # A null vector stays null (no embedding), as in an array column
+        return F.when(F.col(name).isNull(), F.lit(None)).otherwise(vector_to_array(F.col(name)))
     if not (isinstance(dtype, ArrayType) and isinstance(dtype.elementType, NumericType)):
         raise UserError(f"{path}: column {name} is {dtype.simpleString()}; expected an array of numbers or an ML "
                         "vector (what sepne-embed writes)")
@@ -796,7 +797,7 @@ def run_linkpred(spark: SparkSession, ns: argparse.Namespace) -> dict[str, Any]:
         # The steps after the solve change the embeddings, not the context vectors.
         res["context_note"] = (f"the embeddings went through {after} after the solve and the context vectors did "
                                "not: embedding.context pairs vectors of two kinds; read embedding.embedding, or "
-                               "embed with --propagation 1 --refine-steps 0 --average-steps 0 to score the solve's")
+                               "run with --propagation 1 --refine-steps 0 --average-steps 0 to score the solve's")
         log.warning("%s", res["context_note"])
     res.update({"task": "linkpred", "edges": ns.edges, "profile": profile,
                 "settings": {k: v for k, v in settings.as_dict().items() if k != "spark"}})
