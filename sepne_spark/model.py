@@ -21,14 +21,11 @@ can be saved and loaded.
 from __future__ import annotations
 
 import contextlib
-import bz2
 import functools
-import gzip
 import json
 import logging
 import os
 import re
-import zlib
 from typing import Any, Callable, Iterator
 
 import numpy as np
@@ -673,8 +670,9 @@ class SepNEWriter(DefaultParamsWriter):
     timestamp, sparkVersion, paramMap, defaultParamMap) plus ``sepneVersion`` and, for a
     model, ``k`` and ``d``, and ``runDate`` when the writer was given
     ``.option("runDate", "YYYY-MM-DD")`` (the embed job's ``--run-date``). A model adds
-    ``path/data`` (Parquet: the id type and the arrays Phi, Psi, S_A, S_B and the singular values with their shapes, as raw float64
-    in parts of 8 MB, :data:`_DATA_SCHEMA`) and
+    ``path/data`` (Parquet: the id type and the arrays Phi, Psi, S_A, S_B and the
+    singular values with their shapes, as raw float64 in parts of 8 MB,
+    :data:`_DATA_SCHEMA`) and
     ``path/landmarks`` (Parquet ``id, l``: the landmark ids in order). Everything is
     written with the DataFrame API, so it also works on Spark Connect and shared
     clusters, into a temporary sibling of ``path`` that is moved into place when
@@ -724,45 +722,22 @@ def _save_metadata(instance: Params, path: str, spark: SparkSession, extra: dict
 
 
 def _load_metadata(path: str, spark: SparkSession) -> dict[str, Any]:
-    """The metadata :func:`_save_metadata` wrote (or pyspark.ml's own writers); a
-    ``ValueError`` when ``path/metadata`` holds no line."""
-    row = spark.read.text(path.rstrip("/") + "/metadata").first()
-    if row is None:
-        raise ValueError(f"{path}/metadata holds no metadata line")
-    return DefaultParamsReader._parseMetaData(row[0])
+    """The metadata :func:`_save_metadata` wrote (or pyspark.ml's own writers)."""
+    text = spark.read.text(path.rstrip("/") + "/metadata").first()[0]
+    return DefaultParamsReader._parseMetaData(text)
 
 
-def saved_metadata(path: str, spark: SparkSession | None = None) -> dict[str, Any] | None:
+def saved_metadata(path: str, spark: SparkSession) -> dict[str, Any] | None:
     """The metadata of the model or estimator saved at ``path``, or None when ``path``
-    holds none (a missing path, or a folder without ``metadata/``). A local path (or a
-    ``file:`` URI) is read without Spark; another URI with ``spark``."""
-    from urllib.parse import urlparse
-
+    holds none (no ``metadata/``, or one that is not a saved model's). Read with Spark's
+    text reader, as :meth:`SepNEModel.load` reads it (compressed or not)."""
     from sepne_spark import storage
 
-    parsed = urlparse(path)
+    if not storage.exists(path.rstrip("/") + "/metadata"):
+        return None
     try:
-        if parsed.scheme in ("", "file"):
-            folder = os.path.join(os.path.expanduser(parsed.path if parsed.scheme == "file" else path), "metadata")
-            parts = sorted(name for name in os.listdir(folder) if not name.startswith((".", "_"))) \
-                if os.path.isdir(folder) else []
-            if not parts:
-                return None
-            with open(os.path.join(folder, parts[0]), "rb") as file:
-                raw = file.read()
-            # A session that compresses its text output: Hadoop's default codec, gzip, bzip2.
-            if parts[0].endswith(".deflate"):
-                raw = zlib.decompress(raw)
-            elif parts[0].endswith(".gz"):
-                raw = gzip.decompress(raw)
-            elif parts[0].endswith(".bz2"):
-                raw = bz2.decompress(raw)
-            metadata = json.loads(raw.decode("utf-8").splitlines()[0])
-        elif spark is None or not storage.exists(path.rstrip("/") + "/metadata"):
-            return None
-        else:
-            metadata = _load_metadata(path, spark)
-    except Exception:  # noqa: BLE001 - not JSON, not text, no line, a codec not read here: no model's metadata
+        metadata = json.loads(spark.read.text(path.rstrip("/") + "/metadata").first()[0])
+    except Exception:  # noqa: BLE001 - no line, not JSON, not text: not a saved model's metadata
         return None
     return metadata if isinstance(metadata, dict) else None
 

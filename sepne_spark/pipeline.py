@@ -562,8 +562,9 @@ def embed(
     elif ids is not None:
         wanted = requested_ids(ids, graph.vertices, model.id_type, counts=plan)
     # The plan stays lazy: persisted tables fill at the first action. Only the ids check
-    # (one query, and one more for examples when some are missing) runs here and, for M = I + A on a graph not fitted here, the counts of
-    # the requested ids (embeds_locally) and of the rows of A they read.
+    # (one query, and one more for examples when some are missing) runs here and, for
+    # M = I + A on a graph not fitted here, the counts of the requested ids
+    # (embeds_locally) and of the rows of A they read.
     if ids is not None:
         targets = wanted.join(lm.select("id"), "id", "left_anti")
         assign = requested_partition(targets, params["setSize"], params["seed"])

@@ -11,7 +11,6 @@ import os
 import re
 import subprocess
 import sys
-import zlib
 from pathlib import Path
 
 import pytest
@@ -226,27 +225,8 @@ def test_overwrite_without_run_date_keeps_the_dated_runs_and_a_rerun_replaces_it
     embed._checked(["--output", str(notes), "--overwrite"])
     model = tmp_path / "model"
     (model / "metadata").mkdir(parents=True)
-    # A --run-date rerun replaces the model its own date saved, and nothing else unless --overwrite.
     (model / "metadata" / "part-00000").write_text('{"runDate": "2026-12-02"}\n', encoding="utf-8")
     embed._checked(["--output", str(out), "--run-date", "2026-12-02", "--save-model", str(model)])
-    with pytest.raises(UserError, match=r"--save-model path .* holds the model of --run-date 2026-12-02; a --run-date "
-                                        r"run replaces only the model its own date saved: pass --overwrite"):
-        embed._checked(["--output", str(out), "--run-date", "2026-12-01", "--save-model", str(model)])
-    embed._checked(["--output", str(out), "--run-date", "2026-12-01", "--save-model", str(model), "--overwrite"])
-    (model / "metadata" / "part-00000").write_text("{}\n", encoding="utf-8")
-    with pytest.raises(UserError, match=r"holds a model without a recorded run date \(saved without --run-date"):
-        embed._checked(["--output", str(out), "--run-date", "2026-12-02", "--save-model", str(model)])
-    # Written by a session that compresses its text output (Hadoop's default codec): read as well
-    (model / "metadata" / "part-00000").unlink()
-    (model / "metadata" / "part-00000.deflate").write_bytes(zlib.compress(b'{"runDate": "2026-12-02"}\n'))
-    embed._checked(["--output", str(out), "--run-date", "2026-12-02", "--save-model", str(model)])
-    (model / "metadata" / "part-00000.deflate").unlink()
-    (model / "metadata" / "part-00000").write_bytes(b"\x89PNG\r\n")  # not a model's metadata: no trace
-    with pytest.raises(UserError, match="holds a model whose metadata cannot be read before Spark starts"):
-        embed._checked(["--output", str(out), "--run-date", "2026-12-02", "--save-model", str(model)])
-    (tmp_path / "stuff").mkdir()
-    with pytest.raises(UserError, match="holds something other than a saved model"):
-        embed._checked(["--output", str(out), "--run-date", "2026-12-02", "--save-model", str(tmp_path / "stuff")])
     with pytest.raises(UserError, match="--save-model path .* already holds data"):
         embed._checked(["--output", str(tmp_path / "undated"), "--save-model", str(model)])
     # Among the dated runs, a model would make OUTPUT unreadable as one dataset.

@@ -66,6 +66,44 @@ def test_generated_graph_with_requested_ids_is_not_scored(spark, tmp_path, capsy
     assert spark.read.parquet(str(tmp_path / "out")).count() == 3
 
 
+@pytest.mark.spark
+def test_a_run_date_replaces_only_the_model_its_own_date_saved(spark, tmp_path):
+    """The check before the fit (read with Spark's text reader, so a compressed metadata
+    file is read as well): the same date's model is replaced, another date's, one without
+    a date or a folder of something else only with --overwrite."""
+    import argparse
+    import gzip
+
+    model = tmp_path / "model"
+    (model / "metadata").mkdir(parents=True)
+
+    def check(date, overwrite=False, path=model):
+        embed.check_model_of_run_date(argparse.Namespace(run_date=date, save_model=str(path), overwrite=overwrite),
+                                      spark, str(path))
+
+    (model / "metadata" / "part-00000").write_text('{"runDate": "2026-12-02"}\n', encoding="utf-8")
+    check("2026-12-02")
+    with pytest.raises(UserError, match=r"--save-model path .* holds the model of --run-date 2026-12-02; a --run-date "
+                                        r"run replaces only the model its own date saved: pass --overwrite"):
+        check("2026-12-01")
+    check("2026-12-01", overwrite=True)
+    check("2026-12-01", path=tmp_path / "new")  # nothing there yet
+    (model / "metadata" / "part-00000").write_text("{}\n", encoding="utf-8")
+    with pytest.raises(UserError, match=r"holds a model without a recorded run date \(saved without --run-date"):
+        check("2026-12-02")
+    # Written by a session that compresses its text output: read as Spark reads it
+    (model / "metadata" / "part-00000").unlink()
+    (model / "metadata" / "part-00000.gz").write_bytes(gzip.compress(b'{"runDate": "2026-12-02"}\n'))
+    check("2026-12-02")
+    (model / "metadata" / "part-00000.gz").unlink()
+    (model / "metadata" / "part-00000").write_bytes(b"\x89PNG\r\n")  # not a model's metadata: no trace
+    with pytest.raises(UserError, match="holds something other than a saved model"):
+        check("2026-12-02")
+    (tmp_path / "stuff").mkdir()
+    with pytest.raises(UserError, match="holds something other than a saved model"):
+        check("2026-12-02", path=tmp_path / "stuff")
+
+
 @pytest.mark.e2e
 def test_run_date_rerun_replaces_only_its_partition(spark, tmp_path, caplog, monkeypatch):
     out = tmp_path / "embeddings"
@@ -76,7 +114,7 @@ def test_run_date_rerun_replaces_only_its_partition(spark, tmp_path, caplog, mon
     before_24 = _digest(out / "dt=2026-11-24")
     before_25 = _digest(out / "dt=2026-11-25")
     saved = SepNEModel.load(str(model)).landmark_ids
-    assert saved_metadata(str(model))["runDate"] == "2026-11-25"
+    assert saved_metadata(str(model), spark)["runDate"] == "2026-11-25"
 
     # The same date again, with another seed: that partition is replaced, nothing else,
     # and so is the model that date saved.

@@ -237,35 +237,27 @@ def _checked(argv: Sequence[str] | None) -> tuple[argparse.Namespace, schema.Emb
         check_apart(ns.save_model, "--save-model path", target, "output path")
         if ns.run_date:  # beside the dated runs, not among them (a reader of OUTPUT would trip on it)
             check_apart(ns.save_model, "--save-model path", ns.output, "output folder of the dated runs")
-            if is_local_path(ns.save_model):
-                check_model_of_run_date(ns)
     return ns, settings, target
 
 
-def check_model_of_run_date(ns: argparse.Namespace, spark=None, path: str | None = None) -> None:
+def check_model_of_run_date(ns: argparse.Namespace, spark, path: str) -> None:
     """With ``--run-date`` and without ``--overwrite``, an existing ``--save-model`` path
     is replaced only when it holds the model a run of the same date saved (a rerun
     replaces what its first run wrote); another date's model, or anything else, is
     refused. ``path``: where the model goes (``--save-model`` as the session resolves
-    it), a remote one read with ``spark``."""
+    it), read with ``spark`` before the graph is."""
     from sepne_spark.model import saved_metadata
     from sepne_spark.storage import exists
 
-    if not (ns.run_date and ns.save_model) or ns.overwrite:
-        return
-    path = path or ns.save_model
-    if not (os.path.exists(local_path(path)) if is_local_path(path) else exists(path)):
+    if not (ns.run_date and ns.save_model) or ns.overwrite or not exists(path):
         return
     metadata = saved_metadata(path, spark)
     saved = (metadata or {}).get("runDate")
     if saved == ns.run_date:
         return
-    unread = metadata is None and is_local_path(path) and os.path.isdir(os.path.join(local_path(path), "metadata"))
     what = (f"the model of --run-date {saved}" if saved else
             "a model without a recorded run date (saved without --run-date, or by a version that did not record it)"
-            if metadata is not None else
-            "a model whose metadata cannot be read before Spark starts (compressed with another codec?)"
-            if unread else "something other than a saved model")
+            if metadata is not None else "something other than a saved model")
     raise UserError(f"--save-model path {ns.save_model} holds {what}; a --run-date run replaces only the model "
                     f"its own date saved: pass --overwrite to replace it, or give each date its own path "
                     f"(e.g. models/dt={ns.run_date})")
@@ -459,9 +451,7 @@ def _run(spark, ns: argparse.Namespace, settings: schema.EmbedSettings, target: 
     from sepne_spark.storage import atomic_writes, resolve_output, write_manifest
 
     if ns.save_model:  # where the session puts it: a path without a scheme goes to its fs.defaultFS
-        resolved = resolve_output(spark, ns.save_model)
-        if not is_local_path(resolved):  # a local one was checked before Spark started
-            check_model_of_run_date(ns, spark, resolved)
+        check_model_of_run_date(ns, spark, resolve_output(spark, ns.save_model))
     timings: dict[str, float] = {}
     labels = None
     model = None
