@@ -1089,7 +1089,7 @@ def auto_with_landmarks(changed: Mapping[str, Any], base: Mapping[str, Any], lan
 
 def profile_label(path_or_name: str | os.PathLike[str] | None) -> str:
     """The file a profile argument names (``auto`` and None: the default profile's), for
-    messages; the argument itself when no file is found."""
+    messages and run manifests; the argument itself when no file is found."""
     text = "default" if path_or_name is None else os.fspath(path_or_name).strip()
     try:
         return str(find_profile("default" if text.lower() == AUTO_PROFILE else text).resolve())

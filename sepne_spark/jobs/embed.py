@@ -384,15 +384,6 @@ def _versions() -> dict[str, str]:
             "pyarrow": pyarrow.__version__}
 
 
-def _profile_file(profile: str) -> str | None:
-    """The YAML file a profile name or path was read from (a site's copy under
-    ``$SEPNE_CONF_DIR`` or the shipped one)."""
-    try:
-        return str(schema.find_profile(profile).resolve())
-    except Exception:  # noqa: BLE001 - read once already; the record is not worth a failure
-        return None
-
-
 def main(spark, args: Sequence[str] | None = None) -> int:
     """Entry point: ``main(spark, ["--input", ...])``; returns the exit status.
 
@@ -594,7 +585,7 @@ def _run(spark, ns: argparse.Namespace, settings: schema.EmbedSettings, target: 
             "job": "embed", "version": __version__, "spark_version": spark.version,
             "spark_app_id": _conf(spark, "spark.app.id"), "spark_master": _conf(spark, "spark.master"),
             "arguments": _shown_arguments(ns.argv, secrets), "run_date": ns.run_date, "versions": _versions(),
-            "profile": profile_used, "profile_file": None if ns.model else _profile_file(chosen),
+            "profile": profile_used, "profile_file": None if ns.model else schema.profile_label(chosen),
             "input": source, "input_files": input_fingerprint(spark, ns.input or []),
             "read": given_read_options(ns),
             "output": target, "settings": applied, "counts": counts,
