@@ -222,13 +222,9 @@ def session_settings(spark: Any, conf: dict[str, str]) -> Iterator[dict[str, str
     run's record. No credential's value is logged.
     """
     from sepne_spark.session import LAUNCH_ONLY
-    from sepne_spark.settings import redacted as redacted_by_default
-    from sepne_spark.settings import redaction_pattern
+    from sepne_spark.settings import redacted, redaction_pattern
 
     pattern = redaction_pattern(conf or {}, spark)  # the site's pattern of secrets
-
-    def redacted(values: dict) -> dict:
-        return redacted_by_default(values, pattern)
 
     try:  # the keys the session holds a value of (PySpark 4); the others are unset again
         explicit = set(spark.conf.getAll)
@@ -255,7 +251,8 @@ def session_settings(spark: Any, conf: dict[str, str]) -> Iterator[dict[str, str
                     spark.conf.set(key, str(value))
                 except Exception as exc:  # noqa: BLE001 - a value the session refuses
                     log.warning("Spark setting %s=%s (--spark or a profile's spark: block): the session refuses "
-                                "it (%s)", key, redacted({key: value})[key], str(exc).strip().splitlines()[0][:200])
+                                "it (%s)", key, redacted({key: value}, pattern)[key],
+                                str(exc).strip().splitlines()[0][:200])
                     static[key] = str(value)
                     refused.add(key)
                     continue
@@ -264,12 +261,12 @@ def session_settings(spark: Any, conf: dict[str, str]) -> Iterator[dict[str, str
             static[key] = str(value)
         # Under spark-submit the session helper has said it of the driver's own settings.
         told = set(LAUNCH_ONLY) if "PYSPARK_GATEWAY_PORT" in os.environ else set()
-        shown = redacted({k: v for k, v in static.items() if k not in told and k not in refused})
+        shown = redacted({k: v for k, v in static.items() if k not in told and k not in refused}, pattern)
         if shown:
             log.warning("%s: the session runs already, so %s nothing; set %s when the session starts "
                         "(spark-submit --conf, or the session's builder)", ", ".join(f"{k}={v}" for k, v in shown.items()),
                         "this changes" if len(shown) == 1 else "these change", "it" if len(shown) == 1 else "them")
-        yield redacted(static)
+        yield redacted(static, pattern)
     finally:
         for key, before in changed.items():
             try:
