@@ -175,16 +175,16 @@ def main(spark: SparkSession | None, args: Sequence[str] | None = None) -> int:
         raise UserError(str(exc)) from exc
 
     edges, edge_obs = _observed(edges, "edges")
-    tables = [(edges, edge_columns, edges_path, "generate_edges", f"drawing {drawn} edges of {nodes} nodes and "
+    tables = [(edge_columns(edges), edges_path, "generate_edges", f"drawing {drawn} edges of {nodes} nodes and "
                f"writing them to {edges_path}")]
     if labels is not None:
         labels, label_obs = _observed(labels, "labels")
-        tables.append((labels, label_columns, labels_path, "generate_labels",
+        tables.append((label_columns(labels), labels_path, "generate_labels",
                        f"the {nodes} nodes' communities, written to {labels_path}"))
     took: dict[str, float] = {}
     writes = []
-    for df, columns, path, name, detail in tables:
-        write, target = table_write(columns(df), path, fmt, single_file=ns.single_file)
+    for df, path, name, detail in tables:
+        write, target = table_write(df, path, fmt, single_file=ns.single_file)
         writes.append((_as_stage(spark, write, name, detail, took), target))
     # The edges and the labels replace an earlier graph's together, once both are written.
     try:
