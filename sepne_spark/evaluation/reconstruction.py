@@ -337,6 +337,7 @@ def reconstruction_r2_spark(
     context_col: str = "context",
     blocks: int | None = None,
     seed: int = 0,
+    name: str = "embeddings",
 ) -> dict[str, Any]:
     """Exact R^2 of ``W C^T`` against M with Spark, from M's non-zero entries.
 
@@ -368,6 +369,8 @@ def reconstruction_r2_spark(
     seed : int
         Seed of the nodes' assignment to blocks (the result does not depend on it,
         beyond rounding).
+    name : str
+        What the errors call the embeddings (the job: their path).
 
     Returns
     -------
@@ -379,8 +382,9 @@ def reconstruction_r2_spark(
     Raises
     ------
     InputError
-        When no node has a vector, an id has more than one, or the vectors (and the
-        context vectors) differ in length; checked in one pass before the products.
+        When no node has a vector, an id has more than one, a vector holds NaN, infinite
+        or null values, or the vectors (and the context vectors) differ in length;
+        checked in one pass before the products.
     """
     from sepne_spark.blocks import BlockGraph, gram
     from sepne_spark.propagation import default_blocks
@@ -400,9 +404,15 @@ def reconstruction_r2_spark(
                    _as_array(embeddings, embedding_col)).alias("_c"),
     ).where(F.col("_w").isNotNull() & F.col("id").isNotNull())
     joined = nodes.join(vectors, "id", "left")  # the graph's nodes, with their vectors where they have one
+
+    def bad(column: str):  # a value that is null, NaN or infinite
+        return F.exists(column, lambda x: x.isNull() | F.isnan(x) | (F.abs(x) == F.lit(float("inf"))))
+
+    nonfinite = bad("_w") | bad("_c")
     row = (
         joined.agg(
             F.countDistinct("id").alias("n"), F.count("_w").alias("rows"),
+            F.sum(F.when(nonfinite, 1).otherwise(0)).alias("nonfinite"),
             F.countDistinct(F.when(F.col("_w").isNotNull(), F.col("id"))).alias("found"),
             F.sum(F.when(F.forall("_w", lambda x: x == 0), 1).otherwise(0)).alias("zero"),
             F.min(F.size("_w")).alias("d_min"), F.max(F.size("_w")).alias("d"),
@@ -415,8 +425,12 @@ def reconstruction_r2_spark(
         raise InputError("no node of the graph has an embedding (are the ids the same?)")
     if int(row["rows"]) > found:
         twice = [r["id"] for r in joined.groupBy("id").agg(F.count("_w").alias("k")).where("k > 1").limit(3).collect()]
-        raise DuplicateIdsError(f"embeddings: {int(row['rows']) - found} more vectors than ids of the graph: one "
+        raise DuplicateIdsError(f"{name}: {int(row['rows']) - found} more vectors than ids of the graph: one "
                                 f"row per id (given more than once: {', '.join(map(repr, twice))})")
+    if row["nonfinite"]:
+        shown = [r["id"] for r in joined.where(nonfinite).select("id").orderBy("id").limit(3).collect()]
+        raise InputError(f"{name}: {int(row['nonfinite'])} vector(s) hold NaN, infinite or null values, e.g. "
+                         f"{', '.join(map(repr, shown))}")
     sizes = sorted({row["d_min"], row["d"], row["c_min"], row["c_max"]} - {None})
     if len(sizes) > 1:
         raise InputError(f"embedding{' and context' if has_ctx else ''} vectors have different lengths: {sizes}")

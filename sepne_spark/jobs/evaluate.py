@@ -350,30 +350,16 @@ def read_embeddings(spark: SparkSession, path: str, need_context: bool) -> DataF
 def check_finite(path: str, keys: Sequence[str], *matrices: np.ndarray) -> None:
     """Refuse vectors with NaN, infinite or null values (``keys`` name the rows of
     ``matrices``), naming the file, their number and a few of their ids: the scores
-    would count them as zero vectors, or be NaN."""
+    would count them as zero vectors, or be NaN. The Spark path checks them as it
+    counts the vectors (:func:`sepne_spark.evaluation.reconstruction_r2_spark`)."""
     bad = np.zeros(len(keys), dtype=bool)
     for X in matrices:
         if X is not None:
             bad |= ~np.isfinite(X).all(axis=1)
     if bad.any():
-        _nonfinite_error(path, int(bad.sum()), [k for k, b in zip(keys, bad) if b][:3])
-
-
-def _nonfinite_error(path: str, count: int, examples: Sequence[str]) -> None:
-    raise UserError(f"{path}: {count} vector(s) hold NaN, infinite or null values, e.g. "
-                    f"{', '.join(repr(k) for k in examples)}")
-
-
-def check_finite_frame(path: str, emb: DataFrame) -> None:
-    """:func:`check_finite` of a :func:`read_embeddings` table with Spark: one pass over
-    the vectors (fewer when three bad ones come first), a count only when there are."""
-    def bad(column: str):
-        return F.exists(column, lambda x: x.isNull() | F.isnan(x) | (F.abs(x) == F.lit(float("inf"))))
-
-    flagged = emb.where(bad("e") | bad("c") if "c" in emb.columns else bad("e"))
-    examples = [r["key"] for r in flagged.select("key").limit(3).collect()]
-    if examples:
-        _nonfinite_error(path, flagged.count(), examples)
+        shown = [k for k, b in zip(keys, bad) if b][:3]
+        raise UserError(f"{path}: {int(bad.sum())} vector(s) hold NaN, infinite or null values, e.g. "
+                        f"{', '.join(map(repr, shown))}")
 
 
 def _features(e: np.ndarray, c: np.ndarray | None, vectors: str) -> np.ndarray:
@@ -663,7 +649,6 @@ def _reconstruct_on_spark(spark: SparkSession, graph: Any, emb: DataFrame, setti
     from sepne_spark.proximity import Proximity, transition
 
     has_ctx = "c" in emb.columns
-    check_finite_frame(path, emb)
     prox = Proximity(transition(graph.edges), graph.vertices, settings["metric"], settings["scaling"],
                      graph.edges, settings["window"])
     entries = prox.rows().select(F.col("src").cast("string").alias("src"), F.col("dst").cast("string").alias("dst"),
@@ -672,7 +657,7 @@ def _reconstruct_on_spark(spark: SparkSession, graph: Any, emb: DataFrame, setti
         [F.col("c").alias("context")] if has_ctx else [])
     try:
         with stage(spark, "r2", "W C^T at M's non-zero entries, as block products") as st:
-            res = reconstruction_r2_spark(entries, emb.select(*vectors),
+            res = reconstruction_r2_spark(entries, emb.select(*vectors), name=path,
                                           nodes=graph.vertices.select(F.col("id").cast("string").alias("id")))
             st.count(nodes=res["n_nodes"], entries=res["n_nonzero"])
     finally:
