@@ -394,9 +394,9 @@ def is_secret_key(key: str, also: str | None = None, value: Any = None) -> bool:
     """Whether a Spark setting's value is not to be shown: its key matches
     :data:`_SECRET_KEY`, or the site's ``also`` (``spark.redaction.regex``; Spark's default
     without one) matches its key or its ``value`` (as Spark applies it: a JDBC URL
-    holding ``password=``). A site
-    pattern that Python cannot compile hides every ``spark.hadoop.*`` value (where the
-    file systems' credentials are), rather than none."""
+    holding ``password=``). A site pattern that Python cannot compile hides every
+    ``spark.hadoop.*`` value (where the file systems' credentials are), rather than
+    none."""
     if _SECRET_KEY.search(str(key)):
         return True
     pattern = _site_pattern(also or SPARK_REDACTION_DEFAULT)  # Spark's own default without a site's
