@@ -41,7 +41,15 @@ class JobArgumentParser(argparse.ArgumentParser):
     person alike one line naming the problem (and the closest option, for a mistyped
     one) is easier to read. ``--help`` is unchanged. Subcommand parsers are of the
     same class and report under the job's name.
+
+    Abbreviated options (``--out`` for ``--output``) are refused: a scheduled command
+    line that works today would change meaning, or fail, when a later release adds an
+    option sharing the prefix.
     """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
 
     def _options(self) -> list[str]:
         names = [s for a in self._actions for s in a.option_strings]
@@ -62,7 +70,7 @@ class JobArgumentParser(argparse.ArgumentParser):
             if word == "--":
                 break
             name = word.split("=", 1)[0]
-            if name.startswith("--") and not any(k.startswith(name) for k in known):
+            if name.startswith("--") and name not in known:
                 self.error(f"unrecognized arguments: {word}")
         return super().parse_args(argv, namespace)
 
@@ -84,7 +92,8 @@ class JobArgumentParser(argparse.ArgumentParser):
                 options = self._options() if task is None else sorted(
                     {o for a in self._actions for o in a.option_strings}
                     | {o for a in tasks[task]._actions for o in a.option_strings})
-                close = difflib.get_close_matches(name, options, n=1, cutoff=0.6)
+                prefixed = [o for o in options if o.startswith(name)]  # an abbreviation
+                close = prefixed if len(prefixed) == 1 else difflib.get_close_matches(name, options, n=1, cutoff=0.6)
                 if close:
                     message += f" (did you mean {close[0]}?)"
                     break
