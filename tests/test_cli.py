@@ -111,6 +111,20 @@ def test_help_lists_every_profile_and_the_default_profiles_values(tmp_path):
     assert f"default: {expected}" in set_size, set_size
 
 
+def test_help_says_when_the_default_profile_cannot_be_read(tmp_path, monkeypatch):
+    """A site's broken ``default.yaml`` is not hidden by ``--help``: it shows the built-in
+    defaults and ends with the error a run would stop with."""
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "default.yaml").write_text("k: [\n")
+    monkeypatch.setenv("SEPNE_CONF_DIR", str(site))
+    proc = _run(tmp_path, EMBED_FILE, "--help")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    tail = " ".join(proc.stdout.split())
+    assert "The default profile cannot be read, so the defaults above are the built-in ones" in tail, tail
+    assert f"{site / 'default.yaml'}: not valid YAML" in tail, tail
+
+
 def test_a_valid_command_line_does_get_to_spark(tmp_path):
     """The counter-check: with arguments that pass, the same set-up does try to start
     Java (and fails for want of one), so the cases above really stopped before it."""

@@ -195,13 +195,17 @@ def show_profile_defaults(parser: argparse.ArgumentParser) -> None:
     uses (the ``default`` profile's), where it differs from the built-in default (a run
     without ``--profile`` takes ``auto``, which chooses per graph).
 
-    A default profile that cannot be read leaves the help as it is: the run reports it.
+    A default profile that cannot be read leaves the defaults shown as they are, and the
+    help ends with the error a run that reads it would report.
     """
     from sepne_spark import settings as schema
 
     try:
         profile = schema.load_profile(None)
-    except UserError:
+    except UserError as err:
+        note = (f"The default profile cannot be read, so the defaults above are the built-in "
+                f"ones; a run without --profile, or with --profile default, stops with: {err}").replace("%", "%%")
+        parser.epilog = f"{parser.epilog}\n\n{note}" if parser.epilog else note
         return
     for action in parser._actions:
         if action.dest not in profile or not action.help or "default: " not in action.help:
