@@ -93,6 +93,12 @@ with DAG(
     max_active_runs=1,
     default_args={
         "owner": "sepne",
+        # A bad input or setting (the job's exit status 2) is retried like any failure:
+        # in YARN cluster mode spark-submit reports only that the application failed
+        # (its own exit status 1), not the driver's status. The retries then fail the
+        # same way, within seconds of the driver's start; the task's log shows YARN's
+        # diagnostics ("User application exited with status 2") and `yarn logs` the
+        # job's one-line error.
         "retries": 2,
         "retry_delay": timedelta(minutes=15),
     },
