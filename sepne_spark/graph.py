@@ -132,6 +132,16 @@ def prepare_graph(
     check_choice("self_loops", self_loops, SELF_LOOP_POLICIES)
     if not isinstance(directed, bool):
         raise ValueError(f"directed must be True or False; got {directed!r}")
+    # A column whose name differs only in case (Weight, SRC) is not read: it is named
+    # rather than taken, or (a weight) silently left out.
+    other_case = {name: [c for c in raw_edges.columns if c != name and c.lower() == name]
+                  for name in ("src", "dst", "weight") if name not in raw_edges.columns}
+    other_case = {name: found[0] for name, found in other_case.items() if found}
+    if other_case:
+        shown = ", ".join(f"{found!r} for {name}" for name, found in other_case.items())
+        renames = "".join(f".withColumnRenamed({found!r}, {name!r})" for name, found in other_case.items())
+        raise InputError(f"the edge list's column names are read as written, in lower case (src, dst and the "
+                         f"optional weight): it has {shown}; rename them: df{renames}")
     missing = [c for c in ("src", "dst") if c not in raw_edges.columns]
     if missing:
         raise InputError(f"the edge list needs columns src and dst; missing {missing} in {raw_edges.columns}")

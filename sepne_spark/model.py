@@ -874,7 +874,7 @@ def _as_graph(dataset: Any, directed: bool, duplicates: str, self_loops: str):
     if not isinstance(dataset, DataFrame):
         raise TypeError(f"{expected}, got a {type(dataset).__module__}.{type(dataset).__name__}"
                         + (": spark.createDataFrame(it) first" if type(dataset).__name__ == "DataFrame" else ""))
-    if not {"src", "dst"} <= set(dataset.columns):
+    if not {"src", "dst"} <= {c.lower() for c in dataset.columns}:  # prepare_graph names SRC, Dst
         raise InputError(f"{expected}; the DataFrame has columns {dataset.columns}")
     return prepare_graph(dataset, directed, duplicates=duplicates, self_loops=self_loops)
 

@@ -287,6 +287,12 @@ def test_an_edge_dataframe_is_checked_as_a_file_is(spark):
         est.fit("/data/edges.tsv")
     with pytest.raises(InputError, match=r"the DataFrame has columns \['a', 'b'\]"):
         est.fit(spark.createDataFrame([(1, 2)], "a long, b long"))
+    # A name in another case is named, not taken (src) or silently left out (a weight).
+    with pytest.raises(InputError, match=re.escape("it has 'Weight' for weight; rename them: "
+                                                   "df.withColumnRenamed('Weight', 'weight')")):
+        est.fit(spark.createDataFrame([(1, 2, 5.0)], "src long, dst long, Weight double"))
+    with pytest.raises(InputError, match=re.escape("it has 'SRC' for src; rename them")):
+        est.fit(spark.createDataFrame([(1, 2)], "SRC long, dst long"))
     with pytest.raises(InputError, match="weight column is string: weights must be numbers"):
         est.fit(spark.createDataFrame([(1, 2, "abc")], "src long, dst long, weight string"))
     for ids, value, shown in (("array<long>", [1], "array<bigint>"), ("double", 1.5, "double"),
