@@ -558,14 +558,37 @@ class SepNEModel(Model, _SepNEParams, MLWritable, MLReadable):
             graph = _as_graph(graph, s["directed"], s["duplicates"], s["selfLoops"])
         else:
             check_graph_reading(graph, s)
-        with _bad_rows_as_input_errors():  # the queries that run at the call
-            return pipeline.embed(self._state(), s, graph, ids, self._fitted, self.plan, self.timings, nodes=nodes,
-                                  count_small=count_small, cached=self._embedded)
+        held: list[DataFrame] = []  # this call's tables: the model's once it returns, none if it fails
+        try:
+            with _bad_rows_as_input_errors():  # the queries that run at the call
+                out = pipeline.embed(self._state(), s, graph, ids, self._fitted, self.plan, self.timings,
+                                     nodes=nodes, count_small=count_small, cached=held)
+        except BaseException:
+            for df in held:
+                try:
+                    if not is_stopped(df.sparkSession):
+                        df.unpersist()
+                except Exception:  # noqa: BLE001 - the call's own error is what the caller sees
+                    log.debug("could not unpersist a table of a failed embedding", exc_info=True)
+            raise
+        self._embedded.extend(held)
+        return out
+
+    def __enter__(self) -> "SepNEModel":
+        """``with model:`` (or ``with SepNEModel.load(path) as model:``) releases the
+        model's tables when the block ends (:meth:`release`)."""
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
 
     def release(self) -> None:
         """Unpersist the tables cached for the graph this model was fitted on and those
         its embeddings (:meth:`transform`, :meth:`embed`) persisted: call it once their
         results have been written or collected; a result used after it is recomputed.
+        Each call of ``transform`` and ``embed`` persists tables of its own, held until
+        this call (a call that fails persists none); a model is not released when it is
+        garbage-collected, so release one you stop using, or use it in a ``with`` block.
 
         The model then holds no graph, as a loaded one: ``transform(edges)`` and
         ``embed(ids, edges)`` embed, ``transform(ids)`` raises :class:`SettingError`.

@@ -6,7 +6,7 @@ import pytest
 import scipy.sparse as sp
 
 from sepne_spark import dense, pipeline
-from sepne_spark.errors import InputError
+from sepne_spark.errors import InputError, RequestedIdsError
 from sepne_spark.model import SepNE
 from sepne_spark.propagation import l2_normalize
 from sepne_spark.spectral import average, propagate, refine, reorthogonalize
@@ -51,6 +51,16 @@ def test_transform_is_lazy_and_runs_once(spark):
         # Everything the fit and both embeddings cached is released by the model.
         assert not nothing_cached(spark)
         model.release()
+        assert nothing_cached(spark)
+        # An embedding that fails at the call keeps none of its tables; a with block
+        # releases the model's at its end.
+        model.setPropagation(1)  # requested ids: no step after the solve
+        with pytest.raises(RequestedIdsError, match="is not a node of the graph"):
+            model.embed(spark.createDataFrame([("no-such-id",)], "id string"), edges)
+        assert nothing_cached(spark)
+        with model:
+            assert model.transform(edges).count() > 0
+            assert not nothing_cached(spark)
         assert nothing_cached(spark)
     finally:
         sc.setLocalProperty("spark.jobGroup.id", None)
