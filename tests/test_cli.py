@@ -39,6 +39,8 @@ EMBED_MODULE = ["-m", "sepne_spark.jobs.embed"]
         (EMBED_MODULE, ["--dimension", "64"], ["unrecognized arguments: --dimension", "did you mean --dim?"]),
         # An abbreviation is refused (a later option sharing its prefix would change it).
         (EMBED_FILE, ["--out", "o"], ["unrecognized arguments: --out", "did you mean --output?"]),
+        (EMBED_FILE, ["--gen-nodes", "-5"], ["the generated graph's --gen-nodes must be positive, got -5"]),
+        (EMBED_FILE, ["--gen-mixing", "2"], ["the generated graph's --gen-mixing must be in [0, 1], got 2.0"]),
         (EMBED_FILE, ["--run-date", "2026-13-01"], ["--run-date '2026-13-01' is not a date YYYY-MM-DD"]),
         (EMBED_FILE, ["--input", "missing/edges.tsv"], ["--input missing/edges.tsv does not exist"]),
         (EMBED_FILE, ["--input", "missing/*.tsv"], ["--input missing/*.tsv: no file matches"]),

@@ -185,6 +185,18 @@ def _checked(argv: Sequence[str] | None) -> tuple[argparse.Namespace, schema.Emb
     if ns.input and generated:
         raise UserError(f"{', '.join(generated)} describe{'s' if len(generated) == 1 else ''} the generated graph, "
                         "which --input replaces: drop one or the other")
+    if not ns.input:  # the generated graph's flags, in the words of their flags
+        from sepne_spark import generators
+
+        try:
+            generators._check_sbm(ns.gen_nodes, ns.gen_communities, ns.gen_avg_degree, ns.gen_mixing)
+            if ns.gen_avg_degree > ns.gen_nodes - 1:
+                raise ValueError(f"avg_degree {ns.gen_avg_degree:g} is more than a graph of nodes={ns.gen_nodes} "
+                                 f"can have (at most {ns.gen_nodes - 1} neighbours a node)")
+        except ValueError as exc:
+            raise UserError("the generated graph's " + re.sub(r"\b(nodes|communities|avg_degree|mixing)\b",
+                                                              lambda m: "--gen-" + m.group(1).replace("_", "-"),
+                                                              str(exc))) from None
     if ns.nodes is not None and not ns.nodes.strip(" ,@"):
         raise UserError(f"--nodes {ns.nodes!r} names no id: give comma-separated ids, or @FILE with one id per line")
 
