@@ -506,6 +506,36 @@ def partition_folders(folder: str) -> list[str]:
                   and not i.base_name.startswith((".", "_")))
 
 
+def check_holds_only_a_dataset(folder: str, what: str = "output path") -> None:
+    """Refuse to replace a folder whole (``--overwrite``) while it holds more than one
+    dataset that Spark wrote: part files (:data:`_PART_FILE`) and hidden names (``_SUCCESS``, a
+    manifest, checksums) are what a job's output holds; anything else (another
+    dataset's folder, a saved model, a file of the user's) would be deleted with it.
+    Nothing is refused for a folder that does not exist, a file, or one this process
+    cannot list (as :func:`partition_folders`).
+
+    Raises
+    ------
+    UserError
+        Naming the folder and what else it holds.
+    """
+    from pyarrow import fs
+
+    try:
+        filesystem, inner = _filesystem(folder.rstrip("/"))
+        if filesystem.get_file_info(inner).type != fs.FileType.Directory:
+            return
+        infos = filesystem.get_file_info(fs.FileSelector(inner))
+    except Exception:  # noqa: BLE001 - pyarrow's errors for a file system it cannot reach
+        return
+    other = sorted(i.base_name + ("/" if i.type == fs.FileType.Directory else "") for i in infos
+                   if not i.base_name.startswith((".", "_")) and not _PART_FILE.match(i.base_name))
+    if other:
+        shown = ", ".join(other[:3]) + (", ..." if len(other) > 3 else "")
+        raise UserError(f"the {what} {folder} holds other data than an earlier output ({shown}): --overwrite "
+                        "would delete it with the folder; give a folder of its own, or remove those first")
+
+
 #: A part file of a dataset written by Spark or Hadoop: ``part-00000``, ``part-00003-<uuid>.snappy.parquet``,
 #: ``part-r-00000``.
 _PART_FILE = re.compile(r"part-(?:[rm]-)?\d{5}(?:$|[-.])")

@@ -127,6 +127,26 @@ def test_help_says_when_the_default_profile_cannot_be_read(tmp_path, monkeypatch
     assert f"{site / 'default.yaml'}: not valid YAML" in tail, tail
 
 
+def test_overwrite_refuses_a_folder_holding_other_data(tmp_path):
+    """``--overwrite`` replaces an earlier output (part files, hidden files), not a folder
+    that holds other datasets or files: those are named, before Spark starts."""
+    proj = tmp_path / "proj"
+    (proj / "emb_a").mkdir(parents=True)
+    (proj / "notes.txt").write_text("mine")
+    proc = _run(tmp_path, EMBED_FILE, "--output", "proj", "--overwrite")
+    assert proc.returncode == 2, proc.stderr[-3000:]
+    assert proc.stderr.strip() == ("sepne-embed: error: the output path proj holds other data than an earlier output "
+                                   "(emb_a/, notes.txt): --overwrite would delete it with the folder; give a folder "
+                                   "of its own, or remove those first"), proc.stderr
+    # An earlier output's own files do not stop it (the run then gets to Spark, absent here).
+    for extra in ("emb_a", "notes.txt"):
+        (proj / extra).rmdir() if extra == "emb_a" else (proj / extra).unlink()
+    for name in ("part-00000-1f.snappy.parquet", "_SUCCESS", "_manifest.json", ".part-00000-1f.snappy.parquet.crc"):
+        (proj / name).write_text("")
+    proc = _run(tmp_path, EMBED_FILE, "--output", "proj", "--overwrite")
+    assert proc.returncode == 1 and "sepne-embed: failed:" in proc.stderr, proc.stderr[-3000:]
+
+
 def test_a_valid_command_line_does_get_to_spark(tmp_path):
     """The counter-check: with arguments that pass, the same set-up does try to start
     Java (and fails for want of one), so the cases above really stopped before it."""

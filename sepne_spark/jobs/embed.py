@@ -200,8 +200,9 @@ def _checked(argv: Sequence[str] | None) -> tuple[argparse.Namespace, schema.Emb
     if ns.nodes is not None and not ns.nodes.strip(" ,@"):
         raise UserError(f"--nodes {ns.nodes!r} names no id: give comma-separated ids, or @FILE with one id per line")
 
-    from sepne_spark.storage import (check_apart, check_folder_to_write, check_no_partitions, check_not_in_dataset,
-                                     check_output_path, check_partition_parent)
+    from sepne_spark.storage import (check_apart, check_folder_to_write, check_holds_only_a_dataset,
+                                     check_no_partitions, check_not_in_dataset, check_output_path,
+                                     check_partition_parent)
 
     check_folder_to_write(ns.output)  # before --run-date's partition is added to it
 
@@ -243,6 +244,7 @@ def _checked(argv: Sequence[str] | None) -> tuple[argparse.Namespace, schema.Emb
         check_partition_parent(ns.output, "dt")
     elif ns.overwrite:
         check_no_partitions(ns.output, "dt", r"\d{4}-\d{2}-\d{2}")
+    check_holds_only_a_dataset(target)  # what --overwrite (or --run-date's rerun) would replace
     if ns.save_model:
         check_output_path(ns.save_model, read, overwrite=ns.overwrite or bool(ns.run_date),
                           what="--save-model path")
