@@ -596,6 +596,7 @@ def test_an_output_that_cannot_be_written_is_refused_before_spark():
     ("SEPNE_HEARTBEAT_S", "inf", "$SEPNE_HEARTBEAT_S='inf' is not a number of seconds"),
     ("SEPNE_DRIVER_MEMORY", "4x", "$SEPNE_DRIVER_MEMORY='4x' is not a memory size such as 4g or 512m"),
     ("SEPNE_CONF_DIR", "/nonexistent/site-conf", "$SEPNE_CONF_DIR names /nonexistent/site-conf, which is not a folder"),
+    ("SEPNE_SPARK_JARS", "/nonexistent/jars", "$SEPNE_SPARK_JARS names /nonexistent/jars, which is not a folder"),
 ])
 def test_an_unusable_environment_variable_is_refused_before_spark(tmp_path, monkeypatch, capsys, name, value, words):
     """The library's environment variables are checked before Spark starts (one line,

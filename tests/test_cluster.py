@@ -168,6 +168,7 @@ def _submit(cluster: Cluster, wheel: Path, workdir: Path, out: Path) -> subproce
     whl = workdir / wheel.name
     shutil.copy(wheel, whl)
     env = _clean_env()
+    (workdir / "no-jars").mkdir(exist_ok=True)  # a folder without JARs: none on spark.jars
     env["SEPNE_SPARK_JARS"] = str(workdir / "no-jars")  # the JARs come with --jars
     jars = ",".join(gf_support.core_jars())
     cmd = [

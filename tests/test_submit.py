@@ -27,6 +27,7 @@ def _submit(workdir: Path, wheel: Path, *args: str) -> subprocess.CompletedProce
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "SPARK_HOME", "PYSPARK_GATEWAY_PORT")}
     env["PYSPARK_PYTHON"] = sys.executable
     env["PYSPARK_DRIVER_PYTHON"] = sys.executable
+    (workdir / "no-jars").mkdir(exist_ok=True)  # a folder without JARs: none on spark.jars
     env["SEPNE_SPARK_JARS"] = str(workdir / "no-jars")  # the cluster supplies JARs by --packages
     cmd = [
         str(SPARK_SUBMIT), "--master", "local[2]", *spark_flags("--conf"),

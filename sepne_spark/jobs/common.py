@@ -532,8 +532,8 @@ def check_environment() -> None:
     """Refuse, before Spark starts, an environment variable of the library's whose value
     it cannot use (one line, exit 2), instead of ignoring it or failing as the JVM starts:
     ``SEPNE_LOG_LEVEL`` (a level's name or a number), ``SEPNE_HEARTBEAT_S`` (seconds, at
-    least 0), ``SEPNE_DRIVER_MEMORY`` (``4g``, ``512m``, ...) and ``SEPNE_CONF_DIR`` (folders
-    that exist)."""
+    least 0), ``SEPNE_DRIVER_MEMORY`` (``4g``, ``512m``, ...), ``SEPNE_CONF_DIR`` (folders
+    that exist) and ``SEPNE_SPARK_JARS`` (a folder that exists)."""
     from sepne_spark.progress import LEVEL_ENV
 
     level = os.environ.get(LEVEL_ENV, "").strip()
@@ -553,6 +553,10 @@ def check_environment() -> None:
     for folder in (p for p in os.environ.get("SEPNE_CONF_DIR", "").split(os.pathsep) if p.strip()):
         if not os.path.isdir(os.path.expanduser(folder)):
             raise UserError(f"$SEPNE_CONF_DIR names {folder}, which is not a folder")
+    jars = os.environ.get("SEPNE_SPARK_JARS", "").strip()
+    if jars and not os.path.isdir(os.path.expanduser(jars)):
+        raise UserError(f"$SEPNE_SPARK_JARS names {jars}, which is not a folder (a folder without JARs puts none "
+                        "on spark.jars)")
 
 
 def _remove_run_checkpoints(spark: Any) -> None:
