@@ -147,6 +147,18 @@ def test_overwrite_refuses_a_folder_holding_other_data(tmp_path):
     assert proc.returncode == 1 and "sepne-embed: failed:" in proc.stderr, proc.stderr[-3000:]
 
 
+def test_classify_reads_the_labels_before_spark(tmp_path):
+    """The labels are read on the driver: a bad line is reported before Spark starts."""
+    pytest.importorskip("sklearn")
+    (tmp_path / "emb").mkdir()
+    (tmp_path / "labels.tsv").write_text("1\ta\n2\tb\n3\tc\td\n")
+    proc = _run(tmp_path, [str(ROOT / "jobs" / "evaluate.py")], "classify", "--embeddings", "emb",
+                "--labels", "labels.tsv")
+    assert proc.returncode == 2, proc.stderr[-3000:]
+    assert proc.stderr.strip().splitlines()[-1] == (
+        "sepne-evaluate: error: labels.tsv:3: expected node<TAB>label, found 3 fields: '3\\tc\\td'"), proc.stderr
+
+
 def test_a_valid_command_line_does_get_to_spark(tmp_path):
     """The counter-check: with arguments that pass, the same set-up does try to start
     Java (and fails for want of one), so the cases above really stopped before it."""

@@ -283,16 +283,32 @@ def _label_lines(path: str) -> list[tuple[str, str]]:
     return pairs
 
 
+#: The last labels read: (the files' paths, sizes and times, the labels). The command
+#: reads them before Spark starts (a bad line is reported at once) and its run takes
+#: them from here, unless the files changed in between.
+_LAST_LABELS: tuple[tuple, dict[str, set[str]]] | None = None
+
+
 def read_labels(path: str) -> dict[str, set[str]]:
     """Read ``node<TAB>label`` lines (one per pair) into ``{node: {labels}}``: a file, a
     ``file:`` URI or a folder of part files (as ``sepne-generate`` writes them, text or
     Parquet; names starting with ``_`` or ``.`` are skipped)."""
+    global _LAST_LABELS
     local = local_path(path)
     if not os.path.exists(local):
         raise UserError(f"labels file not found: {path}")
     files = [local] if not os.path.isdir(local) else sorted(
         os.path.join(local, name) for name in os.listdir(local)
         if not name.startswith(("_", ".")) and os.path.isfile(os.path.join(local, name)))
+    key = tuple((f, os.stat(f).st_size, os.stat(f).st_mtime_ns) for f in files)
+    if _LAST_LABELS is not None and _LAST_LABELS[0] == key:
+        return {node: set(labs) for node, labs in _LAST_LABELS[1].items()}
+    labels = _read_label_files(path, files)
+    _LAST_LABELS = (key, labels)
+    return {node: set(labs) for node, labs in labels.items()}
+
+
+def _read_label_files(path: str, files: list[str]) -> dict[str, set[str]]:
     tables = [t for t in (_label_table(f) for f in files) if not t.empty]
     if not tables:
         raise UserError(f"labels file is empty: {path}")
@@ -825,6 +841,7 @@ def session_conf(argv: Sequence[str]) -> dict[str, str]:
         from sepne_spark.evaluation import require_classifier
 
         require_classifier()
+        read_labels(ns.labels)  # a bad line is reported before Spark starts; the run reuses them
     if ns.task == "reconstruct":  # M's settings: the flags over a local manifest's, checked now
         manifest, _ = embeddings_manifest(ns) if is_local_path(ns.embeddings) else ({}, "")
         with settings_checked_quietly():
