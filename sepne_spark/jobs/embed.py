@@ -540,7 +540,12 @@ def _run(spark, ns: argparse.Namespace, settings: schema.EmbedSettings, target: 
 
     used = model.settings()  # a loaded model's own parameters, not the command line's
     what = metric_text(used["metric"], used["window"]) + (", log scaling" if used["scaling"] == "log" else "")
-    out = model.embed(wanted, graph, nodes=n_nodes)  # lazy: everything from the partition on runs in the write
+    if requested is not None and ns.model:  # a loaded model checks the requested ids as it embeds
+        with stage(spark, "requested_ids", "which of the requested ids are nodes of the graph, and the rows of "
+                   "their neighbourhood", timings):
+            out = model.embed(wanted, graph, nodes=n_nodes)
+    else:
+        out = model.embed(wanted, graph, nodes=n_nodes)  # lazy: everything from the partition on runs in the write
     timings.update(model.timings)  # landmarks, summaries_svd (the embedding is lazy: it runs in the write)
     cols = ["id", "embedding", "is_landmark", "set_id"] + (["context"] if settings.context else [])
     out = out.select(*cols)
