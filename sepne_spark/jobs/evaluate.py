@@ -425,7 +425,9 @@ def run_classify(spark: SparkSession, ns: argparse.Namespace) -> dict[str, Any]:
     need_ctx = ns.vectors != "embedding"
     emb = read_embeddings(spark, ns.embeddings, need_ctx)
     keys = spark.createDataFrame(pd.DataFrame({"key": sorted(labels)}))
-    rows = emb.join(keys, "key").collect()
+    with stage(spark, "collect", f"the vectors of the {len(labels):,} labelled nodes, from {ns.embeddings}") as st:
+        rows = emb.join(keys, "key").collect()
+        st.count(rows=len(rows))
     seen: dict[str, Any] = {}
     dup = set()
     for r in rows:
@@ -455,8 +457,10 @@ def run_classify(spark: SparkSession, ns: argparse.Namespace) -> dict[str, Any]:
         raise UserError("embedding and context vectors have different lengths")
     check_finite(ns.embeddings, usable, E, Cx)
     X = _features(E, Cx, ns.vectors)
-    res = node_classification(X, [labels[k] for k in usable], train_ratios=ns.ratios,
-                              n_splits=ns.splits, seed=ns.seed)
+    with stage(spark, "classify", f"logistic regression, {len(ns.ratios)} training ratio(s) x {ns.splits} splits, "
+               f"{len(usable):,} nodes"):
+        res = node_classification(X, [labels[k] for k in usable], train_ratios=ns.ratios,
+                                  n_splits=ns.splits, seed=ns.seed)
     res.update({
         "task": "classify",
         "embeddings": ns.embeddings,
