@@ -906,7 +906,10 @@ def _load(path: Path, chain: tuple[Path, ...]) -> dict[str, Any]:
         return own
     if not isinstance(parent_ref, str) or not parent_ref.strip():
         raise UserError(f"{path}: 'extends': expected a profile name or path, got {_show(parent_ref)}")
-    found = find_profile(parent_ref, base=path.parent)
+    try:
+        found = find_profile(parent_ref, base=path.parent)
+    except UserError as exc:  # the file whose extends: names it is the one to mend
+        raise UserError(f"{path}: 'extends': {exc}") from None
     if found.resolve() == path:  # a site's default.yaml that extends default: the one it hides
         found = _hidden_by(path, parent_ref.strip()) or found
     parent = _load(found, chain + (path,))

@@ -292,7 +292,7 @@ def test_extends_cycles_and_bad_values(tmp_path):
         load_profile(str(write(tmp_path, "self.yaml", "extends: self\n")))
     with pytest.raises(UserError, match="'extends': expected a profile name or path, got 3"):
         load_profile(str(write(tmp_path, "n.yaml", "extends: 3\n")))
-    with pytest.raises(UserError, match="profile 'nowhere' not found"):
+    with pytest.raises(UserError, match=r"m\.yaml: 'extends': profile 'nowhere' not found"):  # the file at fault
         load_profile(str(write(tmp_path, "m.yaml", "extends: nowhere\n")))
     # errors inside the parent name the parent's file
     write(tmp_path, "badparent.yaml", "dimm: 3\n")
