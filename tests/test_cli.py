@@ -60,6 +60,8 @@ EMBED_MODULE = ["-m", "sepne_spark.jobs.embed"]
         ([str(ROOT / "jobs" / "evaluate.py")], ["classify", "--embeddings", "emb", "--labels", "l.tsv"],
          ["sepne-evaluate: error:", "--embeddings emb does not exist"]),
         ([str(ROOT / "jobs" / "evaluate.py")], ["clasify"], ["sepne-evaluate: error:", "invalid choice: 'clasify'"]),
+        ([str(ROOT / "jobs" / "evaluate.py")], ["classify", "--task", "linkpred", "--edges", "e.tsv"],
+         ["the task is given twice, as classify and as --task linkpred: give one"]),
         # A mistyped option of a task is named, not reported as the required one missing.
         ([str(ROOT / "jobs" / "evaluate.py")], ["classify", "--embedings", "emb", "--labels", "l.tsv"],
          ["unrecognized arguments: --embedings", "did you mean --embeddings?"]),

@@ -117,14 +117,21 @@ _seed = _bounded(int, lambda v: 0 <= v < 2 ** 63, "an integer from 0 to 2^63-1")
 
 
 def _task_alias(argv: Sequence[str]) -> list[str]:
-    """Turn ``--task NAME`` / ``--task=NAME`` anywhere into the ``NAME`` subcommand."""
+    """Turn ``--task NAME`` / ``--task=NAME`` anywhere into the ``NAME`` subcommand; a
+    task given both ways must be the same one."""
     argv = list(argv)
     for i, a in enumerate(argv):
         if a == "--task" and i + 1 < len(argv):
-            name = argv[i + 1]
-            return [name] + argv[:i] + argv[i + 2:]
-        if a.startswith("--task="):
-            return [a.split("=", 1)[1]] + argv[:i] + argv[i + 1:]
+            name, rest = argv[i + 1], argv[:i] + argv[i + 2:]
+        elif a.startswith("--task="):
+            name, rest = a.split("=", 1)[1], argv[:i] + argv[i + 1:]
+        else:
+            continue
+        if rest and rest[0] in TASKS:
+            if rest[0] != name:
+                raise UserError(f"the task is given twice, as {rest[0]} and as --task {name}: give one")
+            rest = rest[1:]
+        return [name] + rest
     return argv
 
 
