@@ -272,9 +272,10 @@ def test_overwrite_without_run_date_keeps_the_dated_runs_and_a_rerun_replaces_it
     with pytest.raises(UserError, match=r"holds 2 dated run\(s\) \(dt=2026-12-01, dt=2026-12-02\): --overwrite "
                                         r"without --run-date would replace every one of them"):
         embed._checked(["--output", str(out), "--overwrite"])
-    notes = tmp_path / "notes"  # a folder named dt=... that is no date: no run
+    notes = tmp_path / "notes"  # a folder named dt=... that is no date: no run, but other data
     (notes / "dt=notes").mkdir(parents=True)
-    embed._checked(["--output", str(notes), "--overwrite"])
+    with pytest.raises(UserError, match=r"holds other data than an earlier output \(dt=notes/\)"):
+        embed._checked(["--output", str(notes), "--overwrite"])
     model = tmp_path / "model"
     (model / "metadata").mkdir(parents=True)
     (model / "metadata" / "part-00000").write_text('{"runDate": "2026-12-02"}\n', encoding="utf-8")
