@@ -507,8 +507,8 @@ def partition_folders(folder: str) -> list[str]:
 
 
 def check_holds_only_a_dataset(folder: str, what: str = "output path") -> None:
-    """Refuse to replace a folder whole (``--overwrite``) while it holds more than one
-    dataset that Spark wrote: part files (:data:`_PART_FILE`) and hidden names (``_SUCCESS``, a
+    """Refuse to replace a folder whole (``--overwrite``) while it holds anything but one
+    dataset: part files (``part-*``, ``*.parquet``) and hidden names (``_SUCCESS``, a
     manifest, checksums) are what a job's output holds; anything else (another
     dataset's folder, a saved model, a file of the user's) would be deleted with it.
     Nothing is refused for a folder that does not exist, a file, or one this process
@@ -529,7 +529,9 @@ def check_holds_only_a_dataset(folder: str, what: str = "output path") -> None:
     except Exception:  # noqa: BLE001 - pyarrow's errors for a file system it cannot reach
         return
     other = sorted(i.base_name + ("/" if i.type == fs.FileType.Directory else "") for i in infos
-                   if not i.base_name.startswith((".", "_")) and not _PART_FILE.match(i.base_name))
+                   if not i.base_name.startswith((".", "_"))
+                   and not (i.type == fs.FileType.File and (i.base_name.startswith("part-")
+                                                            or i.base_name.endswith(".parquet"))))
     if other:
         shown = ", ".join(other[:3]) + (", ..." if len(other) > 3 else "")
         raise UserError(f"the {what} {folder} holds other data than an earlier output ({shown}): --overwrite "
