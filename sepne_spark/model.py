@@ -93,6 +93,17 @@ class _SepNEParams(Params):
                 raise SettingError(f"{name}: expected {setting(name).allowed()}, got None")
         return super()._set(**kwargs)
 
+    def set(self, param: Param, value: Any) -> None:
+        """As pyspark.ml's (``est.set(est.dim, 64)``), but a bad value raises the
+        settings' :class:`SettingError`, as ``setDim`` does, not pyspark.ml's plain
+        ``ValueError`` around it."""
+        try:
+            super().set(param, value)
+        except ValueError as exc:
+            if isinstance(exc.__context__, SettingError):
+                raise exc.__context__ from None
+            raise
+
 
 def _getter(name: str):
     def get(self: Params) -> Any:
@@ -138,7 +149,7 @@ class SepNE(Estimator, _SepNEParams, MLWritable, MLReadable):
     """Separated Network Embedding estimator.
 
     ``fit(edges)`` takes an edge list DataFrame with columns ``src``, ``dst`` and an
-    optional ``weight`` (ids of any type), or a :class:`sepne_spark.graph.Graph`.
+    optional ``weight`` (string or integer ids), or a :class:`sepne_spark.graph.Graph`.
     ``SepNE()`` takes the built-in defaults (the paper's document-network setting);
     :meth:`fromProfile` takes a profile's, or with ``"auto"`` the embed job's default,
     chosen from the graph's size.

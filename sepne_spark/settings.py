@@ -710,14 +710,26 @@ def param_converter(s: Setting) -> Callable[[Any], Any]:
     ``SepNE(window=11)`` fails as ``--window 11`` does, with a :class:`SettingError`
     (a ``ValueError``) whose message names the Param and what is allowed.
     """
-    def convert(value: Any) -> Any:
+    return _ParamConverter(s.name)
+
+
+class _ParamConverter:
+    """:func:`param_converter`'s converter: a module-level class, so that an estimator
+    pickles (``pickle.dumps(SepNE())``) as pyspark.ml's own converters do."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.__name__ = f"to_{name}"
+
+    def __call__(self, value: Any) -> Any:
+        s = _BY_NAME[self.name]
         try:
             return _coerce(s, _plain(value))
         except _Invalid as exc:
             raise SettingError(f"{s.param}: {exc}") from None
 
-    convert.__name__ = f"to_{s.name}"
-    return convert
+    def __repr__(self) -> str:
+        return f"param_converter({self.name!r})"
 
 
 def _plain(value: Any) -> Any:

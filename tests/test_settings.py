@@ -192,6 +192,18 @@ def test_window_11_fails_as_a_param_as_it_does_as_a_flag(capsys):
         SepNE().setWindow(11)
     with pytest.raises(ValueError, match="landmarkStrategy: must be one of DD, DP, UF, GDS"):
         SepNE().setParams(landmarkStrategy="KK")
+    est = SepNE()  # pyspark.ml's set(param, value) raises the same SettingError
+    with pytest.raises(SettingError, match=r"^window: must be an integer from 2 to 10, got 11$"):
+        est.set(est.window, 11)
+
+
+def test_an_estimator_pickles_as_pyspark_ml_ones_do():
+    import pickle
+
+    est = pickle.loads(pickle.dumps(SepNE(dim=4, metric="I+A")))
+    assert est.getDim() == 4 and est.getMetric() == "I+A"
+    with pytest.raises(SettingError, match="dim: must be an integer >= 1"):
+        est.setDim(0)  # the converter came through
 
 
 def test_params_take_the_canonical_form_and_numpy_scalars():
