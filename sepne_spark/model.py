@@ -474,6 +474,24 @@ class SepNEModel(Model, _SepNEParams, MLWritable, MLReadable):
         """Rows of the landmarks: embedding Phi, context Psi (k rows)."""
         return pipeline.landmark_rows(spark, self._state())
 
+    def transform(self, dataset: Any, params: Any = None) -> DataFrame:
+        """Embed, lazily (no Spark job runs at the call, see :meth:`embed` for the exceptions).
+
+        ``dataset`` is one of:
+
+        * an edge list DataFrame (``src``, ``dst`` and an optional ``weight``) or a
+          :class:`~sepne_spark.graph.Graph`: every node of it; the very one passed to
+          ``fit`` reuses the fit's cached tables;
+        * a DataFrame with a column ``id`` and none named ``src``: requested ids of the
+          fitted graph (IO), its other columns kept beside the output's.
+
+        Rows of an edge list are checked as the result is computed: a null id or a bad
+        weight fails the first action with Spark's error carrying the library's message
+        (``fit`` raises it as :class:`InputError`). The tables this call persists are
+        the model's until :meth:`release`. ``params`` is pyspark.ml's extra param map.
+        """
+        return super().transform(dataset, params)
+
     def _transform(self, dataset: Any) -> DataFrame:
         # Lazy: no Spark job decides the path here (see embed), so a graph this model was
         # not fitted on in this session takes the distributed path; with the steps after
