@@ -150,8 +150,10 @@ def build_parser() -> argparse.ArgumentParser:
                        "(C=1) on L2-normalised embeddings over random train/test splits.")
     c.add_argument("--embeddings", required=True, metavar="PARQUET",
                    help="embeddings: columns id, embedding [, context]")
-    c.add_argument("--labels", required=True, metavar="TSV",
-                   help="labels: node<TAB>label, one line per (node, label)")
+    c.add_argument("--labels", required=True, metavar="PATH",
+                   help="labels: a node<TAB>label text file (one line per (node, label); .gz, .bz2, .xz "
+                        "read as such), a Parquet file of two columns, or a folder of such part files "
+                        "(as sepne-generate writes them); local, or a file: URI")
     c.add_argument("--ratios", type=_ratios, default=[0.1, 0.9], metavar="R1,R2,...",
                    help="training fractions (default: 0.1,0.9)")
     c.add_argument("--splits", type=_count, default=10, help="random splits per ratio (default: %(default)s)")
