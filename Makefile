@@ -22,8 +22,9 @@ run: setup
 # The Airflow virtualenv is installed beside the main set-up (two pip installs at once,
 # 58 s instead of 92 on a fresh clone, 2026-12-03), its tests run after the suite.
 # The deploy checks (marker `deploy`: workers and jobs killed mid-run, the standalone
-# cluster, spark-submit of the built wheel from outside the checkout, a model outliving
-# its session) take a minute or more each
+# cluster, spark-submit of the built wheel from outside the checkout, README's example run
+# from the wheel, a session without the GraphFrames JARs, a model outliving its session)
+# take a minute or so each
 # and run in `make test-deploy` (-m deploy; tests/conftest.py leaves them out of any
 # run whose -m does not name them), so that `make test` stays under ten minutes.
 test:

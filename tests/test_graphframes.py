@@ -194,6 +194,7 @@ def test_random_walk_embeddings_separate_planted_communities(gf, tmp_path, mode)
     assert not list(tmp_path.glob("walks*/**/*.parquet")), "the walks were not cleaned up"
 
 
+@pytest.mark.deploy  # 40 s: a session of its own, without the JARs, in a subprocess
 def test_session_without_graphframes_falls_back_with_same_results(gf, tmp_path):
     g, ids, vertices, edges = _graph(gf, string_ids=True)
     empty = tmp_path / "no-jars"

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow.parquet as pq
+import pytest
 
 from tests.spark_conf import spark_flags
 
@@ -57,6 +58,7 @@ def fresh_venv(folder: Path, wheel: Path) -> Path:
     return python
 
 
+@pytest.mark.deploy  # a minute: the wheel installed apart, the snippet in an interpreter of its own
 def test_readme_api_example_runs_without_an_activated_venv(tmp_path, wheel):
     rng = np.random.default_rng(5)
     n = 300
