@@ -327,11 +327,6 @@ def get_spark(
                         ", ".join(f"{key}={value}" for key, value in late.items()))
         conf = {key: value for key, value in (conf or {}).items() if key not in LAUNCH_ONLY}
     settings.update(conf or {})
-    # The SQL settings of conf are set on the running session, where Spark checks each
-    # value at once (see _set_sql_settings), not given to the builder.
-    sql = {key: _text(value) for key, value in (conf or {}).items() if key.startswith("spark.sql.")}
-    for key in sql:
-        settings.pop(key, None)
     run_folder = None
     base = settings.get(_CHECKPOINT_DIR) or launched.get(_CHECKPOINT_DIR)
     if run_checkpoints and base:
@@ -341,9 +336,6 @@ def get_spark(
     for key, value in settings.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
-    if sql:
-        spark = _set_sql_settings(spark, builder, sql, (conf or {}).get("spark.redaction.regex")
-                                  or launched.get("spark.redaction.regex"))
     if run_folder is not None:
         try:
             spark._sepne_run_checkpoints = run_folder  # type: ignore[attr-defined]
@@ -351,49 +343,6 @@ def get_spark(
             pass
     return spark
 
-
-
-def _set_sql_settings(spark: SparkSession, builder: Any, sql: Mapping[str, str],
-                      pattern: str | None = None) -> SparkSession:
-    """Set ``sql`` (SQL settings of a session being built) on the new session.
-
-    A SQL setting given to the builder is held as text until the session first reads it;
-    a value Spark cannot read (``spark.sql.shuffle.partitions=abc``) then fails every use
-    of the session, and PySpark, which reads the session's settings to report that
-    error, fails again while reporting it, without end: the session hung. Set on the
-    running session, each value is checked at once, and one Spark refuses is a
-    :class:`UserError` naming it (a credential's value hidden, by ``pattern``, the site's
-    ``spark.redaction.regex``, as everywhere). Static settings (``spark.sql.extensions``, ...) take
-    effect only when a session starts: when there are any, the session is started
-    again with every SQL setting, the others checked by then.
-    """
-    static: list[str] = []
-    for key, value in sql.items():
-        try:
-            modifiable = spark.conf.isModifiable(key)
-        except Exception:  # noqa: BLE001 - a key the session cannot look up: given at the start
-            modifiable = False
-        if not modifiable:
-            static.append(key)
-            continue
-        try:
-            spark.conf.set(key, value)
-        except Exception as exc:  # noqa: BLE001 - Spark's refusal, in one line
-            from sepne_spark.settings import is_secret_key
-
-            shown = "*********" if is_secret_key(key, pattern, value) else value
-            reason = " ".join(str(exc).split()).split(" SQLSTATE:")[0].split(" JVM stacktrace:")[0]
-            if shown != value and value:  # Spark's message repeats the value
-                reason = reason.replace(value, shown)
-            raise UserError(f"Spark setting {key}={shown}: Spark refuses the value ({reason[:300]})") from None
-    if not static:
-        return spark
-    log.info("starting the session again with the static SQL setting(s) %s, which apply only at its start",
-             ", ".join(static))
-    spark.stop()
-    for key, value in sql.items():
-        builder = builder.config(key, value)
-    return builder.getOrCreate()
 
 
 #: The JVM classes the library's GraphFrames calls load: the Python API's entry point,
