@@ -506,36 +506,50 @@ def partition_folders(folder: str) -> list[str]:
                   and not i.base_name.startswith((".", "_")))
 
 
-def check_holds_only_a_dataset(folder: str, what: str = "output path") -> None:
-    """Refuse to replace a folder whole (``--overwrite``) while it holds anything but one
-    dataset: part files (``part-*``, ``*.parquet``) and hidden names (``_SUCCESS``, a
-    manifest, checksums) are what a job's output holds; anything else (another
-    dataset's folder, a saved model, a file of the user's) would be deleted with it.
-    Nothing is refused for a folder that does not exist, a file, or one this process
-    cannot list (as :func:`partition_folders`).
+def check_holds_only_a_dataset(path: str, what: str = "output path", model: bool = False) -> None:
+    """Refuse to replace ``path`` (``--overwrite``, or a dated run's rerun) unless it is an
+    earlier output: a folder of part files as Spark names them (:data:`_PART_FILE`) and
+    hidden files (``_SUCCESS``, a manifest, checksums), or with ``model`` a saved model
+    (a folder with ``metadata/`` or ``model/``). A file, another dataset's folder, a
+    file of the user's or a folder of their own would be deleted with it.
+
+    Paths this process cannot list before Spark starts (a remote file system without
+    pyarrow's set-up for it) are not looked at; nor is a path that does not exist.
 
     Raises
     ------
     UserError
-        Naming the folder and what else it holds.
+        Naming the path and what it holds.
     """
     from pyarrow import fs
 
     try:
-        filesystem, inner = _filesystem(folder.rstrip("/"))
-        if filesystem.get_file_info(inner).type != fs.FileType.Directory:
-            return
-        infos = filesystem.get_file_info(fs.FileSelector(inner))
+        filesystem, inner = _filesystem(path.rstrip("/"))
+        kind = filesystem.get_file_info(inner).type
+        infos = filesystem.get_file_info(fs.FileSelector(inner)) if kind == fs.FileType.Directory else []
     except Exception:  # noqa: BLE001 - pyarrow's errors for a file system it cannot reach
         return
+    if kind == fs.FileType.File:
+        raise UserError(f"the {what} {path} is a file: replacing it with a folder would delete it; give a path of "
+                        "its own")
+    if kind != fs.FileType.Directory:
+        return
+    if model:
+        from sepne_spark.model import MODEL_FOLDERS
+
+        if infos and not any(i.base_name in MODEL_FOLDERS and i.type == fs.FileType.Directory for i in infos):
+            shown = ", ".join(sorted(i.base_name for i in infos)[:3])
+            raise UserError(f"the {what} {path} holds no saved model ({shown}): replacing it would delete that; "
+                            "give a path of its own, or remove it first")
+        return
     other = sorted(i.base_name + ("/" if i.type == fs.FileType.Directory else "") for i in infos
-                   if not i.base_name.startswith((".", "_"))
-                   and not (i.type == fs.FileType.File and (i.base_name.startswith("part-")
-                                                            or i.base_name.endswith(".parquet"))))
+                   if not (i.type == fs.FileType.File and (i.base_name.startswith((".", "_"))
+                                                           or _PART_FILE.match(i.base_name)))
+                   and not (i.type == fs.FileType.Directory and i.base_name == "_temporary"))
     if other:
         shown = ", ".join(other[:3]) + (", ..." if len(other) > 3 else "")
-        raise UserError(f"the {what} {folder} holds other data than an earlier output ({shown}): --overwrite "
-                        "would delete it with the folder; give a folder of its own, or remove those first")
+        raise UserError(f"the {what} {path} holds other data than an earlier output ({shown}): replacing it would "
+                        "delete that with the folder; give a folder of its own, or remove those first")
 
 
 #: A part file of a dataset written by Spark or Hadoop: ``part-00000``, ``part-00003-<uuid>.snappy.parquet``,

@@ -138,8 +138,17 @@ def test_overwrite_refuses_a_folder_holding_other_data(tmp_path):
     proc = _run(tmp_path, EMBED_FILE, "--output", "proj", "--overwrite")
     assert proc.returncode == 2, proc.stderr[-3000:]
     assert proc.stderr.strip() == ("sepne-embed: error: the output path proj holds other data than an earlier output "
-                                   "(emb_a/, notes.txt): --overwrite would delete it with the folder; give a folder "
-                                   "of its own, or remove those first"), proc.stderr
+                                   "(emb_a/, notes.txt): replacing it would delete that with the folder; give a "
+                                   "folder of its own, or remove those first"), proc.stderr
+    # A file in the output's place, and a --save-model path that holds no model.
+    (tmp_path / "notes.txt").write_text("mine")
+    proc = _run(tmp_path, EMBED_FILE, "--output", "notes.txt", "--overwrite")
+    assert proc.returncode == 2 and "the output path notes.txt is a file" in proc.stderr, proc.stderr[-3000:]
+    (tmp_path / "mymodel").mkdir()
+    (tmp_path / "mymodel" / "thesis.tex").write_text("mine")
+    proc = _run(tmp_path, EMBED_FILE, "--output", "emb", "--save-model", "mymodel", "--overwrite")
+    assert proc.returncode == 2 and "the --save-model path mymodel holds no saved model (thesis.tex)" in proc.stderr, \
+        proc.stderr[-3000:]
     # An earlier output's own files do not stop it (the run then gets to Spark, absent here).
     for extra in ("emb_a", "notes.txt"):
         (proj / extra).rmdir() if extra == "emb_a" else (proj / extra).unlink()
@@ -268,13 +277,13 @@ def test_overwrite_without_run_date_keeps_the_dated_runs_and_a_rerun_replaces_it
     out = tmp_path / "emb"
     for day in ("2026-12-01", "2026-12-02"):
         (out / f"dt={day}").mkdir(parents=True)
-        (out / f"dt={day}" / "part-0.parquet").write_text("", encoding="utf-8")
+        (out / f"dt={day}" / "part-00000-0.snappy.parquet").write_text("", encoding="utf-8")
     with pytest.raises(UserError, match=r"holds 2 dated run\(s\) \(dt=2026-12-01, dt=2026-12-02\): --overwrite "
                                         r"without --run-date would replace every one of them"):
         embed._checked(["--output", str(out), "--overwrite"])
     notes = tmp_path / "notes"  # a folder named dt=... that is no date: no run, but other data
     (notes / "dt=notes").mkdir(parents=True)
-    with pytest.raises(UserError, match=r"holds other data than an earlier output \(dt=notes/\)"):
+    with pytest.raises(UserError, match=r"holds other data than an earlier output \(dt=notes/\): replacing it"):
         embed._checked(["--output", str(notes), "--overwrite"])
     model = tmp_path / "model"
     (model / "metadata").mkdir(parents=True)
