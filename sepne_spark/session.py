@@ -33,9 +33,9 @@ GRAPHFRAMES_CONNECT_CLASS = "org.apache.spark.sql.graphframes.GraphFramesConnect
 
 def jar_dir() -> Path:
     """Folder holding the GraphFrames JAR and its dependencies for local sessions."""
-    env = os.environ.get("SEPNE_SPARK_JARS")
+    env = os.environ.get("SEPNE_SPARK_JARS", "").strip()
     if env:
-        return Path(env)
+        return Path(env).expanduser()
     return Path(__file__).resolve().parent.parent / "jars"
 
 

@@ -62,6 +62,9 @@ EMBED_MODULE = ["-m", "sepne_spark.jobs.embed"]
         ([str(ROOT / "jobs" / "evaluate.py")], ["clasify"], ["sepne-evaluate: error:", "invalid choice: 'clasify'"]),
         ([str(ROOT / "jobs" / "evaluate.py")], ["classify", "--task", "linkpred", "--edges", "e.tsv"],
          ["the task is given twice, as classify and as --task linkpred: give one"]),
+        ([str(ROOT / "jobs" / "evaluate.py")], ["classify", "--task", "linkpred", "--help"],
+         ["the task is given twice, as classify and as --task linkpred: give one"]),
+        ([str(ROOT / "jobs" / "evaluate.py")], ["--tas", "linkpred"], ["did you mean --task?"]),
         # A mistyped option of a task is named, not reported as the required one missing.
         ([str(ROOT / "jobs" / "evaluate.py")], ["classify", "--embedings", "emb", "--labels", "l.tsv"],
          ["unrecognized arguments: --embedings", "did you mean --embeddings?"]),
@@ -589,9 +592,9 @@ def test_the_manifests_arguments_hide_credentials():
     from sepne_spark.jobs.embed import _shown_arguments
 
     assert _shown_arguments(["--spark", "spark.hadoop.fs.s3a.secret.key=X", "--spark=spark.a.token=Y",
-                             "--spa=spark.sql.x.password=Z", "--spark", "spark.x=1", "--input=edges.tsv"]) == [
+                             "--spark=spark.sql.x.password=Z", "--spark", "spark.x=1", "--input=edges.tsv"]) == [
         "--spark", "spark.hadoop.fs.s3a.secret.key=*********", "--spark=spark.a.token=*********",
-        "--spa=spark.sql.x.password=*********", "--spark", "spark.x=1", "--input=edges.tsv"]
+        "--spark=spark.sql.x.password=*********", "--spark", "spark.x=1", "--input=edges.tsv"]
     # The site's spark.redaction.regex: by key, and by value (a JDBC URL with a password)
     site = "(?i)secret|corp[.]pem|password"
     assert _shown_arguments(["--spark", "spark.hadoop.corp.pem=PEM", "--spark",

@@ -482,6 +482,9 @@ def run_job(
             return main(None, argv)  # argparse prints help and exits before Spark starts
         except SystemExit as exc:
             return int(exc.code or 0)
+        except UserError as exc:  # a command line refused before argparse's help
+            print(f"{app_name}: error: {exc}", file=sys.stderr)
+            return 2
     start = time.time()
     stopped: dict[str, int] = {}
     try:

@@ -380,7 +380,7 @@ def _shown_arguments(argv: Sequence[str], also: str | None = None) -> list[str]:
     from sepne_spark.settings import is_secret_key
 
     shown = []
-    for arg in argv:  # KEY=VALUE, alone or after a flag's "=" (--spark=, or a shortened --spa=)
+    for arg in argv:  # KEY=VALUE, alone or after a flag's "=" (--spark=KEY=VALUE)
         found = re.match(r"(--[\w-]+=)?([^=]+)=(.*)", arg, re.DOTALL)
         shown.append(f"{found.group(1) or ''}{found.group(2)}=*********"
                      if found and is_secret_key(found.group(2), also, found.group(3)) else arg)

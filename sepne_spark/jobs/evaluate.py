@@ -142,6 +142,9 @@ def build_parser() -> argparse.ArgumentParser:
         description="Evaluate node embeddings by node classification, reconstruction R^2 "
         "or link prediction. Give the task as a subcommand or with --task NAME.",
     )
+    # --task NAME becomes the subcommand before parsing (_task_alias); declared here, hidden,
+    # so that a mistyped --task is told its name
+    p.add_argument("--task", help=argparse.SUPPRESS)
     sub = p.add_subparsers(dest="task", metavar="TASK", required=True,
                            help="one of: " + ", ".join(TASKS) + " (also accepted as --task TASK)")
 
@@ -309,7 +312,9 @@ def read_labels(path: str) -> dict[str, set[str]]:
     files = [local] if not os.path.isdir(local) else sorted(
         os.path.join(local, name) for name in os.listdir(local)
         if not name.startswith(("_", ".")) and os.path.isfile(os.path.join(local, name)))
-    key = tuple((f, os.stat(f).st_size, os.stat(f).st_mtime_ns) for f in files)
+    # A file rewritten in place, or replaced by a copy that keeps its size and time
+    # (cp -p), changes its inode or its change time.
+    key = tuple((f, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns) for f, st in ((f, os.stat(f)) for f in files))
     if _LAST_LABELS is not None and _LAST_LABELS[0] == key:
         return {node: set(labs) for node, labs in _LAST_LABELS[1].items()}
     labels = _read_label_files(path, files)
