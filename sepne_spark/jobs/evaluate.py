@@ -295,7 +295,7 @@ def _label_lines(path: str) -> list[tuple[str, str]]:
     return pairs
 
 
-#: The last labels read: (the files' paths, sizes and times, the labels). The command
+#: The last labels read: (the files' paths, inodes, sizes and times; the labels). The command
 #: reads them before Spark starts (a bad line is reported at once) and its run takes
 #: them from here, unless the files changed in between.
 _LAST_LABELS: tuple[tuple, dict[str, set[str]]] | None = None
@@ -314,7 +314,8 @@ def read_labels(path: str) -> dict[str, set[str]]:
         if not name.startswith(("_", ".")) and os.path.isfile(os.path.join(local, name)))
     # A file rewritten in place, or replaced by a copy that keeps its size and time
     # (cp -p), changes its inode or its change time.
-    key = tuple((f, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns) for f, st in ((f, os.stat(f)) for f in files))
+    stats = [(f, os.stat(f)) for f in files]
+    key = tuple((f, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns) for f, st in stats)
     if _LAST_LABELS is not None and _LAST_LABELS[0] == key:
         return {node: set(labs) for node, labs in _LAST_LABELS[1].items()}
     labels = _read_label_files(path, files)
