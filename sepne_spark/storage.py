@@ -506,11 +506,11 @@ def partition_folders(folder: str) -> list[str]:
                   and not i.base_name.startswith((".", "_")))
 
 
-def check_holds_only_a_dataset(path: str, what: str = "output path", model: bool = False) -> None:
+def check_holds_only_a_dataset(path: str, what: str = "output path", model_folders: Sequence[str] = ()) -> None:
     """Refuse to replace ``path`` (``--overwrite``, or a dated run's rerun) unless it is an
     earlier output: a folder of part files as Spark names them (:data:`_PART_FILE`) and
-    hidden files (``_SUCCESS``, a manifest, checksums), or with ``model`` a saved model
-    (a folder with ``metadata/`` or ``model/``). A file, another dataset's folder, a
+    hidden files (``_SUCCESS``, a manifest, checksums), or, given ``model_folders``, a
+    saved model (a folder holding one of them). A file, another dataset's folder, a
     file of the user's or a folder of their own would be deleted with it.
 
     Paths this process cannot list before Spark starts (a remote file system without
@@ -534,10 +534,8 @@ def check_holds_only_a_dataset(path: str, what: str = "output path", model: bool
                         "its own")
     if kind != fs.FileType.Directory:
         return
-    if model:
-        from sepne_spark.model import MODEL_FOLDERS
-
-        if infos and not any(i.base_name in MODEL_FOLDERS and i.type == fs.FileType.Directory for i in infos):
+    if model_folders:
+        if infos and not any(i.base_name in model_folders and i.type == fs.FileType.Directory for i in infos):
             shown = ", ".join(sorted(i.base_name for i in infos)[:3])
             raise UserError(f"the {what} {path} holds no saved model ({shown}): replacing it would delete that; "
                             "give a path of its own, or remove it first")

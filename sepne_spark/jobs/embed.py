@@ -249,7 +249,9 @@ def _checked(argv: Sequence[str] | None) -> tuple[argparse.Namespace, schema.Emb
         check_output_path(ns.save_model, read, overwrite=ns.overwrite or bool(ns.run_date),
                           what="--save-model path")
         check_apart(ns.save_model, "--save-model path", target, "output path")
-        check_holds_only_a_dataset(ns.save_model, "--save-model path", model=True)
+        from sepne_spark.model import MODEL_FOLDERS
+
+        check_holds_only_a_dataset(ns.save_model, "--save-model path", model_folders=MODEL_FOLDERS)
         if ns.run_date:  # beside the dated runs, not among them (a reader of OUTPUT would trip on it)
             check_apart(ns.save_model, "--save-model path", ns.output, "output folder of the dated runs")
     return ns, settings, target
