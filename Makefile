@@ -23,8 +23,8 @@ run: setup
 # 58 s instead of 92 on a fresh clone, 2026-12-03), its tests run after the suite.
 # The deploy checks (marker `deploy`: workers and jobs killed mid-run, the standalone
 # cluster, spark-submit of the built wheel from outside the checkout, README's example run
-# from the wheel, a session without the GraphFrames JARs, a model outliving its session)
-# take a minute or so each
+# from the wheel, a session without the GraphFrames JARs, a model outliving its session,
+# three slower path checks) take half a minute to a minute or more each
 # and run in `make test-deploy` (-m deploy; tests/conftest.py leaves them out of any
 # run whose -m does not name them), so that `make test` stays under ten minutes.
 test:

@@ -391,6 +391,7 @@ def test_loaded_model_transform_with_whole_graph_steps_takes_the_one_task_path(s
         np.testing.assert_allclose(transformed[node].embedding, r.embedding, rtol=1e-9, atol=1e-12)
 
 
+@pytest.mark.deploy  # 50 s: a loaded model on both paths
 def test_loaded_model_embeds_a_small_graph_of_known_size_in_one_task(spark, tmp_path):
     """A loaded model told the graph's size (as the embed job does), or given an input of
     at most oneTaskNodes / 2 edge rows, embeds a small graph in one task, with the

@@ -364,7 +364,11 @@ def test_saved_model_io_reads_only_the_neighbourhood(spark, tmp_path, capsys, ca
     assert whole["counts"]["output_rows"] == len(g.ids) and whole["sets"]["setup"] == "RP"
 
 
-@pytest.mark.parametrize("path", [[], ["--partition", "LP", "--one-task-nodes", "0"]], ids=["one-task", "LP-distributed"])
+@pytest.mark.parametrize("path", [
+    [],
+    # the distributed path and LP sets: in the deploy checks, to keep make test under ten minutes
+    pytest.param(["--partition", "LP", "--one-task-nodes", "0"], marks=pytest.mark.deploy),
+], ids=["one-task", "LP-distributed"])
 def test_manifest_and_summary_a_person_can_trust(spark, tmp_path, capfd, caplog, path):
     """The manifest names the profile, the Spark application, the input files (count,
     size, modification time), start, end and duration, and whether GraphFrames ran; the

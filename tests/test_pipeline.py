@@ -249,6 +249,7 @@ def test_from_profile_auto_chooses_from_the_graphs_size_as_the_job_does(spark, c
     assert big.getLandmarks() == 1000 and big.getScaling() == "log"  # social, two-hop
 
 
+@pytest.mark.deploy  # 35 s: the row-block path chosen by a count
 def test_steps_after_the_solve_on_a_graph_of_unknown_size_take_row_blocks_by_its_count(spark, monkeypatch):
     """A graph no fit holds (a loaded model's, or another DataFrame of the edges) has its
     nodes counted before the steps after the solve, so that a large one takes row blocks
