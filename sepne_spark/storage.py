@@ -495,15 +495,23 @@ def partition_folders(folder: str) -> list[str]:
     classic session's JVM and without pyarrow's set-up for it)."""
     from pyarrow import fs
 
-    try:
-        filesystem, inner = _filesystem(folder.rstrip("/"))
-        if filesystem.get_file_info(inner).type != fs.FileType.Directory:
-            return []
-        infos = filesystem.get_file_info(fs.FileSelector(inner))
-    except Exception:  # noqa: BLE001 - pyarrow's errors for a file system it cannot reach
-        return []
+    _, infos = _listed(folder)
     return sorted(i.base_name for i in infos if i.type == fs.FileType.Directory and "=" in i.base_name
                   and not i.base_name.startswith((".", "_")))
+
+
+def _listed(path: str) -> tuple[Any, list]:
+    """``(type, entries)`` of ``path`` (pyarrow's ``FileType`` and, for a folder, its
+    ``FileInfo`` entries); ``(None, [])`` where this process cannot list it (a remote
+    file system without a classic session's JVM and without pyarrow's set-up for it)."""
+    from pyarrow import fs
+
+    try:
+        filesystem, inner = _filesystem(path.rstrip("/"))
+        kind = filesystem.get_file_info(inner).type
+        return kind, filesystem.get_file_info(fs.FileSelector(inner)) if kind == fs.FileType.Directory else []
+    except Exception:  # noqa: BLE001 - pyarrow's errors for a file system it cannot reach
+        return None, []
 
 
 def check_holds_only_a_dataset(path: str, what: str = "output path", model_folders: Sequence[str] = ()) -> None:
@@ -523,12 +531,7 @@ def check_holds_only_a_dataset(path: str, what: str = "output path", model_folde
     """
     from pyarrow import fs
 
-    try:
-        filesystem, inner = _filesystem(path.rstrip("/"))
-        kind = filesystem.get_file_info(inner).type
-        infos = filesystem.get_file_info(fs.FileSelector(inner)) if kind == fs.FileType.Directory else []
-    except Exception:  # noqa: BLE001 - pyarrow's errors for a file system it cannot reach
-        return
+    kind, infos = _listed(path)
     if kind == fs.FileType.File:
         raise UserError(f"the {what} {path} is a file: replacing it with a folder would delete it; give a path of "
                         "its own")
