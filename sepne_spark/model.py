@@ -593,12 +593,10 @@ class SepNEModel(Model, _SepNEParams, MLWritable, MLReadable):
                 out = pipeline.embed(self._state(), s, graph, ids, self._fitted, self.plan, self.timings,
                                      nodes=nodes, count_small=count_small, cached=held)
         except BaseException:
-            for df in held:
-                try:
-                    if not is_stopped(df.sparkSession):
-                        df.unpersist()
-                except Exception:  # noqa: BLE001 - the call's own error is what the caller sees
-                    log.debug("could not unpersist a table of a failed embedding", exc_info=True)
+            try:
+                _unpersist(held)
+            except Exception:  # noqa: BLE001 - the call's own error is what the caller sees
+                log.debug("could not unpersist a table of a failed embedding", exc_info=True)
             raise
         self._embedded.extend(held)
         return out
@@ -624,9 +622,7 @@ class SepNEModel(Model, _SepNEParams, MLWritable, MLReadable):
         Tables of a session that was stopped since are gone with it and are skipped."""
         held, self._embedded = list(self._embedded), []
         fitted, self._fitted = self._fitted, None
-        for df in held:
-            if not is_stopped(df.sparkSession):
-                df.unpersist()
+        _unpersist(held)
         if fitted is not None and not is_stopped(fitted.graph.edges.sparkSession):
             fitted.release()
 
@@ -911,6 +907,13 @@ def check_graph_reading(graph: Any, params: dict[str, Any], fitting: bool = Fals
                            "the edge list DataFrame")
     raise SettingError(f"the graph was read with {read}: read it with the model's settings, or pass the "
                        "edge list DataFrame")
+
+
+def _unpersist(frames: list[DataFrame]) -> None:
+    """Unpersist ``frames``, skipping those of a session stopped since (gone with it)."""
+    for df in frames:
+        if not is_stopped(df.sparkSession):
+            df.unpersist()
 
 
 def _as_graph(dataset: Any, directed: bool, duplicates: str, self_loops: str):

@@ -15,6 +15,7 @@ inside the output directory.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import logging
 import os
@@ -543,12 +544,12 @@ def _run(spark, ns: argparse.Namespace, settings: schema.EmbedSettings, target: 
 
     used = model.settings()  # a loaded model's own parameters, not the command line's
     what = metric_text(used["metric"], used["window"]) + (", log scaling" if used["scaling"] == "log" else "")
-    if requested is not None and ns.model:  # a loaded model checks the requested ids as it embeds
-        with stage(spark, "requested_ids", "which of the requested ids are nodes of the graph, and the rows of "
-                   "their neighbourhood", timings):
-            out = model.embed(wanted, graph, nodes=n_nodes)
-    else:
-        out = model.embed(wanted, graph, nodes=n_nodes)  # lazy: everything from the partition on runs in the write
+    # Lazy: everything from the partition on runs in the write. A loaded model checks the
+    # requested ids here, as a stage of its own.
+    checks = stage(spark, "requested_ids", "which of the requested ids are nodes of the graph, and the rows of "
+                   "their neighbourhood", timings) if requested is not None and ns.model else contextlib.nullcontext()
+    with checks:
+        out = model.embed(wanted, graph, nodes=n_nodes)
     timings.update(model.timings)  # landmarks, summaries_svd (the embedding is lazy: it runs in the write)
     cols = ["id", "embedding", "is_landmark", "set_id"] + (["context"] if settings.context else [])
     out = out.select(*cols)
