@@ -333,6 +333,22 @@ def get_spark(
         stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
         run_folder = f"{str(base).rstrip('/')}/{app_name}-{stamp}-{uuid.uuid4().hex[:8]}"
         settings[_CHECKPOINT_DIR] = run_folder
+    # A Spark SQL setting is read at its first use, and PySpark 4.1 then hangs on a value
+    # Spark cannot read (reporting the error reads the same setting again): check the
+    # caller's and the submission's values in the JVM before the session exists.
+    given = {key: _text(value) for key, value in {**launched, **(conf or {})}.items() if key.startswith("spark.sql.")}
+    if given:
+        from pyspark import SparkConf, SparkContext
+
+        if not submitted:  # the JVM PySpark would start next, with the same settings
+            options = SparkConf()
+            options.set("spark.app.name", app_name)
+            if master:
+                options.set("spark.master", master)
+            for key, value in settings.items():
+                options.set(key, _text(value))
+            SparkContext._ensure_initialized(conf=options)
+        check_sql_settings(SparkContext._jvm, given)
     for key, value in settings.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
@@ -343,6 +359,46 @@ def get_spark(
             pass
     return spark
 
+
+def check_sql_settings(jvm: Any, settings: Mapping[str, str]) -> None:
+    """Refuse a Spark SQL setting whose value this Spark cannot read, before a session holds it.
+
+    Each value is parsed as Spark parses it, by a fresh ``SQLConf`` of the JVM ``jvm``
+    (no session's settings change). A key this Spark does not define passes, as Spark
+    lets it, with a warning when it is one typing slip from a key Spark defines.
+
+    Raises
+    ------
+    SettingError
+        Naming the key, the value and what Spark expects (``It should be a/an 'int'
+        value``).
+    """
+    from sepne_spark.errors import SettingError
+
+    internal = jvm.org.apache.spark.sql.internal
+    probe = internal.SQLConf()
+    for key, value in settings.items():
+        try:
+            probe.setConfString(key, value)
+        except Exception as exc:  # noqa: BLE001 - Py4J's error, whose Java message names the fault
+            java = getattr(exc, "java_exception", None)
+            reason = java.getMessage() if java is not None else str(exc).splitlines()[0]
+            raise SettingError(f"Spark setting {key}={value}: {reason}") from None
+    try:
+        registry = getattr(getattr(internal, "SQLConf$"), "MODULE$")
+        getattr(getattr(internal, "StaticSQLConf$"), "MODULE$")  # registers the static settings' keys
+        unknown = [key for key in settings if not registry.containsConfigKey(key)]
+        defined = [entry.key() for entry in jvm.java.util.ArrayList(registry.getConfigEntries())] if unknown else []
+    except Exception:  # noqa: BLE001 - a Spark without these internals: no suggestion
+        log.debug("could not list the Spark SQL settings", exc_info=True)
+        return
+    import difflib
+
+    for key in unknown:
+        close = difflib.get_close_matches(key, defined, n=1, cutoff=0.9)
+        if close:
+            log.warning("Spark setting %s is not one this Spark defines, so it changes nothing: did you mean %s?",
+                        key, close[0])
 
 
 #: The JVM classes the library's GraphFrames calls load: the Python API's entry point,

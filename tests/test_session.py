@@ -94,3 +94,52 @@ def test_settings_that_replace_a_submitted_value_are_named():
     # The driver's memory is not replaced (the driver runs already): get_spark says so apart.
     assert replaced_submitted(conf, launched) == {"spark.executor.memory": ("32g", "16g")}
     assert replaced_submitted({}, launched) == {}
+
+
+def test_a_spark_sql_value_spark_cannot_read_is_refused_and_a_mistyped_key_named(spark, caplog):
+    """Each SQL value is parsed by a fresh SQLConf of the JVM: the running session's
+    settings are not touched, a bad value is a SettingError naming key, value and type,
+    and a key one slip from Spark's own is named in a warning (a catalog's key is not)."""
+    import logging
+
+    from sepne_spark.errors import SettingError
+    from sepne_spark.session import check_sql_settings
+
+    before = spark.conf.get("spark.sql.shuffle.partitions")
+    for key, value, words in [("spark.sql.shuffle.partitions", "abc", "'int'"),
+                              ("spark.sql.adaptive.enabled", "maybe", "'boolean'"),
+                              ("spark.sql.shuffle.partitions", "-3", "must be positive"),
+                              ("spark.sql.session.timeZone", "Mars/Base", "timezone")]:
+        with pytest.raises(SettingError) as err:
+            check_sql_settings(spark._jvm, {"spark.sql.ansi.enabled": "true", key: value})
+        assert str(err.value).startswith(f"Spark setting {key}={value}: ") and words in str(err.value), err.value
+    with caplog.at_level(logging.WARNING, logger="sepne_spark"):
+        check_sql_settings(spark._jvm, {"spark.sql.shufle.partitions": "3", "spark.sql.shuffle.partitions": "7",
+                                        "spark.sql.catalog.lake": "org.example.Catalog",
+                                        "spark.sql.warehouse.dir": "/tmp/w"})
+    assert [r.getMessage() for r in caplog.records] == [
+        "Spark setting spark.sql.shufle.partitions is not one this Spark defines, so it changes nothing: "
+        "did you mean spark.sql.shuffle.partitions?"]
+    assert spark.conf.get("spark.sql.shuffle.partitions") == before
+
+
+@pytest.mark.e2e
+def test_a_job_given_a_spark_sql_value_spark_cannot_read_ends_in_one_line(tmp_path):
+    """A session holding such a value hangs PySpark 4.1 at its first query (reporting the
+    error reads the value again): the job checks the value before the session exists and
+    exits 2 with one line. (The timeout is the hang's guard, not a speed target.)"""
+    import os
+    import subprocess
+
+    from tests.spark_conf import spark_flags
+
+    root = Path(__file__).resolve().parent.parent
+    env = dict(os.environ, PYTHONPATH=str(root), SPARK_LOCAL_IP="127.0.0.1")
+    env.pop("PYSPARK_GATEWAY_PORT", None)
+    proc = subprocess.run([sys.executable, str(root / "jobs" / "embed.py"), *spark_flags(),
+                           "--spark", "spark.sql.shuffle.partitions=abc", "--output", str(tmp_path / "out")],
+                          env=env, capture_output=True, text=True, timeout=240, cwd=tmp_path)
+    assert proc.returncode == 2, proc.stderr[-3000:]
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last.startswith("sepne-embed: error: Spark setting spark.sql.shuffle.partitions=abc: ") and "'int'" in last
+    assert not (tmp_path / "out").exists()
