@@ -624,6 +624,8 @@ def test_an_output_that_cannot_be_written_is_refused_before_spark():
     ("SEPNE_DRIVER_MEMORY", "4x", "$SEPNE_DRIVER_MEMORY='4x' is not a memory size such as 4g or 512m"),
     ("SEPNE_CONF_DIR", "/nonexistent/site-conf", "$SEPNE_CONF_DIR names /nonexistent/site-conf, which is not a folder"),
     ("SEPNE_SPARK_JARS", "/nonexistent/jars", "$SEPNE_SPARK_JARS names /nonexistent/jars, which is not a folder"),
+    ("SEPNE_SPARK_MASTER", "local[two]", "$SEPNE_SPARK_MASTER='local[two]' is not a local master Spark reads"),
+    ("SEPNE_SPARK_MASTER", "local[0]", "$SEPNE_SPARK_MASTER='local[0]' is not a local master Spark reads"),
 ])
 def test_an_unusable_environment_variable_is_refused_before_spark(tmp_path, monkeypatch, capsys, name, value, words):
     """The library's environment variables are checked before Spark starts (one line,
@@ -631,7 +633,7 @@ def test_an_unusable_environment_variable_is_refused_before_spark(tmp_path, monk
     from sepne_spark.jobs import embed
     from sepne_spark.jobs.common import check_environment
 
-    for good in ("SEPNE_LOG_LEVEL", "SEPNE_HEARTBEAT_S", "SEPNE_DRIVER_MEMORY", "SEPNE_CONF_DIR"):
+    for good in ("SEPNE_LOG_LEVEL", "SEPNE_HEARTBEAT_S", "SEPNE_DRIVER_MEMORY", "SEPNE_CONF_DIR", "SEPNE_SPARK_MASTER"):
         monkeypatch.delenv(good, raising=False)
     check_environment()
     monkeypatch.setenv(name, value)
@@ -639,6 +641,8 @@ def test_an_unusable_environment_variable_is_refused_before_spark(tmp_path, monk
     err = capsys.readouterr().err.strip()
     assert err.startswith(f"sepne-embed: error: {words}") and "\n" not in err, err
     for fine in ("DEBUG", "10") if name == "SEPNE_LOG_LEVEL" else ("0", "2.5") if name == "SEPNE_HEARTBEAT_S" \
-            else ("512m", "4G", "2048") if name == "SEPNE_DRIVER_MEMORY" else (str(tmp_path),):
+            else ("512m", "4G", "2048") if name == "SEPNE_DRIVER_MEMORY" \
+            else ("local", "local[2]", "local[*, 3]", "local-cluster[2, 1, 1024]", "yarn", "spark://h:7077") \
+            if name == "SEPNE_SPARK_MASTER" else (str(tmp_path),):
         monkeypatch.setenv(name, fine)
         check_environment()

@@ -530,6 +530,11 @@ def run_job(
 #: (with an optional b).
 _MEMORY = re.compile(r"\d+([kmgtp]b?)?", re.IGNORECASE)
 
+#: The local masters Spark's ``SparkContext`` parses (its ``LOCAL_*`` patterns), with at
+#: least one thread: ``local``, ``local[N]``, ``local[*]``, ``local[N,F]``,
+#: ``local-cluster[W,C,M]``.
+_LOCAL_MASTER = re.compile(r"local(\[(\*|0*[1-9]\d*)(\s*,\s*\d+)?\]|-cluster\[\s*\d+\s*,\s*\d+\s*,\s*\d+\s*\])?")
+
 
 def check_environment() -> None:
     """Refuse, before Spark starts, an environment variable of the library's whose value
@@ -556,6 +561,10 @@ def check_environment() -> None:
     for folder in (p for p in os.environ.get("SEPNE_CONF_DIR", "").split(os.pathsep) if p.strip()):
         if not os.path.isdir(os.path.expanduser(folder)):
             raise UserError(f"$SEPNE_CONF_DIR names {folder}, which is not a folder")
+    master = os.environ.get("SEPNE_SPARK_MASTER", "").strip()
+    if master.startswith("local") and not _LOCAL_MASTER.fullmatch(master):
+        raise UserError(f"$SEPNE_SPARK_MASTER={master!r} is not a local master Spark reads: give local, local[N], "
+                        "local[*], local[N,F] (N threads, F task failures) or local-cluster[W,C,M]")
     jars = os.environ.get("SEPNE_SPARK_JARS", "").strip()
     if jars and not os.path.isdir(os.path.expanduser(jars)):
         raise UserError(f"$SEPNE_SPARK_JARS names {jars}, which is not a folder (a folder without JARs puts none "
