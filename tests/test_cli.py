@@ -173,6 +173,29 @@ def test_classify_reads_the_labels_before_spark(tmp_path):
         "sepne-evaluate: error: labels.tsv:3: expected node<TAB>label, found 3 fields: '3\\tc\\td'"), proc.stderr
 
 
+@pytest.mark.parametrize("columns, args, words", [
+    (("id", "embedding"), ["--vectors", "context"], "emb: has no context column (needed by the chosen vectors; "
+                                                    "embed with --context)"),
+    (("id", "embedding"), ["--use-context"], "emb: has no context column"),
+    (("node", "embedding"), [], "emb: embeddings need columns id and embedding; missing id"),
+])
+def test_embeddings_without_the_columns_a_task_reads_are_refused_before_spark(tmp_path, columns, args, words):
+    """A local Parquet's schema is read before Spark starts: an embedding without the
+    columns classify reads (a context vector for --vectors context) is one line, exit 2."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    (tmp_path / "emb").mkdir()
+    pq.write_table(pa.table({columns[0]: ["1", "2"], columns[1]: [[0.1, 0.2], [0.3, 0.4]]}),
+                   tmp_path / "emb" / "part-00000.parquet")
+    (tmp_path / "labels.tsv").write_text("1\ta\n2\tb\n")
+    proc = _run(tmp_path, [str(ROOT / "jobs" / "evaluate.py")], "classify", "--embeddings", "emb",
+                "--labels", "labels.tsv", *args)
+    assert proc.returncode == 2, proc.stderr[-3000:]
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"sepne-evaluate: error: {words}"), proc.stderr
+
+
 def test_a_valid_command_line_does_get_to_spark(tmp_path):
     """The counter-check: with arguments that pass, the same set-up does try to start
     Java (and fails for want of one), so the cases above really stopped before it."""

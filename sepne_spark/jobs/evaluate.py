@@ -372,7 +372,7 @@ def read_embeddings(spark: SparkSession, path: str, need_context: bool) -> DataF
     if "context" in df.columns:
         cols.append(_vector_col(df, "context", path).alias("c"))
     elif need_context:
-        raise UserError(f"{path}: has no context column (needed by the chosen vectors)")
+        raise UserError(f"{path}: has no context column (needed by the chosen vectors; embed with --context)")
     if df.limit(1).count() == 0:  # one row read at most
         raise UserError(f"{path}: the embeddings have no rows")
     return df.select(*cols)
@@ -832,6 +832,28 @@ def run_linkpred(spark: SparkSession, ns: argparse.Namespace) -> dict[str, Any]:
     return res
 
 
+def check_embedding_columns(path: str, need_context: bool) -> None:
+    """Refuse, before Spark starts, local embeddings whose Parquet schema lacks ``id``,
+    ``embedding`` or (for ``need_context``) ``context``, with the words
+    :func:`read_embeddings` uses. A path pyarrow cannot read as Parquet is left to Spark."""
+    if not is_local_path(path):
+        return
+    try:
+        import pyarrow.dataset as pads
+
+        found = pads.dataset(path[len("file:"):] if path.startswith("file:") else path, format="parquet")
+        if not found.files:
+            return
+        columns = set(found.schema.names)
+    except Exception:  # noqa: BLE001 - not Parquet pyarrow reads: Spark reads it and says what is wrong
+        return
+    missing = [c for c in ("id", "embedding") if c not in columns]
+    if missing:
+        raise UserError(f"{path}: embeddings need columns id and embedding; missing {', '.join(missing)}")
+    if need_context and "context" not in columns:
+        raise UserError(f"{path}: has no context column (needed by the chosen vectors; embed with --context)")
+
+
 def _check_paths(ns: argparse.Namespace) -> None:
     """Local input paths that do not exist, and a ``--json`` that would replace an input
     or a folder or cannot be written, reported before Spark starts."""
@@ -856,6 +878,8 @@ def session_conf(argv: Sequence[str]) -> dict[str, str]:
     _check_paths(ns)
     if ns.task in ("reconstruct", "linkpred"):
         read_options(ns)  # conflicting layout flags, before Spark starts
+    if getattr(ns, "embeddings", None):
+        check_embedding_columns(ns.embeddings, getattr(ns, "vectors", "embedding") != "embedding")
     if ns.task == "classify":
         from sepne_spark.evaluation import require_classifier
 
