@@ -365,14 +365,10 @@ def read_embeddings(spark: SparkSession, path: str, need_context: bool) -> DataF
         df = spark.read.parquet(path)
     except Exception as exc:  # noqa: BLE001 - missing path or not Parquet
         raise UserError(f"cannot read embeddings Parquet {path}: {spark_error_text(exc)}") from None
-    missing = [c for c in ("id", "embedding") if c not in df.columns]
-    if missing:
-        raise UserError(f"{path}: embeddings need columns id and embedding; missing {', '.join(missing)}")
+    _check_columns(path, df.columns, need_context)
     cols = [F.col("id").cast("string").alias("key"), _vector_col(df, "embedding", path).alias("e")]
     if "context" in df.columns:
         cols.append(_vector_col(df, "context", path).alias("c"))
-    elif need_context:
-        raise UserError(f"{path}: has no context column (needed by the chosen vectors; embed with --context)")
     if df.limit(1).count() == 0:  # one row read at most
         raise UserError(f"{path}: the embeddings have no rows")
     return df.select(*cols)
@@ -847,6 +843,12 @@ def check_embedding_columns(path: str, need_context: bool) -> None:
         columns = set(found.schema.names)
     except Exception:  # noqa: BLE001 - not Parquet pyarrow reads: Spark reads it and says what is wrong
         return
+    _check_columns(path, columns, need_context)
+
+
+def _check_columns(path: str, columns: Sequence[str], need_context: bool) -> None:
+    """Refuse embeddings at ``path`` without the columns ``id`` and ``embedding``, or
+    without ``context`` when ``need_context``."""
     missing = [c for c in ("id", "embedding") if c not in columns]
     if missing:
         raise UserError(f"{path}: embeddings need columns id and embedding; missing {', '.join(missing)}")
