@@ -790,6 +790,42 @@ def saved_metadata(path: str, spark: SparkSession) -> dict[str, Any] | None:
     return metadata if isinstance(metadata, dict) else None
 
 
+def local_saved_metadata(folder: str) -> dict[str, Any] | None:
+    """:func:`saved_metadata` of a local folder, read without Spark (plain, gzip or
+    bzip2 text, as a session writes it).
+
+    Raises
+    ------
+    LookupError
+        When the metadata is compressed by a codec Python does not read (snappy, lz4,
+        zstd, deflate): only Spark's reader can say what it holds.
+    """
+    import bz2
+    import gzip
+
+    readers = {"": open, ".txt": open, ".gz": gzip.open, ".bz2": bz2.open}
+    metadata_dir = os.path.join(folder, "metadata")
+    if not os.path.isdir(metadata_dir):
+        return None
+    for name in sorted(n for n in os.listdir(metadata_dir) if not n.startswith(("_", "."))):
+        codec = os.path.splitext(name)[1]
+        if codec not in readers:
+            raise LookupError(f"{metadata_dir}/{name}")
+        try:
+            with readers[codec](os.path.join(metadata_dir, name), "rt", encoding="utf-8") as part:
+                line = part.readline()
+        except (OSError, EOFError, UnicodeDecodeError):  # not text: not a saved model's metadata
+            return None
+        if not line.strip():
+            continue  # an empty part: Spark's first() reads the next one
+        try:
+            metadata = json.loads(line)
+        except ValueError:
+            return None
+        return metadata if isinstance(metadata, dict) else None
+    return None
+
+
 class SepNEReader(DefaultParamsReader):
     """Reads a :class:`SepNE` estimator written by :class:`SepNEWriter`."""
 

@@ -196,6 +196,18 @@ def test_embeddings_without_the_columns_a_task_reads_are_refused_before_spark(tm
     assert len(lines) == 1 and lines[0].startswith(f"sepne-evaluate: error: {words}"), proc.stderr
 
 
+def test_a_run_date_run_over_another_dates_model_is_refused_before_spark(tmp_path):
+    """--run-date with a local --save-model that holds another date's model: refused at
+    once (the check with Spark stays for remote paths and for main() in a notebook)."""
+    (tmp_path / "model" / "metadata").mkdir(parents=True)
+    (tmp_path / "model" / "metadata" / "part-00000").write_text('{"runDate": "2026-12-02"}\n', encoding="utf-8")
+    proc = _run(tmp_path, EMBED_FILE, "--output", "emb", "--run-date", "2026-12-03", "--save-model", "model")
+    assert proc.returncode == 2, proc.stderr[-3000:]
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(
+        "sepne-embed: error: --save-model path model holds the model of --run-date 2026-12-02"), proc.stderr
+
+
 def test_a_valid_command_line_does_get_to_spark(tmp_path):
     """The counter-check: with arguments that pass, the same set-up does try to start
     Java (and fails for want of one), so the cases above really stopped before it."""

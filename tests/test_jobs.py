@@ -78,8 +78,18 @@ def test_a_run_date_replaces_only_the_model_its_own_date_saved(spark, tmp_path):
     (model / "metadata").mkdir(parents=True)
 
     def check(date, overwrite=False, path=model):
-        embed.check_model_of_run_date(argparse.Namespace(run_date=date, save_model=str(path), overwrite=overwrite),
-                                      spark, str(path))
+        """Read with Spark, and as the check before Spark starts reads a local folder."""
+        given = argparse.Namespace(run_date=date, save_model=str(path), overwrite=overwrite)
+        results = []
+        for session in (spark, None):
+            try:
+                embed.check_model_of_run_date(given, session, str(path))
+                results.append(None)
+            except UserError as exc:
+                results.append(str(exc))
+        assert results[0] == results[1], results
+        if results[0]:
+            raise UserError(results[0])
 
     (model / "metadata" / "part-00000").write_text('{"runDate": "2026-12-02"}\n', encoding="utf-8")
     check("2026-12-02")
@@ -102,6 +112,15 @@ def test_a_run_date_replaces_only_the_model_its_own_date_saved(spark, tmp_path):
     (tmp_path / "stuff").mkdir()
     with pytest.raises(UserError, match="holds something other than a saved model"):
         check("2026-12-02", path=tmp_path / "stuff")
+    # Spark 4's name for a text part; a codec Python does not read is left to Spark's reader
+    from sepne_spark.model import local_saved_metadata
+
+    (model / "metadata" / "part-00000").unlink()
+    (model / "metadata" / "part-00000-0e1f-c000.txt").write_text('{"runDate": "2026-12-02"}\n', encoding="utf-8")
+    assert local_saved_metadata(str(model)) == {"runDate": "2026-12-02"}
+    (model / "metadata" / "part-00000-0e1f-c000.txt").rename(model / "metadata" / "part-00000.snappy")
+    with pytest.raises(LookupError):
+        local_saved_metadata(str(model))
 
 
 @pytest.mark.e2e

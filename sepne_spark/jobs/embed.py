@@ -255,6 +255,8 @@ def _checked(argv: Sequence[str] | None) -> tuple[argparse.Namespace, schema.Emb
         check_holds_only_a_dataset(ns.save_model, "--save-model path", model_folders=MODEL_FOLDERS)
         if ns.run_date:  # beside the dated runs, not among them (a reader of OUTPUT would trip on it)
             check_apart(ns.save_model, "--save-model path", ns.output, "output folder of the dated runs")
+            if is_local_path(ns.save_model):  # another date's model, named now (main() checks it again)
+                check_model_of_run_date(ns, None, local_path(ns.save_model))
     return ns, settings, target
 
 
@@ -263,13 +265,21 @@ def check_model_of_run_date(ns: argparse.Namespace, spark, path: str) -> None:
     is replaced only when it holds the model a run of the same date saved (a rerun
     replaces what its first run wrote); another date's model, or anything else, is
     refused. ``path``: where the model goes (``--save-model`` as the session resolves
-    it), read with ``spark`` before the graph is."""
-    from sepne_spark.model import saved_metadata
+    it), read with ``spark`` before the graph is; with ``spark`` None, a local folder
+    read before Spark starts (metadata of a codec only Spark reads is left to the check
+    with ``spark``)."""
+    from sepne_spark.model import local_saved_metadata, saved_metadata
     from sepne_spark.storage import exists
 
     if not (ns.run_date and ns.save_model) or ns.overwrite or not exists(path):
         return
-    metadata = saved_metadata(path, spark)
+    if spark is None:
+        try:
+            metadata = local_saved_metadata(path)
+        except LookupError:
+            return
+    else:
+        metadata = saved_metadata(path, spark)
     saved = (metadata or {}).get("runDate")
     if saved == ns.run_date:
         return
