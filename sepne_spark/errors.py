@@ -118,7 +118,8 @@ def require_pyspark() -> None:
 
 
 def check_choice(name: str, value: Any, allowed: Sequence[str]) -> None:
-    """Raise ``ValueError`` naming the allowed values when ``value`` is not one of them."""
+    """Raise :class:`SettingError` (a ``ValueError``) naming the allowed values when
+    ``value`` is not one of them."""
     if value not in allowed:
         choices = ", ".join(repr(a) for a in allowed)
-        raise ValueError(f"{name} must be one of {choices}; got {value!r}")
+        raise SettingError(f"{name} must be one of {choices}; got {value!r}")

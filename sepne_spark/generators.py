@@ -39,6 +39,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from sepne_spark import storage
+from sepne_spark.errors import SettingError
 
 __all__ = [
     "sbm_graph",
@@ -118,7 +119,7 @@ def _threshold(p: float) -> np.uint64:
 def _check_seed(seed: int) -> int:
     seed = int(seed)
     if not -(1 << 63) <= seed < (1 << 63):
-        raise ValueError(f"seed must fit a signed 64-bit integer, got {seed}")
+        raise SettingError(f"seed must fit a signed 64-bit integer, got {seed}")
     return seed
 
 
@@ -127,7 +128,7 @@ def _check_partitions(partitions: int | None) -> int | None:
         return None
     partitions = int(partitions)
     if partitions < 1:
-        raise ValueError(f"partitions must be positive, got {partitions}")
+        raise SettingError(f"partitions must be positive, got {partitions}")
     return partitions
 
 
@@ -211,24 +212,24 @@ def _edges_numpy(
 def _check_sbm(nodes: int, communities: int, avg_degree: float, mixing: float) -> tuple[int, int]:
     nodes, communities = int(nodes), int(communities)
     if nodes < 1:
-        raise ValueError(f"nodes must be positive, got {nodes}")
+        raise SettingError(f"nodes must be positive, got {nodes}")
     if not 1 <= communities <= nodes:
-        raise ValueError(f"communities must be in [1, nodes={nodes}], got {communities}")
+        raise SettingError(f"communities must be in [1, nodes={nodes}], got {communities}")
     if not avg_degree > 0:
-        raise ValueError(f"avg_degree must be positive (0 draws no edge), got {avg_degree}")
+        raise SettingError(f"avg_degree must be positive (0 draws no edge), got {avg_degree}")
     if not 0.0 <= mixing <= 1.0:
-        raise ValueError(f"mixing must be in [0, 1], got {mixing}")
+        raise SettingError(f"mixing must be in [0, 1], got {mixing}")
     return nodes, communities
 
 
 def _check_rmat(scale: int, edges: int, a: float, b: float, c: float) -> tuple[int, int]:
     scale, edges = int(scale), int(edges)
     if not 1 <= scale <= _MAX_SCALE:
-        raise ValueError(f"scale must be in [1, {_MAX_SCALE}], got {scale}")
+        raise SettingError(f"scale must be in [1, {_MAX_SCALE}], got {scale}")
     if edges < 0:
-        raise ValueError(f"edges must be non-negative, got {edges}")
+        raise SettingError(f"edges must be non-negative, got {edges}")
     if any(not p >= 0.0 for p in (a, b, c)) or a + b + c > 1.0 + 1e-12:
-        raise ValueError(f"need a, b, c >= 0 and a + b + c <= 1, got a={a}, b={b}, c={c}")
+        raise SettingError(f"need a, b, c >= 0 and a + b + c <= 1, got a={a}, b={b}, c={c}")
     return scale, edges
 
 
@@ -318,8 +319,8 @@ def sbm_graph(
 
     Raises
     ------
-    ValueError
-        If a parameter is out of range.
+    SettingError
+        If a parameter is out of range (a ``ValueError``).
     """
     nodes, communities = _check_sbm(nodes, communities, avg_degree, mixing)
     seed = _check_seed(seed)
@@ -452,14 +453,14 @@ def _dcsbm_draw(
     seed = _check_seed(seed)
     avg_degree, min_degree = float(avg_degree), float(min_degree)
     if not exponent > 2.0:
-        raise ValueError(f"exponent must be > 2 (finite mean degree), got {exponent}")
+        raise SettingError(f"exponent must be > 2 (finite mean degree), got {exponent}")
     if not 0.0 < min_degree <= avg_degree:
-        raise ValueError(f"min_degree must be in (0, avg_degree={avg_degree}], got {min_degree}")
+        raise SettingError(f"min_degree must be in (0, avg_degree={avg_degree}], got {min_degree}")
     if max_degree is None:
         max_degree = max(avg_degree, math.sqrt(avg_degree * nodes))
     max_degree = float(max_degree)
     if not max_degree >= avg_degree:
-        raise ValueError(f"max_degree must be >= avg_degree={avg_degree}, got {max_degree}")
+        raise SettingError(f"max_degree must be >= avg_degree={avg_degree}, got {max_degree}")
     raw = _DcsbmDraw(nodes, communities, float(mixing), seed, float(exponent), math.inf, 1.0, 1.0).theta()
     cap, slope = math.inf, 0.0
     for _ in range(200):
@@ -557,8 +558,8 @@ def dcsbm_graph(
 
     Raises
     ------
-    ValueError
-        If a parameter is out of range.
+    SettingError
+        If a parameter is out of range (a ``ValueError``).
     """
     draw = _dcsbm_draw(nodes, communities, avg_degree, mixing, seed, exponent, min_degree, max_degree)
     partitions = _check_partitions(partitions)
@@ -668,8 +669,8 @@ def rmat_graph(
 
     Raises
     ------
-    ValueError
-        If a parameter is out of range.
+    SettingError
+        If a parameter is out of range (a ``ValueError``).
     """
     scale, edges = _check_rmat(scale, edges, a, b, c)
     seed = _check_seed(seed)
@@ -729,8 +730,8 @@ def write_table(
     ------
     FileExistsError
         If ``path`` exists and ``overwrite`` is false.
-    ValueError
-        For an unknown format or an unusable path.
+    SettingError
+        For an unknown format or an unusable path (a ``ValueError``).
     """
     write, target = table_write(df, path, fmt, single_file=single_file)
     storage.atomic_write(write, target, overwrite=overwrite)
@@ -744,7 +745,7 @@ def table_write(
     :func:`sepne_spark.storage.atomic_writes` with other tables: a graph's edges and
     labels replace an earlier pair together."""
     if fmt not in ("tsv", "parquet"):
-        raise ValueError(f"format must be 'tsv' or 'parquet', got {fmt!r}")
+        raise SettingError(f"format must be 'tsv' or 'parquet', got {fmt!r}")
     target = storage.resolve_output(df.sparkSession, path)
     out = df.coalesce(1) if single_file else df
 

@@ -16,7 +16,7 @@ from typing import Any
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from sepne_spark.errors import InputError, RequestedIdsError, check_choice
+from sepne_spark.errors import InputError, RequestedIdsError, SettingError, UnknownParamError, check_choice
 from sepne_spark.reading import read_edges
 
 log = logging.getLogger(__name__)
@@ -121,8 +121,8 @@ def prepare_graph(
 
     Raises
     ------
-    ValueError
-        For an invalid option value.
+    SettingError
+        For an invalid option value (a ``ValueError``).
     InputError
         For missing columns, ids that are not strings or integers, src and dst of
         different types (integer types of two widths are read as bigint), or a weight
@@ -131,7 +131,7 @@ def prepare_graph(
     check_choice("duplicates", duplicates, DUPLICATE_POLICIES)
     check_choice("self_loops", self_loops, SELF_LOOP_POLICIES)
     if not isinstance(directed, bool):
-        raise ValueError(f"directed must be True or False; got {directed!r}")
+        raise SettingError(f"directed must be True or False; got {directed!r}")
     # A column whose name differs only in case (Weight, SRC) is not read: it is named
     # rather than taken, or (a weight) silently left out.
     other_case = {name: [c for c in raw_edges.columns if c != name and c.lower() == name]
@@ -340,7 +340,7 @@ def load_graph(
     allowed = {"sep", "header", "src_col", "dst_col", "weight_col", "comment"}
     unknown = sorted(set(read_options) - allowed)
     if unknown:
-        raise ValueError(f"unknown read option(s) {unknown}; allowed: {sorted(allowed)}")
+        raise UnknownParamError(f"unknown read option(s) {unknown}; allowed: {sorted(allowed)}")
     counts: dict[str, int] = {}
     raw, skipped = read_edges(spark, path, fmt, bad_lines=bad_lines, counts=counts, **read_options)
     return prepare_graph(raw, directed, duplicates=duplicates, self_loops=self_loops, bad_lines=skipped,

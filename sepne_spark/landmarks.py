@@ -11,6 +11,7 @@ import logging
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from sepne_spark.errors import SettingError
 from sepne_spark.session import resolve_graphframes
 
 log = logging.getLogger(__name__)
@@ -87,9 +88,9 @@ def select_landmarks(
     order, a node being skipped when it is adjacent to a chosen landmark.
     """
     if strategy not in STRATEGIES:
-        raise ValueError(f"unknown landmark strategy {strategy!r}; expected one of {STRATEGIES}")
+        raise SettingError(f"unknown landmark strategy {strategy!r}; expected one of {STRATEGIES}")
     if k < 1:
-        raise ValueError(f"the number of landmarks must be >= 1, got {k}")
+        raise SettingError(f"the number of landmarks must be >= 1, got {k}")
     deg = degrees(spark, vertices, edges, use_graphframes=use_graphframes)
     if strategy == "DD":
         rows = deg.orderBy(F.col("degree").desc(), F.col("id").asc()).limit(k).collect()
@@ -112,7 +113,7 @@ def select_landmarks(
         return _greedy_dominating(spark, deg, edges, k)
     ids = [r["id"] for r in rows]
     if len(ids) < k:
-        raise ValueError(f"the graph has {len(ids)} nodes, fewer than the {k} landmarks requested")
+        raise SettingError(f"the graph has {len(ids)} nodes, fewer than the {k} landmarks requested")
     return ids
 
 
@@ -161,7 +162,7 @@ def _greedy_rounds(spark: SparkSession, deg: DataFrame, adj: DataFrame, k: int) 
                 r["id"] for r in rest.orderBy(F.col("degree").desc(), F.col("id").asc()).limit(need).collect()
             ]
             if not cand:
-                raise ValueError(f"the graph has {len(chosen)} nodes, fewer than the {k} landmarks requested")
+                raise SettingError(f"the graph has {len(chosen)} nodes, fewer than the {k} landmarks requested")
             chosen.extend(cand)
             break
         cdf = spark.createDataFrame([(c,) for c in cand], f"id {id_type.simpleString()}")

@@ -33,7 +33,7 @@ import time
 from contextlib import contextmanager
 from typing import Any, Iterator
 
-from sepne_spark.errors import JobStopped
+from sepne_spark.errors import JobStopped, SettingError
 
 log = logging.getLogger("sepne_spark.progress")
 
@@ -114,7 +114,7 @@ def set_verbosity(level: int | str) -> None:
     if isinstance(level, str):
         value = logging.getLevelName(level.upper())
         if not isinstance(value, int):
-            raise ValueError(f"unknown logging level {level!r}")
+            raise SettingError(f"unknown logging level {level!r}")
         level = value
     ensure_default_handler()
     logger = logging.getLogger(_LIBRARY)

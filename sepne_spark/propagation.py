@@ -45,6 +45,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StructField, StructType
 
 from sepne_spark.blocks import BlockGraph, gram
+from sepne_spark.errors import SettingError
 from sepne_spark.progress import StepProgress
 from sepne_spark.proximity import log_ratio
 from sepne_spark.spectral import (
@@ -142,7 +143,7 @@ def propagate_embeddings(
     """
     refine_steps, average_steps = int(refine_steps), int(average_steps)
     if refine_operator not in REFINE_OPERATORS:
-        raise ValueError(f"refine_operator must be one of {', '.join(REFINE_OPERATORS)}; got {refine_operator!r}")
+        raise SettingError(f"refine_operator must be one of {', '.join(REFINE_OPERATORS)}; got {refine_operator!r}")
     if order <= 1 and refine_steps == 0 and average_steps == 0:
         return embeddings.select("id", column)
     if blocks == 1:

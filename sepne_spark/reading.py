@@ -993,8 +993,8 @@ def read_edges(
         fields, empty id, weight not a number, NaN, infinite or negative. The message
         names the file and line (Parquet: file, row and column), quotes the line and
         gives the total number of bad lines.
-    ValueError
-        For an invalid option value.
+    SettingError
+        For an invalid option value (a ``ValueError``).
     """
     check_choice("fmt", fmt, FORMATS)
     check_choice("bad_lines", bad_lines, BAD_LINE_POLICIES)

@@ -90,6 +90,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import iv
 
+from sepne_spark.errors import SettingError
 from sepne_spark.sparse import sparse_proximity
 
 __all__ = [
@@ -146,7 +147,7 @@ def chebyshev_coefficients(order: int, theta: float) -> np.ndarray:
     """
     order = int(order)
     if order < 1:
-        raise ValueError(f"order must be >= 1, got {order}")
+        raise SettingError(f"order must be >= 1, got {order}")
     i = np.arange(order)
     c = 2.0 * iv(i, float(theta)) * np.where(i % 2 == 0, 1.0, -1.0)
     c[0] = iv(0, float(theta))
@@ -176,7 +177,7 @@ def sparse_products(order: int) -> int:
     (``0`` for ``order = 1``)."""
     order = int(order)
     if order < 1:
-        raise ValueError(f"order must be >= 1, got {order}")
+        raise SettingError(f"order must be >= 1, got {order}")
     return 0 if order == 1 else 2 * order - 1
 
 
@@ -341,7 +342,7 @@ def refine(A: sp.spmatrix | sp.sparray, E: np.ndarray, steps: int, operator: str
         lacks), float64.
     """
     if operator not in REFINE_OPERATORS:
-        raise ValueError(f"operator must be one of {', '.join(REFINE_OPERATORS)}; got {operator!r}")
+        raise SettingError(f"operator must be one of {', '.join(REFINE_OPERATORS)}; got {operator!r}")
     Q, T, steps = _walk_start(A, E, steps)
     if steps and operator == "pmi":
         T = log_ratio_matrix(A)
@@ -356,7 +357,7 @@ def _walk_start(A: sp.spmatrix | sp.sparray, E: np.ndarray, steps: int) -> tuple
     operator ``T`` (None when ``steps`` is 0) and ``steps`` as an int."""
     steps = int(steps)
     if steps < 0:
-        raise ValueError(f"steps must be >= 0, got {steps}")
+        raise SettingError(f"steps must be >= 0, got {steps}")
     X = l2_normalize(E)
     if steps == 0:
         return X, None, 0

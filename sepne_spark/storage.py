@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 from urllib.parse import urlparse
 
-from sepne_spark.errors import OutputExistsError, UserError
+from sepne_spark.errors import OutputExistsError, SettingError, UserError
 
 log = logging.getLogger(__name__)
 
@@ -243,7 +243,7 @@ def resolve_output(spark, path: str) -> str:
         default_fs = None
     if default_fs and not default_fs.startswith("file:"):
         if not path.startswith("/"):
-            raise ValueError(f"relative path {path!r} with default file system {default_fs}: give an "
+            raise SettingError(f"relative path {path!r} with default file system {default_fs}: give an "
                              "absolute path or a full URI")
         return default_fs.rstrip("/") + path
     return os.path.abspath(path)

@@ -9,7 +9,7 @@ from typing import Any, Callable, Hashable, Iterable, Mapping, Sequence
 import numpy as np
 from scipy.special import expit
 
-from sepne_spark.errors import LabelsError, MissingExtraError
+from sepne_spark.errors import LabelsError, MissingExtraError, SettingError
 from sepne_spark.spectral import l2_normalize
 
 log = logging.getLogger(__name__)
@@ -53,7 +53,7 @@ class OneVsRestLogisticRegression:
 
     def __init__(self, C: float = 1.0, max_iter: int = 1000, tol: float = 1e-8) -> None:
         if C <= 0:
-            raise ValueError(f"C must be > 0, got {C}")
+            raise SettingError(f"C must be > 0, got {C}")
         self.C = float(C)
         self.max_iter = int(max_iter)
         self.tol = float(tol)
@@ -265,7 +265,7 @@ def _binarize(labels: Sequence[Iterable[Hashable]]) -> tuple[np.ndarray, list[Ha
     sets = [{x} if isinstance(x, (str, bytes)) or not isinstance(x, abc.Iterable) else set(x) for x in labels]
     for i, s in enumerate(sets):
         if any(_missing(c) for c in s):
-            raise ValueError(f"labels[{i}] is missing (None or NaN): give every node a label, or leave the node out")
+            raise LabelsError(f"labels[{i}] is missing (None or NaN): give every node a label, or leave the node out")
     classes = sorted({c for s in sets for c in s}, key=lambda c: (str(type(c)), str(c)))
     index = {c: j for j, c in enumerate(classes)}
     Y = np.zeros((len(sets), len(classes)), dtype=bool)
@@ -320,13 +320,13 @@ def node_classification(
     """
     X = np.asarray(X, dtype=np.float64)
     if X.ndim != 2 or X.shape[0] != len(labels):
-        raise ValueError(f"X has {X.shape[0] if X.ndim else 0} rows but {len(labels)} label sets were given")
+        raise LabelsError(f"X has {X.shape[0] if X.ndim else 0} rows but {len(labels)} label sets were given")
     Y_all, classes = _binarize(labels)
     keep = Y_all.any(axis=1)
     X, Y = X[keep], Y_all[keep]
     n = X.shape[0]
     if n < 2 or not classes:
-        raise ValueError("need at least two labelled nodes")
+        raise LabelsError("need at least two labelled nodes")
     counts = Y.sum(axis=1)
     single = bool(np.all(counts == 1))
     if normalize:
@@ -334,7 +334,7 @@ def node_classification(
     ratios = [float(r) for r in train_ratios]
     for r in ratios:
         if not 0.0 < r < 1.0:
-            raise ValueError(f"train ratio must be in (0, 1), got {r}")
+            raise SettingError(f"train ratio must be in (0, 1), got {r}")
     per: dict[float, dict[str, list[float]]] = {r: {"micro_f1": [], "macro_f1": []} for r in ratios}
     sizes: dict[float, tuple[int, int]] = {}
     for s in range(int(n_splits)):

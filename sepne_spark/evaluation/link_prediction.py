@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import rankdata
 
-from sepne_spark.errors import InputError
+from sepne_spark.errors import InputError, SettingError
 from sepne_spark.evaluation.pairs import _as_array, _sample_pairs, _uniform, dot_column
 from sepne_spark.progress import stage
 from sepne_spark.session import checkpoint
@@ -73,7 +73,7 @@ def split_edges(
         undirected graph ``src <= dst`` as compared by Spark).
     """
     if not 0.0 <= fraction < 1.0:
-        raise ValueError(f"fraction must be in [0, 1), got {fraction}")
+        raise SettingError(f"fraction must be in [0, 1), got {fraction}")
     a, b = _pair_cols(directed)
     keyed = edges_df.withColumn("_a", a).withColumn("_b", b)
     pairs = (
@@ -153,7 +153,7 @@ def sample_non_edges(
         ``(src, dst)``, ``n`` rows.
     """
     if int(n) < 0:
-        raise ValueError(f"n must be at least 0; got {n}")
+        raise SettingError(f"n must be at least 0; got {n}")
     if nodes_df is None:
         nodes_df = edges_df.select(F.col("src").alias("id")).unionByName(edges_df.select(F.col("dst").alias("id")))
     a, b = _pair_cols(directed)
@@ -169,7 +169,7 @@ def auc(pos_scores: Sequence[float] | np.ndarray, neg_scores: Sequence[float] | 
     pos = np.asarray(pos_scores, dtype=np.float64).ravel()
     neg = np.asarray(neg_scores, dtype=np.float64).ravel()
     if pos.size == 0 or neg.size == 0:
-        raise ValueError("need at least one positive and one negative score")
+        raise InputError("need at least one positive and one negative score")
     ranks = rankdata(np.concatenate([pos, neg]), method="average")
     u = ranks[: pos.size].sum() - pos.size * (pos.size + 1) / 2.0
     return float(u / (pos.size * neg.size))
@@ -230,15 +230,15 @@ def auc_spark(scored: DataFrame, score_col: str = "score", label_col: str = "lab
 
     Raises
     ------
-    ValueError
-        Labels other than 0 and 1, or no positive or no negative score.
+    InputError
+        Labels other than 0 and 1, or no positive or no negative score (a ``ValueError``).
     """
     rows = scored.where(F.col(score_col).isNotNull()).select(
         F.col(score_col).cast("double").alias("_s"), F.col(label_col).cast("double").alias("_l"))
     counts = rows.agg(F.count(F.lit(1)).alias("n"), F.sum(F.isnan("_s").cast("long")).alias("nan"),
                       F.sum((F.col("_l").isNull() | ~F.col("_l").isin(0.0, 1.0)).cast("long")).alias("bad")).first()
     if counts["bad"]:
-        raise ValueError(f"{counts['bad']} of the {counts['n']} scored rows have a label other than 0 and 1 "
+        raise InputError(f"{counts['bad']} of the {counts['n']} scored rows have a label other than 0 and 1 "
                          f"in column {label_col!r} (1 marks the positives, 0 the negatives)")
     if counts["nan"]:
         log.warning("%d of the %d scores are NaN and left out of the AUC", counts["nan"], counts["n"])
@@ -264,7 +264,7 @@ def auc_spark(scored: DataFrame, score_col: str = "score", label_col: str = "lab
     p_all = sum(part[2] for part in parts)
     q_all = sum(part[3] for part in parts)
     if not p_all or not q_all:
-        raise ValueError("need at least one positive and one negative score")
+        raise InputError("need at least one positive and one negative score")
     u, below = 0.0, 0.0
     for _, _, p, q, within in parts:  # every positive also beats the negatives of what comes before
         u += within + p * below

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import math
 
+from sepne_spark.errors import InputError
 
 log = logging.getLogger(__name__)
 
@@ -116,7 +117,7 @@ def _sample_pairs(
     n_excl = counted if n_excluded_hint is None else n_excluded_hint
     available = total_pairs - n_excl
     if available < n:
-        raise ValueError(f"asked for {n} pairs but only {max(available, 0)} are available")
+        raise InputError(f"asked for {n} pairs but only {max(available, 0)} are available")
     accept = max(available / total_pairs, 1e-3)
     idx_u = indexed.select(F.col("idx").alias("_iu"), F.col("id").alias("src"))
     idx_v = indexed.select(F.col("idx").alias("_iv"), F.col("id").alias("dst"))
@@ -145,7 +146,7 @@ def _sample_pairs(
             break
         factor *= 2.0
     else:
-        raise ValueError(f"could only sample {have} of {n} pairs")
+        raise InputError(f"could only sample {have} of {n} pairs")
     assert found is not None
     s_src, s_dst = F.col("src").cast("string"), F.col("dst").cast("string")
     key = F.xxhash64(F.lit(int(seed)).cast("long"), F.lit(3).cast("int"), s_src, s_dst)
