@@ -44,7 +44,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 from pyspark import StorageLevel
-from pyspark.sql import DataFrame, Window
+from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 from pyspark.sql.types import (
     ArrayType,
@@ -105,7 +105,7 @@ _GRAM = "~gram"
 Update = Callable[[np.ndarray, Mapping[str, np.ndarray]], Mapping[str, np.ndarray]]
 
 
-def bound_arrow_batches(spark) -> None:
+def bound_arrow_batches(spark: SparkSession) -> None:
     """Cap the session's Arrow batches at :data:`ARROW_BATCH_BYTES` unless a smaller
     cap is set already (a runtime SQL setting, allowed on shared clusters and Spark
     Connect); logged when changed."""

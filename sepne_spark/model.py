@@ -746,6 +746,8 @@ class SepNEWriter(DefaultParamsWriter):
         return self.saveImpl, resolve_output(self.sparkSession, path)
 
     def saveImpl(self, path: str) -> None:
+        """Write the metadata (with the library's version and a ``runDate`` option) and,
+        for a fitted model, its landmark data, to ``path`` as the session resolves it."""
         spark = self.sparkSession
         instance = self.instance
         extra: dict[str, Any] = {"sepneVersion": __version__}
@@ -830,6 +832,7 @@ class SepNEReader(DefaultParamsReader):
     """Reads a :class:`SepNE` estimator written by :class:`SepNEWriter`."""
 
     def load(self, path: str) -> "SepNE":
+        """The :class:`SepNE` estimator saved at ``path``, with its uid and Params."""
         _check_saved_path(self.sparkSession, path, "SepNE estimator")
         metadata = _load_metadata(path, self.sparkSession)
         _check_saved_class(path, metadata, SepNE)
@@ -875,6 +878,8 @@ class SepNEModelReader(MLReader):
         self.cls = cls
 
     def load(self, path: str) -> "SepNEModel":
+        """The :class:`SepNEModel` saved at ``path``: its Params, landmarks and factors
+        (O(k^2 + k d) read to the driver), without the graph it was fitted on."""
         from pyspark.sql.types import _parse_datatype_json_string
 
         spark = self.sparkSession

@@ -264,6 +264,8 @@ class SolveProgress:
         self.last_report = 0.0
 
     def finished(self, set_id: int, nodes: int, seconds: float) -> None:
+        """Count set ``set_id`` of ``nodes`` nodes, solved in ``seconds``; log the first
+        set and then at most one line per interval."""
         self.sets += 1
         self.nodes += nodes
         now = time.time()

@@ -13,6 +13,7 @@ import sys
 import time
 import warnings
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 import pandas as pd
@@ -254,7 +255,7 @@ def make_set_solver(
     iters: int,
     landmark_ids: list,
     dtype: str = "float64",
-):
+) -> Callable[[pd.DataFrame], pd.DataFrame]:
     """The pandas function run once per set by ``applyInPandas``.
 
     The set-independent k x k parts of the systems are computed here, once, and travel

@@ -111,7 +111,7 @@ class HadoopFileSystem:
     ``spark.hadoop.*`` settings), as Spark's own writers use; no SparkContext is involved.
     """
 
-    def __init__(self, spark, path: str) -> None:
+    def __init__(self, spark: Any, path: str) -> None:
         self._jvm = spark._jvm
         conf = spark._jsparkSession.sessionState().newHadoopConf()
         self._fs = self._path(path).getFileSystem(conf)
@@ -131,7 +131,7 @@ class HadoopFileSystem:
         mtime = datetime.datetime.fromtimestamp(status.getModificationTime() / 1000, tz=datetime.timezone.utc)
         return fs.FileInfo(path or status.getPath().toString(), type=kind, mtime=mtime, size=status.getLen())
 
-    def get_file_info(self, what):
+    def get_file_info(self, what: Any) -> Any:
         """One path's :class:`pyarrow.fs.FileInfo`, or a folder's entries for a
         :class:`pyarrow.fs.FileSelector` (not recursive). One call to the file system
         each: a missing path is told by Hadoop's ``FileNotFoundException``."""
@@ -166,22 +166,28 @@ class HadoopFileSystem:
         return int(files), int(size), int(latest)
 
     def move(self, src: str, dst: str) -> None:
+        """Rename ``src`` to ``dst`` (raises ``OSError`` where Hadoop's rename fails)."""
         if not self._fs.rename(self._path(src), self._path(dst)):
             raise OSError(f"could not move {src} to {dst}")
 
     def create_dir(self, path: str, recursive: bool = True) -> None:
+        """Create ``path`` and its missing parents."""
         self._fs.mkdirs(self._path(path))
 
     def delete_dir(self, path: str) -> None:
+        """Delete the folder ``path`` with its content."""
         self._fs.delete(self._path(path), True)
 
     def delete_file(self, path: str) -> None:
+        """Delete the file ``path``."""
         self._fs.delete(self._path(path), False)
 
     def open_output_stream(self, path: str) -> "_HadoopOutput":
+        """A stream that writes the file ``path``, replacing one there."""
         return _HadoopOutput(self._fs.create(self._path(path), True))
 
     def open_input_stream(self, path: str) -> "_HadoopInput":
+        """A stream that reads the file ``path``."""
         return _HadoopInput(self._jvm, self._fs.open(self._path(path)))
 
 
@@ -230,7 +236,7 @@ def _has_scheme(path: str) -> bool:
     return len(scheme) > 1 and path[len(scheme) + 1:len(scheme) + 2] == "/"
 
 
-def resolve_output(spark, path: str) -> str:
+def resolve_output(spark: Any, path: str) -> str:
     """The location Spark writes ``path`` to, in a form this module's file operations
     read the same way: a URI as given, and a path without a scheme as a local absolute
     path, unless the session's ``spark.hadoop.fs.defaultFS`` names another file system,

@@ -75,6 +75,8 @@ class JobArgumentParser(argparse.ArgumentParser):
         return super().parse_args(argv, namespace)
 
     def error(self, message: str) -> None:  # type: ignore[override]
+        """Print ``message`` in one line (with the close option or task, where there is
+        one, and the task-first hint for a misplaced task) and exit with status 2."""
         choices = next((a for a in self._actions if isinstance(a, argparse._SubParsersAction)), None)
         if choices is not None and message.startswith(f"argument {choices.metavar}: invalid choice"):
             message += f"; the task comes first: {self.prog} {{{','.join(choices.choices)}}} [options]"

@@ -22,7 +22,7 @@ import os
 import re
 import sys
 import time
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from sepne_spark import __version__
 from sepne_spark import settings as schema
@@ -45,6 +45,9 @@ from sepne_spark.jobs.common import (
     show_profile_defaults,
 )
 
+if TYPE_CHECKING:  # pragma: no cover - for type checkers only
+    from pyspark.sql import SparkSession
+
 log = logging.getLogger("sepne_spark.jobs.embed")
 
 #: The generated graph's planted communities are scored on at most this many nodes.
@@ -62,6 +65,8 @@ class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The ``sepne-embed`` command line: every setting of the schema as a flag, with the
+    input, output, profile and run options."""
     p = JobArgumentParser(
         prog="sepne-embed",
         description="Compute SepNE node embeddings of an edge list and write them to Parquet.",
@@ -260,7 +265,7 @@ def _checked(argv: Sequence[str] | None) -> tuple[argparse.Namespace, schema.Emb
     return ns, settings, target
 
 
-def check_model_of_run_date(ns: argparse.Namespace, spark, path: str) -> None:
+def check_model_of_run_date(ns: argparse.Namespace, spark: SparkSession | None, path: str) -> None:
     """With ``--run-date`` and without ``--overwrite``, an existing ``--save-model`` path
     is replaced only when it holds the model a run of the same date saved (a rerun
     replaces what its first run wrote); another date's model, or anything else, is
@@ -412,7 +417,7 @@ def _versions() -> dict[str, str]:
             "pyarrow": pyarrow.__version__}
 
 
-def main(spark, args: Sequence[str] | None = None) -> int:
+def main(spark: SparkSession | None, args: Sequence[str] | None = None) -> int:
     """Entry point: ``main(spark, ["--input", ...])``; returns the exit status.
 
     The rows are counted as they are written, with an ``Observation``: in PySpark 4.1 a
