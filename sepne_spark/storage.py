@@ -520,6 +520,12 @@ def _listed(path: str) -> tuple[Any, list]:
         return None, []
 
 
+def path_type(path: str) -> Any:
+    """pyarrow's ``FileType`` of ``path`` (``File``, ``Directory``, ``NotFound``), or None
+    where this process cannot look (see :func:`_listed`)."""
+    return _listed(path)[0]
+
+
 def check_holds_only_a_dataset(path: str, what: str = "output path", model_folders: Sequence[str] = ()) -> None:
     """Refuse to replace ``path`` (``--overwrite``, or a dated run's rerun) unless it is an
     earlier output: a folder of part files as Spark names them (:data:`_PART_FILE`) and
@@ -784,10 +790,14 @@ def check_apart(path: str, what: str, other: str, other_what: str) -> None:
 
 def check_json_path(path: str, inputs: Sequence[str], what: str = "--json path") -> None:
     """Refuse, before any work, a JSON output that would replace an input or a folder,
-    or whose local folder cannot be written; an existing JSON file is replaced."""
+    that would become a file of a dataset's folder (a hidden name, ``_eval.json``, is
+    one readers skip), or whose local folder cannot be written; an existing JSON file is
+    replaced."""
     from pyarrow import fs
 
     check_output_path(path, inputs, overwrite=True, what=what)
+    if not posixpath.basename(path.rstrip("/")).startswith(("_", ".")):
+        check_not_in_dataset(path, what)
     try:
         filesystem, inner = _filesystem(path.rstrip("/"))
         kind = filesystem.get_file_info(inner).type

@@ -440,6 +440,13 @@ def test_outputs_that_would_replace_an_input_or_each_other_are_refused_before_sp
         (tmp_path / "locked").chmod(0o700)
     (tmp_path / "scores.json").write_text("{}", encoding="utf-8")
     evaluate.session_conf([*task, "--json", str(tmp_path / "scores.json")])  # an earlier result: replaced
+    # Inside another dataset's folder its readers would take the file for one of its parts
+    # (a label folder read by classify); a hidden name is one they skip.
+    (tmp_path / "graph" / "labels").mkdir(parents=True)
+    (tmp_path / "graph" / "labels" / "part-00000.tsv").write_text("1\ta\n", encoding="utf-8")
+    with pytest.raises(UserError, match=r"--json path .*x.json is inside .*labels, which holds a dataset"):
+        evaluate.session_conf([*task, "--json", str(tmp_path / "graph" / "labels" / "x.json")])
+    evaluate.session_conf([*task, "--json", str(tmp_path / "graph" / "labels" / "_x.json")])
     with pytest.raises(UserError, match="is a folder"):
         storage.write_json(str(tmp_path / "folder"), {"f1": 1.0})
     assert (tmp_path / "folder").is_dir()

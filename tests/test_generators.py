@@ -364,3 +364,40 @@ def test_generate_job(spark, tmp_path, capsys, caplog, monkeypatch):
         assert job.main(spark, ["--nodes", "30", "--communities", "2", "--avg-degree", "25",
                                 "--output", str(tmp_path / "dense")]) == 0
     assert re.search(r"the graph's mean degree is \d+\.\d+, not the 25 asked", caplog.text)
+
+
+@pytest.mark.unit
+def test_generate_overwrite_replaces_only_earlier_graphs_tables(tmp_path):
+    """--overwrite replaces an earlier run's tables and nothing of the user's: a file or
+    folder of theirs where a table goes, or a file by another layout's name that the run
+    would remove to leave one graph, is refused before Spark starts, named."""
+    from sepne_spark.jobs import generate as job
+
+    def check(*extra):
+        argv = ["--nodes", "50", "--communities", "2", "--avg-degree", "3", "--output", str(out), "--overwrite",
+                *extra]
+        job.check_args(job.parse_args(argv), argv)
+
+    out = tmp_path / "graph"
+    (out / "edges").mkdir(parents=True)
+    (out / "edges" / "part-00000-1.tsv").write_text("1\t2\n")
+    (out / "edges" / "_SUCCESS").write_text("")
+    (out / "labels.tsv").mkdir()  # an earlier graph's labels in another layout's name, as part files
+    (out / "labels.tsv" / "part-00000").write_text("1\t0\n")
+    check()  # an earlier graph's tables: replaced and removed
+    (out / "edges" / "my.txt").write_text("mine")
+    with pytest.raises(UserError, match=r"--output table .*edges holds other data than an earlier output \(my.txt\)"):
+        check()
+    (out / "edges" / "my.txt").unlink()
+    (out / "edges.parquet").write_text("mine")  # a file of the user's by the single-file layout's name
+    with pytest.raises(UserError, match=r"holds edges.parquet, which this run does not write \(edges, labels\)"):
+        check()
+    (out / "edges.parquet").unlink()
+    with pytest.raises(UserError, match=r"edges.tsv is a folder: --single-file writes a file there"):
+        (out / "edges.tsv").mkdir()
+        check("--single-file")
+    (out / "edges.tsv").rmdir()
+    (out / "labels.tsv").rename(tmp_path / "elsewhere")
+    (out / "labels").write_text("mine")  # a file where the folder layout's labels go
+    with pytest.raises(UserError, match=r"--output table .*labels is a file"):
+        check()

@@ -136,6 +136,7 @@ def main(spark: SparkSession | None, args: Sequence[str] | None = None) -> int:
         from sepne_spark.session import get_spark
 
         spark = get_spark("sepne-generate")
+    check_replaceable(ns)  # again, with the session: a remote OUTPUT is seen through its file system
     fmt = ns.format
     edges_path = _target(ns.output, "edges", fmt, ns.single_file)
     labels_path = _target(ns.output, "labels", fmt, ns.single_file)
@@ -223,22 +224,74 @@ def _as_stage(spark: SparkSession, write: Callable[[str], None], name: str, deta
     return staged
 
 
-def _remove_stale(ns: argparse.Namespace) -> None:
-    """With ``--overwrite``, the tables of an earlier run in OUTPUT that this run did not
-    replace (an SBM's labels under an R-MAT graph, ``edges.tsv`` beside a new ``edges/``)
-    are removed, so that OUTPUT holds one graph."""
-    from sepne_spark.storage import exists, remove
+def _written(ns: argparse.Namespace) -> list[str]:
+    """The tables this run writes: OUTPUT's edges and, for the SBM, labels."""
+    return [_target(ns.output, t, ns.format, ns.single_file) for t in ("edges", "labels")
+            if t == "edges" or ns.model == "sbm"]
+
+
+def _stale(ns: argparse.Namespace) -> list[str]:
+    """OUTPUT's names of the tables other runs write that this run does not (an SBM's
+    labels under an R-MAT graph, ``edges.tsv`` beside a new ``edges/``)."""
+    written = set(_written(ns))
+    return [old for table in ("edges", "labels") for fmt in FORMATS for single in (False, True)
+            if (old := _target(ns.output, table, fmt, single)) not in written]
+
+
+def check_replaceable(ns: argparse.Namespace) -> None:
+    """With ``--overwrite``, refuse before anything is written to replace what is not an
+    earlier run's table: a folder this run writes (``edges/``) must be a file or nothing
+    there, or hold only part files and hidden files; a file it writes (``--single-file``)
+    must not be a folder; and of the other runs' names (``edges.tsv`` beside a new
+    ``edges/``), which this run removes so that OUTPUT holds one graph, only folders of
+    part files may be there: a file by such a name may be the user's own.
+
+    Paths this process cannot list before Spark starts (a remote file system without
+    pyarrow's set-up for it) are not looked at, as for every job's output.
+    """
+    from pyarrow import fs
+
+    from sepne_spark.storage import check_holds_only_a_dataset, path_type
 
     if not ns.overwrite:
         return
-    written = {_target(ns.output, t, ns.format, ns.single_file) for t in ("edges", "labels")
-               if t == "edges" or ns.model == "sbm"}
-    for table in ("edges", "labels"):
-        for fmt, single in ((f, one) for f in FORMATS for one in (False, True)):
-            old = _target(ns.output, table, fmt, single)
-            if old not in written and exists(old):
-                log.warning("removing %s, left by an earlier run: OUTPUT holds this run's graph only", old)
-                remove(old)
+    for target in _written(ns):
+        if not ns.single_file:
+            check_holds_only_a_dataset(target, "--output table")
+        elif path_type(target) == fs.FileType.Directory:
+            raise UserError(f"{target} is a folder: --single-file writes a file there, which would delete it; "
+                            "remove it first, or give another --output")
+    for old in _stale(ns):
+        kind = path_type(old)
+        if kind == fs.FileType.Directory:
+            check_holds_only_a_dataset(old, "table of an earlier run")
+        elif kind == fs.FileType.File:
+            raise UserError(f"--output {ns.output} holds {old.rsplit('/', 1)[-1]}, which this run does not write "
+                            f"({', '.join(t.rsplit('/', 1)[-1] for t in _written(ns))}) and --overwrite would "
+                            "remove so that the folder holds one graph: remove it yourself if it is an earlier "
+                            "graph's, or give another --output")
+
+
+def _remove_stale(ns: argparse.Namespace) -> None:
+    """With ``--overwrite``, the tables of an earlier run in OUTPUT that this run did not
+    replace (an SBM's labels under an R-MAT graph, an ``edges.tsv`` folder's part files
+    beside a new ``edges/``) are removed, so that OUTPUT holds one graph; a file by such
+    a name, or one this process cannot look at, is named and kept."""
+    from pyarrow import fs
+
+    from sepne_spark.storage import exists, path_type, remove
+
+    if not ns.overwrite:
+        return
+    for old in _stale(ns):
+        if not exists(old):
+            continue
+        if path_type(old) != fs.FileType.Directory:
+            log.warning("kept %s: this run does not write it, and it is no folder of part files this run can see "
+                        "(it may be yours); OUTPUT holds another graph's table beside this one", old)
+            continue
+        log.warning("removing %s, left by an earlier run: OUTPUT holds this run's graph only", old)
+        remove(old)
 
 
 #: The flags of each model's group: given with the other model, they would do nothing.
@@ -273,11 +326,10 @@ def check_args(ns: argparse.Namespace, argv: Sequence[str]) -> None:
     except ValueError as exc:
         raise UserError(str(exc)) from None
     check_folder_to_write(ns.output, "--output folder")  # it will hold edges/ and labels/
-    tables = ("edges", "labels") if ns.model == "sbm" else ("edges",)
-    for table in tables:
-        target = _target(ns.output, table, ns.format, ns.single_file)
+    for target in _written(ns):
         check_not_in_dataset(target)  # the folder --output names included
         check_output_path(target, [], overwrite=ns.overwrite)
+    check_replaceable(ns)
 
 
 def session_conf(argv: Sequence[str]) -> dict[str, str]:
