@@ -196,6 +196,25 @@ def test_embeddings_without_the_columns_a_task_reads_are_refused_before_spark(tm
     assert len(lines) == 1 and lines[0].startswith(f"sepne-evaluate: error: {words}"), proc.stderr
 
 
+def test_a_graph_folder_given_for_its_edges_is_refused_before_spark(tmp_path):
+    """The folder sepne-generate writes (edges/, labels/) given as the edge list: named,
+    with the folder meant; a folder of dt= partitions is an edge list Spark reads."""
+    for table in ("edges", "labels"):
+        (tmp_path / "graph" / table).mkdir(parents=True)
+        (tmp_path / "graph" / table / "part-00000.tsv").write_text("1\t2\n")
+    for how, flag in ((EMBED_FILE, "--input"), ([str(ROOT / "jobs" / "evaluate.py"), "linkpred"], "--edges")):
+        proc = _run(tmp_path, how, flag, "graph", "--output" if flag == "--input" else "--fraction",
+                    "out" if flag == "--input" else "0.1")
+        assert proc.returncode == 2, proc.stderr[-3000:]
+        assert proc.stderr.strip().splitlines()[-1].endswith(
+            f"error: {flag} graph holds folders (edges/, labels/) and no data file: give the edge list's own folder, "
+            "e.g. graph/edges"), proc.stderr
+    from sepne_spark.jobs.common import check_edge_folders
+
+    (tmp_path / "dated" / "dt=2026-12-01").mkdir(parents=True)
+    check_edge_folders([str(tmp_path / "dated"), str(tmp_path / "graph" / "edges")], "--input")
+
+
 def test_a_run_date_run_over_another_dates_model_is_refused_before_spark(tmp_path):
     """--run-date with a local --save-model that holds another date's model: refused at
     once (the check with Spark stays for remote paths and for main() in a notebook)."""

@@ -368,6 +368,26 @@ def check_inputs_exist(paths: Iterable[str], flag: str) -> None:
             raise UserError(f"{flag} {path} does not exist{where}")
 
 
+def check_edge_folders(paths: Iterable[str], flag: str) -> None:
+    """Refuse a local edge-list folder that holds folders and no file, where they are
+    not partitions (``dt=2026-12-01``) that Spark reads as columns: a graph folder such as
+    ``sepne-generate`` writes (``edges/``, ``labels/``) given in place of its ``edges``.
+    The reader would find no data file and report an empty input once Spark runs."""
+    for path in paths:
+        if not is_local_path(path) or any(c in path for c in "*?[{"):
+            continue
+        local = local_path(path)
+        if not os.path.isdir(local):
+            continue
+        entries = [name for name in os.listdir(local) if not name.startswith((".", "_"))]
+        folders = sorted(name for name in entries if os.path.isdir(os.path.join(local, name)))
+        if folders and len(folders) == len(entries) and not all("=" in name for name in folders):
+            shown = ", ".join(f"{name}/" for name in folders[:3]) + (", ..." if len(folders) > 3 else "")
+            pick = next((name for name in folders if name.startswith("edges")), folders[0])
+            raise UserError(f"{flag} {path} holds folders ({shown}) and no data file: give the edge list's own "
+                            f"folder, e.g. {path.rstrip('/')}/{pick}")
+
+
 def _local_fingerprint(path: str) -> dict[str, Any]:
     local = local_path(path)
     matches = sorted(glob.glob(local)) if any(c in local for c in "*?[") else [local]

@@ -31,6 +31,7 @@ from sepne_spark.jobs.common import (
     UserError,
     add_read_arguments,
     auto_settings,
+    check_edge_folders,
     check_inputs_exist,
     given_flags,
     given_read_options,
@@ -231,6 +232,7 @@ def _checked(argv: Sequence[str] | None) -> tuple[argparse.Namespace, schema.Emb
         raise UserError(f"{' and '.join(what)}, so it embeds whole graphs only: drop --nodes, or give {fix}")
     target = _output_target(ns)
     check_inputs_exist(ns.input or [], "--input")
+    check_edge_folders(ns.input or [], "--input")
     if ns.nodes and ns.nodes.startswith("@"):
         check_inputs_exist([ns.nodes[1:]], "--nodes file")
         _check_ids_file(ns.nodes[1:])

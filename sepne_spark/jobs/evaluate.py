@@ -49,6 +49,7 @@ from sepne_spark.jobs.common import (
     UserError,
     add_read_arguments,
     auto_settings,
+    check_edge_folders,
     check_inputs_exist,
     input_fingerprint,
     is_local_path,
@@ -866,6 +867,8 @@ def _check_paths(ns: argparse.Namespace) -> None:
         value = getattr(ns, flag, None)
         if value:
             check_inputs_exist([value], "--" + flag)
+            if flag == "edges":
+                check_edge_folders([value], "--edges")
             inputs.append(value)
     if getattr(ns, "json", None):
         check_json_path(ns.json, inputs)
