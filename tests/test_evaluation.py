@@ -335,7 +335,7 @@ def test_sample_non_edges(spark):
         sample_non_edges(edges, -5)
 
 
-def test_link_prediction_scores_community_structure(spark):
+def test_link_prediction_scores_community_structure(spark, caplog):
     n = 24
     edges = spark.createDataFrame(_two_communities(n // 2, p=0.8), "src long, dst long")
     seen = {}
@@ -347,8 +347,15 @@ def test_link_prediction_scores_community_structure(spark):
                 for i in range(n)]
         return spark.createDataFrame(rows, "id long, embedding array<double>, context array<double>")
 
-    res = link_prediction(spark, edges, fit_embed, fraction=0.2, seed=0, directed=False)
+    with caplog.at_level("WARNING", logger="sepne_spark"):
+        res = link_prediction(spark, edges, fit_embed, fraction=0.2, seed=0, directed=False)
     assert res["n_test_edges"] > 0 and res["n_negative"] == res["n_test_edges"]
+    # So few pairs: the spread of a chance AUC on them is said
+    from sepne_spark.evaluation.link_prediction import chance_auc_spread
+
+    assert f"the AUC rests on {res['n_test_edges']} held-out edges" in caplog.text
+    assert f"+/- {chance_auc_spread(res['n_test_edges']):.2f}" in caplog.text
+    assert chance_auc_spread(4) == pytest.approx(0.2165, abs=1e-4)
     assert res["n_train_edges"] == seen["train"]
     assert res["n_test_missing"] == 0 and res["n_negative_missing"] == 0
     assert res["auc_embedding_embedding"] > 0.8
@@ -496,7 +503,7 @@ def test_check_labels_warns_about_nearly_one_class_per_node(caplog):
 
 
 @pytest.mark.e2e
-def test_job_reconstruct(spark, tmp_path, capsys):
+def test_job_reconstruct(spark, tmp_path, capsys, caplog):
     n = 20
     src, dst = _random_graph(n, 45, seed=9)
     src, dst = np.concatenate([src, np.arange(n)]), np.concatenate([dst, (np.arange(n) + 1) % n])
@@ -512,7 +519,11 @@ def test_job_reconstruct(spark, tmp_path, capsys):
     out = tmp_path / "r.json"
     args = ["reconstruct", "--edges", str(tmp_path / "edges.tsv"), "--embeddings", str(tmp_path / "emb.parquet"),
             "--json", str(out)]
-    assert job.main(spark, args) == 0
+    with caplog.at_level("WARNING", logger="sepne_spark"):
+        assert job.main(spark, args) == 0
+    # No manifest beside these embeddings: M is the built-in defaults', which is said
+    assert "emb.parquet has no _manifest.json (written by sepne-embed): M is built from the built-in defaults" \
+        in caplog.text
     res = json.loads(out.read_text())
     exact = reconstruction_r2(M, W, C)
     assert res["exact"] and res["r2_all"] == pytest.approx(exact["r2_all"], abs=1e-12)
@@ -646,6 +657,10 @@ def test_link_prediction_on_a_graph_without_an_edge_to_hold_out_is_a_user_error(
     star = spark.createDataFrame([("0", str(i)) for i in range(1, 8)], "src string, dst string")
     with pytest.raises(UserError, match="no edge could be held out: every edge is the last one of one of its nodes"):
         link_prediction(spark, star, lambda train: None, fraction=0.3, seed=1, directed=False)
+    # A complete graph has no non-edge at all: no --fraction helps, and the message says so
+    k6 = spark.createDataFrame([(i, j) for i in range(6) for j in range(i + 1, 6)], "src long, dst long")
+    with pytest.raises(UserError, match=r"the graph has no non-edge \(every pair of its nodes is joined\)"):
+        link_prediction(spark, k6, lambda train: None, fraction=0.3, seed=1, directed=False)
 
 
 @pytest.mark.e2e

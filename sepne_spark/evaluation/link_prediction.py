@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import bisect
 import logging
+import math
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -369,8 +370,13 @@ def link_prediction(
         raise InputError("no edge could be held out: every edge is the last one of one of its nodes (a tree, a "
                          "star or a graph this small); link prediction needs a graph with cycles")
     try:  # the negatives' seed: another one than the split's, within a long
-        negatives = sample_non_edges(edges_df, n_test, seed=(seed + 1) % 2**63, directed=directed)
+        with stage(session, "negatives", f"{n_test:,} sampled non-edges, as many as the held-out edges") as st:
+            negatives = sample_non_edges(edges_df, n_test, seed=(seed + 1) % 2**63, directed=directed)
+            st.count(non_edges=int(n_test))
     except ValueError as exc:  # a graph too dense for as many non-edges as held-out edges
+        if getattr(exc, "available", None) == 0:
+            raise InputError("link prediction: the graph has no non-edge (every pair of its nodes is joined), so "
+                             "there is nothing to score the held-out edges against") from None
         raise InputError(f"link prediction: {exc} (non-edges as many as the held-out edges; the graph is too "
                          "dense for --fraction; give a smaller one)") from None
     embeddings = fit_embed(train)
@@ -401,4 +407,19 @@ def link_prediction(
     if missing:
         log.warning("link prediction: %d held-out and %d negative pairs have a node without an embedding "
                     "and are left out", result["n_test_missing"], result["n_negative_missing"])
+    if n_test < FEW_PAIRS:
+        log.warning("link prediction: the AUC rests on %d held-out edges and as many non-edges; on so few pairs "
+                    "an AUC of chance (0.5) spreads by +/- %.2f (one standard deviation): hold out more "
+                    "(--fraction) or use a larger graph", n_test, chance_auc_spread(int(n_test)))
     return result
+
+
+#: Fewer held-out edges than this: the AUC is reported with a warning of its spread.
+FEW_PAIRS = 100
+
+
+def chance_auc_spread(n: int) -> float:
+    """The standard deviation of the AUC of random scores on ``n`` positive and ``n``
+    negative pairs (the Mann-Whitney statistic's under no difference):
+    sqrt((2n + 1) / (12 n^2))."""
+    return math.sqrt((2 * n + 1) / (12 * n * n)) if n > 0 else float("nan")

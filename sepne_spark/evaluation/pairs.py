@@ -117,7 +117,9 @@ def _sample_pairs(
     n_excl = counted if n_excluded_hint is None else n_excluded_hint
     available = total_pairs - n_excl
     if available < n:
-        raise InputError(f"asked for {n} pairs but only {max(available, 0)} are available")
+        short = InputError(f"asked for {n} pairs but only {max(available, 0)} are available")
+        short.available = max(available, 0)  # type: ignore[attr-defined]
+        raise short
     accept = max(available / total_pairs, 1e-3)
     idx_u = indexed.select(F.col("idx").alias("_iu"), F.col("id").alias("src"))
     idx_v = indexed.select(F.col("idx").alias("_iv"), F.col("id").alias("dst"))

@@ -103,7 +103,8 @@ _fraction = _bounded(float, lambda v: 0.0 < v < 1.0, "a number in (0, 1)")
 
 
 class _Retired(argparse.Action):
-    """An option a task no longer has: using it is an error that says why."""
+    """An option a task no longer has (or never had, where another job has it): using
+    it is an error that says why."""
 
     def __init__(self, option_strings: Sequence[str], dest: str, why: str, **kw: Any) -> None:
         super().__init__(option_strings, dest, nargs="?", **kw)
@@ -214,7 +215,13 @@ def build_parser() -> argparse.ArgumentParser:
                     f"{', '.join(profile_names()) or 'none found'}; or a path; default: auto, chosen from the "
                     "training graph's size as the embed job chooses); the flags below override it. --seed "
                     "also seeds the held-out edges and the sampled non-edges")
-    schema.add_arguments(lp)
+    # Link prediction writes no vectors and scores both products: the embed job's
+    # --context / --no-context (write the context vectors or not) would change nothing.
+    schema.add_arguments(lp, [name for name in schema.SETTING_NAMES if name != "context"])
+    for flag in ("--context", "--no-context"):
+        lp.add_argument(flag, action=_Retired, help=argparse.SUPPRESS,
+                        why="linkpred writes no vectors and scores both embedding.embedding and "
+                            "embedding.context: drop it (it is sepne-embed's)")
     show_profile_defaults(lp)
     lp.add_argument("--json", metavar="OUT.json", help="also write the results as JSON")
     return p
@@ -621,6 +628,9 @@ def _say_embedding_counts(n: int, n_missing: int, n_zero: int, has_ctx: bool) ->
                     "the R^2 is that of W W^T (embed with --context for W C^T)")
     if n_missing:
         print(f"{n_missing} of {n} graph nodes have no embedding: their rows and columns predict 0")
+        log.warning("%d of the graph's %d nodes (%.1f%%) have no embedding, and the R^2 counts their rows and "
+                    "columns of M as predicted 0: are these the embeddings of this graph (--edges), of every "
+                    "node (not of --nodes)?", n_missing, n, 100.0 * n_missing / max(n, 1))
     if n_zero:
         print(f"{n_zero} of {n} graph nodes have an all-zero embedding (no landmark reaches them)")
 
@@ -708,6 +718,10 @@ def run_reconstruct(spark: SparkSession, ns: argparse.Namespace) -> dict[str, An
 
     manifest, run = embeddings_manifest(ns)
     settings, source = matrix_settings(ns, manifest, run)
+    if not manifest:
+        log.warning("%s has no _manifest.json (written by sepne-embed): M is built from %s, which may not be the "
+                    "M these embeddings were made from; give --metric, --window, --scaling and --directed or --undirected as "
+                    "the embedding run had them", ns.embeddings, source)
     mismatch = input_mismatch(spark, ns.edges, manifest)
     if mismatch:
         log.warning("%s", mismatch)
@@ -817,7 +831,7 @@ def run_linkpred(spark: SparkSession, ns: argparse.Namespace) -> dict[str, Any]:
                                "run with --propagation 1 --refine-steps 0 --average-steps 0 to score the solve's")
         log.warning("%s", res["context_note"])
     res.update({"task": "linkpred", "edges": ns.edges, "profile": profile,
-                "settings": {k: v for k, v in settings.as_dict().items() if k != "spark"}})
+                "settings": {k: v for k, v in settings.as_dict().items() if k not in ("spark", "context")}})
     print(f"link prediction: {res['n_test_edges']} held-out edges vs {res['n_negative']} non-edges, "
           f"{res['n_train_edges']} training edges")
     ec = res["auc_embedding_context"]
