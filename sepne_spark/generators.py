@@ -213,10 +213,14 @@ def _check_sbm(nodes: int, communities: int, avg_degree: float, mixing: float) -
     nodes, communities = int(nodes), int(communities)
     if nodes < 1:
         raise SettingError(f"nodes must be positive, got {nodes}")
+    if nodes >= 1 << 63:
+        raise SettingError(f"nodes must be below 2^63 (ids are 64-bit integers), got {nodes}")
     if not 1 <= communities <= nodes:
         raise SettingError(f"communities must be in [1, nodes={nodes}], got {communities}")
     if not avg_degree > 0:
         raise SettingError(f"avg_degree must be positive (0 draws no edge), got {avg_degree}")
+    if nodes * avg_degree / 2 >= 2.0 ** 63:
+        raise SettingError(f"nodes x avg_degree / 2 must be below 2^63 edges, got {nodes} x {avg_degree:g} / 2")
     if not 0.0 <= mixing <= 1.0:
         raise SettingError(f"mixing must be in [0, 1], got {mixing}")
     return nodes, communities
@@ -228,6 +232,8 @@ def _check_rmat(scale: int, edges: int, a: float, b: float, c: float) -> tuple[i
         raise SettingError(f"scale must be in [1, {_MAX_SCALE}], got {scale}")
     if edges < 0:
         raise SettingError(f"edges must be non-negative, got {edges}")
+    if edges >= 1 << 63:
+        raise SettingError(f"edges must be below 2^63, got {edges}")
     if any(not p >= 0.0 for p in (a, b, c)) or a + b + c > 1.0 + 1e-12:
         raise SettingError(f"need a, b, c >= 0 and a + b + c <= 1, got a={a}, b={b}, c={c}")
     return scale, edges

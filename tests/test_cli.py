@@ -377,17 +377,23 @@ def test_labels_read_from_a_folder_of_parts_a_parquet_folder_or_a_file_uri(tmp_p
 
 @pytest.mark.unit
 @pytest.mark.parametrize("argv, words", [
-    (["--nodes", "-5"], "nodes must be positive, got -5"),
-    (["--mixing", "2"], r"mixing must be in \[0, 1\], got 2.0"),
-    (["--partitions", "0"], "partitions must be positive, got 0"),
-    (["--communities", "20", "--nodes", "10"], r"communities must be in \[1, nodes=10\], got 20"),
-    (["--avg-degree", "0"], r"avg_degree must be positive \(0 draws no edge\)"),
+    # In the words of the flags, not of the generators' parameters
+    (["--nodes", "-5"], "^--nodes must be positive, got -5"),
+    (["--mixing", "2"], r"^--mixing must be in \[0, 1\], got 2.0"),
+    (["--partitions", "0"], "^--partitions must be positive, got 0"),
+    (["--communities", "20", "--nodes", "10"], r"^--communities must be in \[1, --nodes=10\], got 20"),
+    (["--avg-degree", "0"], r"^--avg-degree must be positive \(0 draws no edge\)"),
     (["--model", "rmat", "--nodes", "100"], "--nodes applies to --model sbm only; this is --model rmat"),
     (["--rmat-a", "0.9"], "--rmat-a applies to --model rmat only; this is --model sbm"),
-    (["--model", "rmat", "--rmat-a", "0.9", "--rmat-b", "0.3"], r"need a, b, c >= 0 and a \+ b \+ c <= 1"),
-    (["--model", "rmat", "--scale", "70"], r"scale must be in \[1, 62\], got 70"),
-    (["--nodes", "100", "--avg-degree", "200"], "--avg-degree 200 is more than a graph of --nodes 100 can have"),
-    (["--model", "rmat", "--edges", "0"], "--edges 0 draws no edge"),
+    (["--model", "rmat", "--rmat-a", "0.9", "--rmat-b", "0.3"],
+     r"^need --rmat-a, --rmat-b, --rmat-c >= 0 and a \+ b \+ c <= 1, got --rmat-a=0.9"),
+    (["--model", "rmat", "--scale", "70"], r"^--scale must be in \[1, 62\], got 70"),
+    (["--nodes", "100", "--avg-degree", "200"], "^--avg-degree 200 is more than a graph of --nodes 100 can have"),
+    (["--model", "rmat", "--edges", "0"], r"^--edges must be positive \(0 draws no edge\), got 0"),
+    (["--model", "rmat", "--edges", "-3"], r"^--edges must be positive \(0 draws no edge\), got -3"),
+    (["--model", "rmat", "--edges", str(1 << 64)], r"^--edges must be below 2\^63, got"),
+    (["--nodes", str(1 << 63)], r"^--nodes must be below 2\^63 \(ids are 64-bit integers\), got"),
+    (["--nodes", str(1 << 62), "--avg-degree", "8"], r"^--nodes x --avg-degree / 2 must be below 2\^63 edges"),
 ])
 def test_generate_checks_its_arguments_before_spark_starts(tmp_path, argv, words):
     from sepne_spark.errors import UserError

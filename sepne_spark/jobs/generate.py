@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import re
 import sys
 import time
 from typing import Callable, Sequence
@@ -56,7 +57,7 @@ def parse_args(args: Sequence[str] | None) -> argparse.Namespace:
                    help="keep edges directed (default: off, undirected edges stored once "
                    "as src < dst)")
     p.add_argument("--partitions", type=int, default=None,
-                   help="partitions (and output files) for the edges (default: Spark's "
+                   help="partitions (and output files) of the edges and of the labels (default: Spark's "
                    "default parallelism and shuffle partitions)")
     p.add_argument("--single-file", action="store_true",
                    help="write one file per table (edges.tsv, labels.tsv ...) instead of "
@@ -318,18 +319,30 @@ def check_args(ns: argparse.Namespace, argv: Sequence[str]) -> None:
             if ns.avg_degree > ns.nodes - 1:
                 raise ValueError(f"--avg-degree {ns.avg_degree:g} is more than a graph of --nodes {ns.nodes} can have "
                                  f"(at most {ns.nodes - 1} neighbours a node)")
-        elif ns.edges == 0:
-            raise ValueError("--edges 0 draws no edge")
+        elif ns.edges is not None and ns.edges < 1:
+            raise ValueError(f"--edges must be positive (0 draws no edge), got {ns.edges}")
         else:
             generators._check_rmat(ns.scale, 16 << ns.scale if ns.edges is None else ns.edges,
                                    ns.rmat_a, ns.rmat_b, ns.rmat_c)
     except ValueError as exc:
-        raise UserError(str(exc)) from None
+        raise UserError(_in_flags(str(exc))) from None
     check_folder_to_write(ns.output, "--output folder")  # it will hold edges/ and labels/
     for target in _written(ns):
         check_not_in_dataset(target)  # the folder --output names included
         check_output_path(target, [], overwrite=ns.overwrite)
     check_replaceable(ns)
+
+
+#: The generators' parameter names, as this job's flags name them.
+_FLAGS = {"nodes": "--nodes", "communities": "--communities", "avg_degree": "--avg-degree", "mixing": "--mixing",
+          "scale": "--scale", "edges": "--edges", "seed": "--seed", "partitions": "--partitions"}
+
+
+def _in_flags(message: str) -> str:
+    """A generator's message (``avg_degree must be positive``) in the words of the
+    flags (``--avg-degree must be positive``)."""
+    message = re.sub(r"(?<![-\w])(" + "|".join(_FLAGS) + r")(?=[ =])", lambda m: _FLAGS[m.group(1)], message)
+    return re.sub(r"(?<![-\w])([abc])(?=( >=|,|=))", r"--rmat-\1", message)
 
 
 def session_conf(argv: Sequence[str]) -> dict[str, str]:
