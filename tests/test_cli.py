@@ -178,6 +178,7 @@ def test_classify_reads_the_labels_before_spark(tmp_path):
                                                     "embed with --context)"),
     (("id", "embedding"), ["--use-context"], "emb: has no context column"),
     (("node", "embedding"), [], "emb: embeddings need columns id and embedding; missing id"),
+    (None, [], "emb: part-00000.tsv is not a Parquet file; --embeddings takes the Parquet output of sepne-embed"),
 ])
 def test_embeddings_without_the_columns_a_task_reads_are_refused_before_spark(tmp_path, columns, args, words):
     """A local Parquet's schema is read before Spark starts: an embedding without the
@@ -186,8 +187,11 @@ def test_embeddings_without_the_columns_a_task_reads_are_refused_before_spark(tm
     import pyarrow.parquet as pq
 
     (tmp_path / "emb").mkdir()
-    pq.write_table(pa.table({columns[0]: ["1", "2"], columns[1]: [[0.1, 0.2], [0.3, 0.4]]}),
-                   tmp_path / "emb" / "part-00000.parquet")
+    if columns is None:  # an edge list's folder given for the embeddings
+        (tmp_path / "emb" / "part-00000.tsv").write_text("1\t2\n")
+    else:
+        pq.write_table(pa.table({columns[0]: ["1", "2"], columns[1]: [[0.1, 0.2], [0.3, 0.4]]}),
+                       tmp_path / "emb" / "part-00000.parquet")
     (tmp_path / "labels.tsv").write_text("1\ta\n2\tb\n")
     proc = _run(tmp_path, [str(ROOT / "jobs" / "evaluate.py")], "classify", "--embeddings", "emb",
                 "--labels", "labels.tsv", *args)

@@ -844,19 +844,37 @@ def run_linkpred(spark: SparkSession, ns: argparse.Namespace) -> dict[str, Any]:
 
 
 def check_embedding_columns(path: str, need_context: bool) -> None:
-    """Refuse, before Spark starts, local embeddings whose Parquet schema lacks ``id``,
-    ``embedding`` or (for ``need_context``) ``context``, with the words
-    :func:`read_embeddings` uses. A path pyarrow cannot read as Parquet is left to Spark."""
+    """Refuse, before Spark starts, local embeddings that are not Parquet (a data file
+    without Parquet's leading magic bytes, such as a text edge list's folder) or whose
+    Parquet schema lacks ``id``, ``embedding`` or (for ``need_context``) ``context``,
+    with the words :func:`read_embeddings` uses. Parquet that pyarrow cannot read is left
+    to Spark."""
     if not is_local_path(path):
         return
+    local = local_path(path)
+    files = [local] if os.path.isfile(local) else []
+    for folder, dirs, names in os.walk(local):  # the data files Spark reads: hidden names skipped
+        dirs[:] = sorted(d for d in dirs if not d.startswith(("_", ".")))
+        files += [os.path.join(folder, name) for name in sorted(names) if not name.startswith(("_", "."))]
+        if len(files) >= 8:
+            break
+    for file in files[:8]:
+        try:
+            with open(file, "rb") as data:
+                head = data.read(4)
+        except OSError:
+            continue
+        if head != b"PAR1":
+            raise UserError(f"{path}: {os.path.relpath(file, local) if file != local else file} is not a Parquet "
+                            "file; --embeddings takes the Parquet output of sepne-embed (columns id, embedding)")
     try:
         import pyarrow.dataset as pads
 
-        found = pads.dataset(path[len("file:"):] if path.startswith("file:") else path, format="parquet")
+        found = pads.dataset(local, format="parquet")
         if not found.files:
             return
         columns = set(found.schema.names)
-    except Exception:  # noqa: BLE001 - not Parquet pyarrow reads: Spark reads it and says what is wrong
+    except Exception:  # noqa: BLE001 - Parquet pyarrow cannot read: Spark reads it and says what is wrong
         return
     _check_columns(path, columns, need_context)
 
