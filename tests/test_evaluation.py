@@ -609,9 +609,12 @@ def test_job_reconstruct_refuses_ids_given_twice_and_vectors_of_two_lengths(spar
     job = _job()
     for method in ("driver", "spark"):
         base = ["reconstruct", "--edges", str(edges), "--method", method, "--embeddings"]
-        with pytest.raises(UserError, match=r"more vectors than ids of the graph: one row per id \(given more than once: 'a'\)"):
+        # The same words by either method: the path, the count, the ids
+        with pytest.raises(UserError, match=r"twice.parquet: 1 more vectors than ids of the graph: one row per id "
+                                            r"\(given more than once: 'a'\)"):
             job.main(spark, base + [str(twice)])
-        with pytest.raises(UserError, match=r"embedding and context vectors have different lengths: \[2, 3\]"):
+        with pytest.raises(UserError, match=r"lengths.parquet: embedding and context vectors have different "
+                                            r"lengths: \[2, 3\], e.g. of 'a'"):
             job.main(spark, base + [str(lengths)])
     # A NaN or infinite vector: named, not scored as zero (classify) or as an R^2 of NaN (reconstruct)
     nan = tmp_path / "nan.parquet"

@@ -433,7 +433,10 @@ def reconstruction_r2_spark(
                          f"{', '.join(map(repr, shown))}")
     sizes = sorted({row["d_min"], row["d"], row["c_min"], row["c_max"]} - {None})
     if len(sizes) > 1:
-        raise InputError(f"embedding{' and context' if has_ctx else ''} vectors have different lengths: {sizes}")
+        odd = joined.where((F.size("_w") != F.lit(row["d"])) | (F.size("_c") != F.lit(row["d"])))
+        shown = [r["id"] for r in odd.select("id").orderBy("id").limit(3).collect()]
+        raise InputError(f"{name}: embedding{' and context' if has_ctx else ''} vectors have different lengths: "
+                         f"{sizes}, e.g. of {', '.join(map(repr, shown))}")
     if blocks is None:
         blocks = max(default_blocks(n_nodes, minimum=2, dim=max(d, 1), dtype="float64"),
                      math.ceil(math.sqrt(nnz / ENTRIES_PER_TASK)))

@@ -40,7 +40,7 @@ import pandas as pd
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from sepne_spark.errors import DuplicateIdsError
+from sepne_spark.errors import DuplicateIdsError, InputError
 from sepne_spark.progress import stage
 from sepne_spark.reading import spark_error_text
 from sepne_spark.sparse import sparse_proximity
@@ -660,13 +660,15 @@ def _reconstruct_on_driver(spark: SparkSession, graph: Any, emb: DataFrame, sett
         if r["e"] is None:
             continue
         if found[i]:
-            twice = sorted({k for k, c in Counter(x["key"] for x in rows if x["e"] is not None).items() if c > 1})
-            raise DuplicateIdsError(f"embeddings: more vectors than ids of the graph: one row per id (given more "
-                                    f"than once: {', '.join(map(repr, twice[:3]))})")
+            given = Counter(x["key"] for x in rows if x["e"] is not None)
+            twice = sorted(k for k, c in given.items() if c > 1)
+            raise DuplicateIdsError(f"{path}: {sum(given.values()) - len(given)} more vectors than ids of the "
+                                    f"graph: one row per id (given more than once: "
+                                    f"{', '.join(map(repr, twice[:3]))})")
         c = r["c"] if has_ctx and r["c"] is not None else r["e"]
         if len(r["e"]) != d or len(c) != d:
-            raise UserError(f"embedding{' and context' if has_ctx else ''} vectors have different lengths: "
-                            f"{sorted({d, len(r['e']), len(c)})}")
+            raise InputError(f"{path}: embedding{' and context' if has_ctx else ''} vectors have different "
+                             f"lengths: {sorted({d, len(r['e']), len(c)})}, e.g. of {r['key']!r}")
         W[i] = r["e"]
         Cm[i] = c
         found[i] = True
