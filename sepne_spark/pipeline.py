@@ -418,7 +418,9 @@ def _refine_operator(params: Mapping[str, Any]) -> str:
 
 def _anchors(params: Mapping[str, Any], ids: DataFrame | None) -> bool:
     """Whether the unreached nodes get the anchor (``unreached="anchor"``, whole graphs)."""
-    return ids is None and str(params.get("unreached", "zero")) == "anchor"
+    from sepne_spark.settings import setting
+
+    return ids is None and str(params.get("unreached", setting("unreached").default)) == "anchor"
 
 
 def _whole_graph_only(params: Mapping[str, Any]) -> bool:

@@ -1061,7 +1061,7 @@ def auto_profile(nodes: int, edge_rows: int, two_step_walks: int | None = None) 
         return AUTO_LARGE, {**over, **_tiny(nodes, base, over)}
     over = {}
     base = load_profile(AUTO_SMALL)
-    if window != base.get("window", 2):
+    if window != base.get("window", _BY_NAME["window"].default):
         over["window"] = window
     return AUTO_SMALL, {**over, **_tiny(nodes, base, over)}
 
@@ -1072,7 +1072,7 @@ def _auto_window(nodes: int, edge_rows: int) -> int | None:
     if nodes > AUTO_SMALL_NODES:
         return None
     dbar = edge_rows / max(nodes, 1)
-    top = int(load_profile(AUTO_SMALL).get("window", 2))
+    top = int(load_profile(AUTO_SMALL).get("window", _BY_NAME["window"].default))
     return next((t for t in range(top, 2, -1) if nodes * min(nodes, dbar ** t) <= AUTO_MAX_ENTRIES), None)
 
 
@@ -1246,7 +1246,7 @@ def resolve(
         sources[s.name] = f"from {s.flag}"
     gave = given_wins(values, {name for name, where in sources.items() if where.startswith("from --")})
     if gave == "window":
-        log.info("window %d (%s) applies to metric A+A2 only: %s %s drops it", (profile or {}).get("window", 2),
+        log.info("window %d (%s) applies to metric A+A2 only: %s %s drops it", (profile or {}).get("window", _BY_NAME["window"].default),
                  sources["window"].replace("from ", ""), _BY_NAME["metric"].flag, values["metric"])
         sources["window"] = sources["metric"]
     elif gave == "metric":

@@ -305,6 +305,17 @@ def test_evaluate_reconstruct_takes_its_matrix_flags_from_the_schema():
         ("spectral.propagate", "mu", "propagation_mu"), ("spectral.propagate", "theta", "propagation_theta"),
         ("sparse.sparse_proximity", "window", "window"), ("sparse.sparse_proximity", "scaling", "scaling"),
         ("set_stage.embed_sets", "dtype", "dtype"),
+        ("set_stage.make_set_solver", "dtype", "dtype"), ("sparse.solve_sets", "dtype", "dtype"),
+        ("sparse.embed_all", "dtype", "dtype"),
+        ("landmarks.select_landmarks", "seed", "seed"), ("partition.random_partition", "seed", "seed"),
+        ("partition.requested_partition", "seed", "seed"), ("partition.pack_communities", "seed", "seed"),
+        ("partition.lp_partition", "seed", "seed"),
+        ("one_task.embed_graph", "unreached", "unreached"), ("unreached.anchor_unreached", "length", "unreached_length"),
+        ("propagation.propagate_embeddings", "refine_steps", "refine_steps"),
+        ("propagation.propagate_embeddings", "average_steps", "average_steps"),
+        ("propagation.propagate_embeddings", "refine_operator", "refine_operator"),
+        ("spectral.smooth", "refine_steps", "refine_steps"), ("spectral.smooth", "average_steps", "average_steps"),
+        ("spectral.smooth", "refine_operator", "refine_operator"), ("spectral.refine", "operator", "refine_operator"),
     ],
 )
 def test_the_library_functions_keyword_defaults_are_the_schemas(function, parameter, setting):
@@ -386,3 +397,12 @@ def test_readme_settings_reference_is_the_schemas():
     table = readme.partition(module.START)[2].partition(module.END)[0]
     for s in settings.SETTINGS:
         assert f"| `{s.name}` | `{s.flag}`" in table
+
+
+@pytest.mark.unit
+def test_the_log_ratio_tier_ends_where_the_propagation_leaves_one_task():
+    """auto refines by the log-ratio matrix up to the propagation's one-task bound (the
+    matrix is formed in that one task): the two constants are one number."""
+    from sepne_spark.propagation import ONE_TASK_NODES
+
+    assert settings.AUTO_LOG_RATIO_NODES == ONE_TASK_NODES

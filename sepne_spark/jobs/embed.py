@@ -22,7 +22,7 @@ import os
 import re
 import sys
 import time
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from sepne_spark import __version__
 from sepne_spark import settings as schema
@@ -298,18 +298,24 @@ def check_model_of_run_date(ns: argparse.Namespace, spark: SparkSession | None, 
                     f"(e.g. models/dt={ns.run_date})")
 
 
+def _used(used: dict, param: str) -> Any:
+    """The value of the Param ``param`` (``averageSteps``) in ``used``, a model's
+    settings, else the schema's default of that setting."""
+    return used.get(param, schema.setting(re.sub(r"(?<!^)([A-Z])", r"_\1", param).lower()).default)
+
+
 def zero_reason(used: dict, what: str) -> str:
     """Why nodes got the zero vector, given the settings used: without propagation or
     averaging no node of their set reaches a landmark through M; with them (and any
     refinement, which spreads the same way), no node within their reach got a vector from
     the solve either."""
-    if used.get("unreached", "zero") == "anchor":
+    if _used(used, "unreached") == "anchor":
         return ("they have no edge of non-zero weight (every node with one that no landmark reaches got the "
                 "anchor, --unreached anchor)")
-    steps = used.get("averageSteps", 0)
-    if used.get("propagation", 1) <= 1 and steps <= 0:
+    steps = _used(used, "averageSteps")
+    if _used(used, "propagation") <= 1 and steps <= 0:
         return f"neither they nor the other nodes of their set reach a landmark through M ({what})"
-    reach = "the spectral filter" if used.get("propagation", 1) > 1 else f"the averaging ({steps} hops)"
+    reach = "the spectral filter" if _used(used, "propagation") > 1 else f"the averaging ({steps} hops)"
     return (f"no node within reach of {reach} around them reaches a landmark through M ({what}), "
             "as in a connected component that holds no landmark")
 
@@ -317,11 +323,11 @@ def zero_reason(used: dict, what: str) -> str:
 def zero_advice(used: dict, n_nodes: int | None) -> str:
     """What to change so that fewer nodes get the zero vector, given the settings used
     (a model's parameters: ``landmarkStrategy``, ``landmarks``, ``metric``, ``window``)."""
-    if used.get("unreached", "zero") == "anchor":
+    if _used(used, "unreached") == "anchor":
         return "drop the isolated nodes, or leave them at zero: the graph says nothing about them"
     tips = ["--unreached anchor (a shared direction and one per component for the nodes of components "
             "without a landmark)"]
-    if used.get("propagation", 1) <= 1:
+    if _used(used, "propagation") <= 1:
         tips.append("--propagation 3 (the spectral filter gives every node of a component that holds a "
                     "landmark a vector from its neighbourhood)")
     if used["landmarkStrategy"] != "GDS":
@@ -330,7 +336,7 @@ def zero_advice(used: dict, n_nodes: int | None) -> str:
         tips.append("more --landmarks")
     if used["metric"] == "I+A":
         tips.append("--metric A+A2 (two-hop proximity)")
-    elif used.get("window", 2) < 5:
+    elif _used(used, "window") < 5:
         tips.append("a longer --window (walks of more steps)")
     tips.append("dropping those components (often small ones cut off from the rest)")
     return "try " + ", or ".join(tips)
@@ -663,7 +669,7 @@ def _run(spark, ns: argparse.Namespace, settings: schema.EmbedSettings, target: 
     print(f"  {size}; k={len(model.landmark_ids)} ({used['landmarkStrategy']}), "
           f"d={model.factors.Phi.shape[0]}, metric {what}, partition {plan['setup']}, set size {used['setSize']}"
           + (f"; then {', '.join(after)}" if after else "")
-          + ("; unreached nodes: the anchor" if used.get("unreached", "zero") == "anchor" and wanted is None else ""))
+          + ("; unreached nodes: the anchor" if _used(used, "unreached") == "anchor" and wanted is None else ""))
     print("  time: " + _time_line(timings, loaded=bool(ns.model)))
     print(f"  output: {target}")
     from sepne_spark.evaluation.classification import CLASSIFIER_EXTRA, classifier_available
