@@ -401,8 +401,8 @@ def test_readme_settings_reference_is_the_schemas():
 
 @pytest.mark.unit
 def test_the_log_ratio_tier_ends_where_the_propagation_leaves_one_task():
-    """auto refines by the log-ratio matrix up to the propagation's one-task bound (the
-    matrix is formed in that one task): the two constants are one number."""
+    """auto refines by the log-ratio matrix up to the propagation's one-task bound, as
+    AUTO_LOG_RATIO_NODES documents: the two constants are one number."""
     from sepne_spark.propagation import ONE_TASK_NODES
 
     assert settings.AUTO_LOG_RATIO_NODES == ONE_TASK_NODES
