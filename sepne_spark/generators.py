@@ -209,7 +209,8 @@ def _edges_numpy(
     return np.ascontiguousarray(pairs[:, 0]), np.ascontiguousarray(pairs[:, 1])
 
 
-def _check_sbm(nodes: int, communities: int, avg_degree: float, mixing: float) -> tuple[int, int]:
+def _check_sbm(nodes: int, communities: int, avg_degree: float, mixing: float,
+               directed: bool = False) -> tuple[int, int]:
     nodes, communities = int(nodes), int(communities)
     if nodes < 1:
         raise SettingError(f"nodes must be positive, got {nodes}")
@@ -219,8 +220,9 @@ def _check_sbm(nodes: int, communities: int, avg_degree: float, mixing: float) -
         raise SettingError(f"communities must be in [1, nodes={nodes}], got {communities}")
     if not avg_degree > 0:
         raise SettingError(f"avg_degree must be positive (0 draws no edge), got {avg_degree}")
-    if nodes * avg_degree / 2 >= 2.0 ** 63:
-        raise SettingError(f"nodes x avg_degree / 2 must be below 2^63 edges, got {nodes} x {avg_degree:g} / 2")
+    if nodes * avg_degree / (1.0 if directed else 2.0) >= 2.0 ** 63:
+        raise SettingError(f"nodes x avg_degree{'' if directed else ' / 2'} (the count of drawn edges) must be "
+                           f"below 2^63, got {nodes} x {avg_degree:g}{'' if directed else ' / 2'}")
     if not 0.0 <= mixing <= 1.0:
         raise SettingError(f"mixing must be in [0, 1], got {mixing}")
     return nodes, communities
@@ -328,7 +330,7 @@ def sbm_graph(
     SettingError
         If a parameter is out of range (a ``ValueError``).
     """
-    nodes, communities = _check_sbm(nodes, communities, avg_degree, mixing)
+    nodes, communities = _check_sbm(nodes, communities, avg_degree, mixing, directed)
     seed = _check_seed(seed)
     partitions = _check_partitions(partitions)
     m = sbm_edge_count(nodes, avg_degree, directed)

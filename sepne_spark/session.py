@@ -395,6 +395,8 @@ def check_sql_settings(jvm: Any, settings: Mapping[str, str]) -> None:
     import difflib
 
     for key in unknown:
+        if key.startswith("spark.sql.catalog.") or any(key.startswith(name + ".") for name in defined):
+            continue  # a catalog's or a plugin's options (spark.sql.catalog.spark_catalog.type): keys of their own
         close = difflib.get_close_matches(key, defined, n=1, cutoff=0.9)
         if close:
             log.warning("Spark setting %s is not one this Spark defines, so it changes nothing: did you mean %s?",

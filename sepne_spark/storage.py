@@ -866,11 +866,20 @@ def read_manifest(directory: str) -> dict | None:
 
     Raises :class:`~sepne_spark.errors.UserError` naming the file when it is not JSON.
     """
+    return read_json(directory.rstrip("/") + "/_manifest.json")
+
+
+def read_json(path: str) -> dict | None:
+    """The JSON file ``path`` (local or a URI this module reaches), or None where there
+    is no file.
+
+    Raises :class:`~sepne_spark.errors.UserError` naming the file when it is not JSON.
+    """
     import json
 
     from pyarrow import fs
 
-    filesystem, inner = _filesystem(directory.rstrip("/") + "/_manifest.json")
+    filesystem, inner = _filesystem(path)
     if filesystem.get_file_info(inner).type != fs.FileType.File:
         return None
     with filesystem.open_input_stream(inner) as fh:
@@ -878,4 +887,4 @@ def read_manifest(directory: str) -> dict | None:
     try:
         return json.loads(text)
     except ValueError as exc:
-        raise UserError(f"{directory.rstrip('/')}/_manifest.json is not valid JSON: {exc}") from None
+        raise UserError(f"{path} is not valid JSON: {exc}") from None

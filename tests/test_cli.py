@@ -397,7 +397,10 @@ def test_labels_read_from_a_folder_of_parts_a_parquet_folder_or_a_file_uri(tmp_p
     (["--model", "rmat", "--edges", "-3"], r"^--edges must be positive \(0 draws no edge\), got -3"),
     (["--model", "rmat", "--edges", str(1 << 64)], r"^--edges must be below 2\^63, got"),
     (["--nodes", str(1 << 63)], r"^--nodes must be below 2\^63 \(ids are 64-bit integers\), got"),
-    (["--nodes", str(1 << 62), "--avg-degree", "8"], r"^--nodes x --avg-degree / 2 must be below 2\^63 edges"),
+    (["--nodes", str(1 << 62), "--avg-degree", "8"],
+     r"^--nodes x --avg-degree / 2 \(the count of drawn edges\) must be below 2\^63"),
+    (["--nodes", str(1 << 62), "--avg-degree", "3", "--directed"],
+     r"^--nodes x --avg-degree \(the count of drawn edges\) must be below 2\^63"),
 ])
 def test_generate_checks_its_arguments_before_spark_starts(tmp_path, argv, words):
     from sepne_spark.errors import UserError
@@ -717,3 +720,17 @@ def test_an_unusable_environment_variable_is_refused_before_spark(tmp_path, monk
             if name == "SEPNE_SPARK_MASTER" else (str(tmp_path),):
         monkeypatch.setenv(name, fine)
         check_environment()
+
+
+@pytest.mark.unit
+def test_an_empty_part_file_beside_parquet_is_no_reason_to_refuse(tmp_path):
+    """Spark skips an empty data file: the check before Spark does too."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from sepne_spark.jobs.evaluate import check_embedding_columns
+
+    (tmp_path / "emb").mkdir()
+    pq.write_table(pa.table({"id": ["1"], "embedding": [[0.1, 0.2]]}), tmp_path / "emb" / "part-00000.parquet")
+    (tmp_path / "emb" / "part-00001.parquet").write_bytes(b"")
+    check_embedding_columns(str(tmp_path / "emb"), need_context=False)

@@ -351,11 +351,21 @@ def test_generate_job(spark, tmp_path, capsys, caplog, monkeypatch):
                             str(rmat_out)]) == 0
     assert (rmat_out / "edges.parquet").is_file() and not (rmat_out / "labels.parquet").exists()
     assert spark.read.parquet(str(rmat_out / "edges.parquet")).count() > 1000
+    # Rerun in another single-file layout: the earlier run's file (its marker names it)
+    # is removed, and a file of the user's by a table's name is refused, not deleted
+    assert job.main(spark, ["--nodes", "60", "--communities", "2", "--avg-degree", "4", "--single-file",
+                            "--output", str(rmat_out), "--overwrite"]) == 0
+    assert sorted(p.name for p in rmat_out.iterdir()) == [job.MARKER, "edges.tsv", "labels.tsv"]
+    (rmat_out / "labels.parquet").write_text("mine")
+    with pytest.raises(UserError, match="holds labels.parquet, which this run does not write"):
+        job.main(spark, ["--model", "rmat", "--scale", "6", "--edges", "200", "--single-file",
+                         "--output", str(rmat_out), "--overwrite"])
+    assert (rmat_out / "labels.parquet").read_text() == "mine"
     # Overwritten with another model and layout: the earlier run's tables are gone, so
     # the folder holds one graph (no SBM labels beside R-MAT edges, no edges.tsv beside edges/).
     assert job.main(spark, ["--model", "rmat", "--scale", "8", "--edges", "2000", "--format", "parquet",
                             "--output", str(out), "--overwrite"]) == 0
-    assert sorted(p.name for p in out.iterdir()) == ["edges"]
+    assert sorted(p.name for p in out.iterdir()) == [job.MARKER, "edges"]
     with pytest.raises(UserError, match="mixing"):
         job.main(spark, ["--mixing", "2", "--output", str(tmp_path / "bad")])
     # A density the nodes cannot hold without repeats: the mean degree written is said
@@ -390,8 +400,13 @@ def test_generate_overwrite_replaces_only_earlier_graphs_tables(tmp_path):
         check()
     (out / "edges" / "my.txt").unlink()
     (out / "edges.parquet").write_text("mine")  # a file of the user's by the single-file layout's name
-    with pytest.raises(UserError, match=r"holds edges.parquet, which this run does not write \(edges, labels\)"):
+    with pytest.raises(UserError, match=r"holds edges.parquet, which this run does not write \(edges, labels\) "
+                                        r".*no earlier run of sepne-generate wrote it"):
         check()
+    # ... unless the earlier run's marker names it: then it is that run's table
+    (out / job.MARKER).write_text('{"tables": ["edges.parquet"], "model": "rmat"}')
+    check()
+    (out / job.MARKER).unlink()
     (out / "edges.parquet").unlink()
     with pytest.raises(UserError, match=r"edges.tsv is a folder: --single-file writes a file there"):
         (out / "edges.tsv").mkdir()

@@ -116,6 +116,8 @@ def test_a_spark_sql_value_spark_cannot_read_is_refused_and_a_mistyped_key_named
     with caplog.at_level(logging.WARNING, logger="sepne_spark"):
         check_sql_settings(spark._jvm, {"spark.sql.shufle.partitions": "3", "spark.sql.shuffle.partitions": "7",
                                         "spark.sql.catalog.lake": "org.example.Catalog",
+                                        "spark.sql.catalog.spark_catalog.type": "hive",
+                                        "spark.sql.catalog.spark_catalog.uri": "thrift://127.0.0.1:9083",
                                         "spark.sql.warehouse.dir": "/tmp/w"})
     assert [r.getMessage() for r in caplog.records] == [
         "Spark setting spark.sql.shufle.partitions is not one this Spark defines, so it changes nothing: "

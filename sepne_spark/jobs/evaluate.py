@@ -866,7 +866,7 @@ def check_embedding_columns(path: str, need_context: bool) -> None:
                 head = data.read(4)
         except OSError:
             continue
-        if head != b"PAR1":
+        if head and head not in (b"PAR1", b"PARE"):  # an empty file is no part (Spark skips it); PARE: encrypted
             raise UserError(f"{path}: {os.path.relpath(file, local) if file != local else file} is not a Parquet "
                             "file; --embeddings takes the Parquet output of sepne-embed (columns id, embedding)")
     try:

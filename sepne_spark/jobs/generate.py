@@ -137,7 +137,13 @@ def main(spark: SparkSession | None, args: Sequence[str] | None = None) -> int:
         from sepne_spark.session import get_spark
 
         spark = get_spark("sepne-generate")
-    check_replaceable(ns)  # again, with the session: a remote OUTPUT is seen through its file system
+    from sepne_spark.storage import resolve_output
+
+    # Where the session writes OUTPUT (a path without a scheme on a cluster's default
+    # file system): checked again there, and the earlier run's tables read there.
+    ns = argparse.Namespace(**{**vars(ns), "output": resolve_output(spark, ns.output)})
+    check_replaceable(ns)
+    marked = _marked(ns.output)
     fmt = ns.format
     edges_path = _target(ns.output, "edges", fmt, ns.single_file)
     labels_path = _target(ns.output, "labels", fmt, ns.single_file)
@@ -205,7 +211,8 @@ def main(spark: SparkSession | None, args: Sequence[str] | None = None) -> int:
     if labels is not None:
         log.info("wrote %d labels to %s in %.1f s", int(label_obs.get["rows"]), writes[1][1],
                  took["generate_labels"])
-    _remove_stale(ns)
+    _remove_stale(ns, marked)
+    _mark(ns)
     log.info("generated %s graph in %.1f s", ns.model, time.time() - start)
     return 0
 
@@ -225,6 +232,11 @@ def _as_stage(spark: SparkSession, write: Callable[[str], None], name: str, deta
     return staged
 
 
+#: The hidden file in OUTPUT that names the tables the last run wrote there: a later
+#: run with --overwrite in another layout removes those, and no file of the user's.
+MARKER = "_sepne_generate.json"
+
+
 def _written(ns: argparse.Namespace) -> list[str]:
     """The tables this run writes: OUTPUT's edges and, for the SBM, labels."""
     return [_target(ns.output, t, ns.format, ns.single_file) for t in ("edges", "labels")
@@ -239,13 +251,28 @@ def _stale(ns: argparse.Namespace) -> list[str]:
             if (old := _target(ns.output, table, fmt, single)) not in written]
 
 
+def _marked(output: str) -> set[str]:
+    """The tables (names in OUTPUT) that :data:`MARKER` says an earlier run wrote; none
+    where there is no marker (a graph of an older version, or no earlier run) or this
+    process cannot read it."""
+    from sepne_spark.storage import read_json
+
+    try:
+        marker = read_json(output.rstrip("/") + "/" + MARKER)
+    except Exception:  # noqa: BLE001 - unreadable: nothing is taken for an earlier run's
+        return set()
+    tables = (marker or {}).get("tables") if isinstance(marker, dict) else None
+    return {str(name) for name in tables} if isinstance(tables, list) else set()
+
+
 def check_replaceable(ns: argparse.Namespace) -> None:
     """With ``--overwrite``, refuse before anything is written to replace what is not an
-    earlier run's table: a folder this run writes (``edges/``) must be a file or nothing
-    there, or hold only part files and hidden files; a file it writes (``--single-file``)
-    must not be a folder; and of the other runs' names (``edges.tsv`` beside a new
-    ``edges/``), which this run removes so that OUTPUT holds one graph, only folders of
-    part files may be there: a file by such a name may be the user's own.
+    earlier run's table: a folder this run writes (``edges/``) must be missing or hold
+    only part files and hidden files; a file it writes (``--single-file``) must not be
+    a folder; and of the other layouts' names (``edges.tsv`` beside a new ``edges/``),
+    which this run removes so that OUTPUT holds one graph, only folders of part files,
+    or files that :data:`MARKER` says an earlier run wrote, may be there: another file
+    by such a name may be the user's own.
 
     Paths this process cannot list before Spark starts (a remote file system without
     pyarrow's set-up for it) are not looked at, as for every job's output.
@@ -262,22 +289,27 @@ def check_replaceable(ns: argparse.Namespace) -> None:
         elif path_type(target) == fs.FileType.Directory:
             raise UserError(f"{target} is a folder: --single-file writes a file there, which would delete it; "
                             "remove it first, or give another --output")
+    marked = _marked(ns.output)
     for old in _stale(ns):
         kind = path_type(old)
+        name = old.rsplit("/", 1)[-1]
         if kind == fs.FileType.Directory:
             check_holds_only_a_dataset(old, "table of an earlier run")
-        elif kind == fs.FileType.File:
-            raise UserError(f"--output {ns.output} holds {old.rsplit('/', 1)[-1]}, which this run does not write "
+        elif kind == fs.FileType.File and name not in marked:
+            raise UserError(f"--output {ns.output} holds {name}, which this run does not write "
                             f"({', '.join(t.rsplit('/', 1)[-1] for t in _written(ns))}) and --overwrite would "
-                            "remove so that the folder holds one graph: remove it yourself if it is an earlier "
-                            "graph's, or give another --output")
+                            f"remove so that the folder holds one graph, but no earlier run of sepne-generate "
+                            f"wrote it ({MARKER} does not name it): remove it yourself if it is an earlier graph's, "
+                            "or give another --output")
 
 
-def _remove_stale(ns: argparse.Namespace) -> None:
+def _remove_stale(ns: argparse.Namespace, marked: set[str]) -> None:
     """With ``--overwrite``, the tables of an earlier run in OUTPUT that this run did not
-    replace (an SBM's labels under an R-MAT graph, an ``edges.tsv`` folder's part files
-    beside a new ``edges/``) are removed, so that OUTPUT holds one graph; a file by such
-    a name, or one this process cannot look at, is named and kept."""
+    replace (an SBM's labels under an R-MAT graph, ``edges.tsv`` beside a new ``edges/``)
+    are removed, so that OUTPUT holds one graph: folders (of part files, as
+    :func:`check_replaceable` found) and the files ``marked`` (the tables the earlier
+    run's :data:`MARKER` named, read before this run replaced it). Any other file by
+    such a name (found only where the check could not look) is named and kept."""
     from pyarrow import fs
 
     from sepne_spark.storage import exists, path_type, remove
@@ -287,12 +319,20 @@ def _remove_stale(ns: argparse.Namespace) -> None:
     for old in _stale(ns):
         if not exists(old):
             continue
-        if path_type(old) != fs.FileType.Directory:
-            log.warning("kept %s: this run does not write it, and it is no folder of part files this run can see "
-                        "(it may be yours); OUTPUT holds another graph's table beside this one", old)
+        if path_type(old) != fs.FileType.Directory and old.rsplit("/", 1)[-1] not in marked:
+            log.warning("kept %s: this run does not write it, and no earlier run of sepne-generate did (it may be "
+                        "yours); OUTPUT holds another graph's table beside this one", old)
             continue
         log.warning("removing %s, left by an earlier run: OUTPUT holds this run's graph only", old)
         remove(old)
+
+
+def _mark(ns: argparse.Namespace) -> None:
+    """Write :data:`MARKER`: the tables this run wrote in OUTPUT."""
+    from sepne_spark.storage import write_json
+
+    write_json(ns.output.rstrip("/") + "/" + MARKER,
+               {"tables": [t.rsplit("/", 1)[-1] for t in _written(ns)], "model": ns.model})
 
 
 #: The flags of each model's group: given with the other model, they would do nothing.
@@ -315,7 +355,7 @@ def check_args(ns: argparse.Namespace, argv: Sequence[str]) -> None:
         generators._check_seed(ns.seed)
         generators._check_partitions(ns.partitions)
         if ns.model == "sbm":
-            generators._check_sbm(ns.nodes, ns.communities, ns.avg_degree, ns.mixing)
+            generators._check_sbm(ns.nodes, ns.communities, ns.avg_degree, ns.mixing, ns.directed)
             if ns.avg_degree > ns.nodes - 1:
                 raise ValueError(f"--avg-degree {ns.avg_degree:g} is more than a graph of --nodes {ns.nodes} can have "
                                  f"(at most {ns.nodes - 1} neighbours a node)")
