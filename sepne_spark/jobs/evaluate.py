@@ -641,15 +641,17 @@ def _reconstruct_on_driver(spark: SparkSession, graph: Any, emb: DataFrame, sett
     graph's nodes' vectors (``--method driver``: graphs that fit there)."""
     from sepne_spark.evaluation import reconstruction_r2
 
-    nodes = sorted(str(r["id"]) for r in graph.vertices.collect())  # self-loop-only nodes too
-    index = {k: i for i, k in enumerate(nodes)}
-    n = len(nodes)
-    edges = graph.edges.select(F.col("src").cast("string"), F.col("dst").cast("string"), "weight").toPandas()
-    src = edges["src"].map(index).to_numpy(np.int64)
-    dst = edges["dst"].map(index).to_numpy(np.int64)
-    w = edges["weight"].to_numpy(np.float64)
-    keys = spark.createDataFrame(pd.DataFrame({"key": list(nodes)}))
-    rows = emb.join(keys, "key").collect()
+    with stage(spark, "collect", "the graph's nodes, edges and vectors, to the driver") as st:
+        nodes = sorted(str(r["id"]) for r in graph.vertices.collect())  # self-loop-only nodes too
+        index = {k: i for i, k in enumerate(nodes)}
+        n = len(nodes)
+        edges = graph.edges.select(F.col("src").cast("string"), F.col("dst").cast("string"), "weight").toPandas()
+        src = edges["src"].map(index).to_numpy(np.int64)
+        dst = edges["dst"].map(index).to_numpy(np.int64)
+        w = edges["weight"].to_numpy(np.float64)
+        keys = spark.createDataFrame(pd.DataFrame({"key": list(nodes)}))
+        rows = emb.join(keys, "key").collect()
+        st.count(nodes=n, edge_rows=len(edges), vectors=len(rows))
     has_ctx = "c" in emb.columns
     d = len(rows[0]["e"]) if rows else 0
     W = np.zeros((n, d))
@@ -678,9 +680,11 @@ def _reconstruct_on_driver(spark: SparkSession, graph: Any, emb: DataFrame, sett
     if not found.any():
         raise UserError("no node of the graph has an embedding (are the ids the same?)")
     _say_embedding_counts(n, n_missing, n_zero, has_ctx)
-    M = sparse_proximity(n, src, dst, w, settings["metric"], settings["window"], settings["scaling"])
+    with stage(spark, "r2", "M and W C^T over every entry, on the driver"):
+        M = sparse_proximity(n, src, dst, w, settings["metric"], settings["window"], settings["scaling"])
+        r2 = reconstruction_r2(M, W, Cm)
     counts = {"n_nodes": n, "n_missing_embedding": n_missing, "n_zero_embedding": n_zero}
-    return reconstruction_r2(M, W, Cm), counts
+    return r2, counts
 
 
 def _reconstruct_on_spark(spark: SparkSession, graph: Any, emb: DataFrame, settings: dict[str, Any],
