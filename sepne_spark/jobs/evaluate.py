@@ -193,7 +193,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "products in Spark, nothing per node on the driver (any size); auto: driver up to "
                    "--driver-max-nodes nodes, spark above (default: %(default)s)")
     r.add_argument("--driver-max-nodes", "--dense-max-nodes", type=_count, default=20_000,
-                   help="largest graph computed on the driver under --method auto (default: %(default)s)")
+                   help="largest graph computed on the driver: --method auto takes Spark above it, and "
+                   "--method driver refuses a larger graph (default: %(default)s)")
     for retired in ("--zero-samples", "--seed"):  # of the sampled estimate this task no longer makes
         r.add_argument(retired, action=_Retired, help=argparse.SUPPRESS,
                        why="reconstruct computes the exact R^2 over every entry of M and samples nothing: drop it")
@@ -636,15 +637,22 @@ def _say_embedding_counts(n: int, n_missing: int, n_zero: int, has_ctx: bool) ->
 
 
 def _reconstruct_on_driver(spark: SparkSession, graph: Any, emb: DataFrame, settings: dict[str, Any],
-                           path: str = "embeddings") -> tuple[dict[str, Any], dict[str, int]]:
+                           path: str = "embeddings", max_nodes: int | None = None
+                           ) -> tuple[dict[str, Any], dict[str, int]]:
     """R^2 over every entry of M, built on the driver from the collected edges and the
-    graph's nodes' vectors (``--method driver``: graphs that fit there)."""
+    graph's nodes' vectors (``--method driver``: graphs that fit there). A graph of more
+    than ``max_nodes`` nodes is refused once its ids are read, before its edges and
+    vectors are."""
     from sepne_spark.evaluation import reconstruction_r2
 
     with stage(spark, "collect", "the graph's nodes, edges and vectors, to the driver") as st:
         nodes = sorted(str(r["id"]) for r in graph.vertices.collect())  # self-loop-only nodes too
-        index = {k: i for i, k in enumerate(nodes)}
         n = len(nodes)
+        if max_nodes is not None and n > max_nodes:
+            raise UserError(f"--method driver: the graph has {n:,} nodes, more than --driver-max-nodes "
+                            f"({max_nodes:,}), and the driver would hold its edges, vectors and M: give --method "
+                            "spark (or auto), or a larger --driver-max-nodes to compute it on the driver anyway")
+        index = {k: i for i, k in enumerate(nodes)}
         edges = graph.edges.select(F.col("src").cast("string"), F.col("dst").cast("string"), "weight").toPandas()
         src = edges["src"].map(index).to_numpy(np.int64)
         dst = edges["dst"].map(index).to_numpy(np.int64)
@@ -755,7 +763,7 @@ def run_reconstruct(spark: SparkSession, ns: argparse.Namespace) -> dict[str, An
     t0 = time.time()
     try:
         if method == "driver":
-            res, counts = _reconstruct_on_driver(spark, graph, emb, settings, ns.embeddings)
+            res, counts = _reconstruct_on_driver(spark, graph, emb, settings, ns.embeddings, ns.driver_max_nodes)
         else:
             res, counts = _reconstruct_on_spark(spark, graph, emb, settings, ns.embeddings)
     except DuplicateIdsError as exc:  # a dated output's root of several runs: each node once per run
