@@ -1246,7 +1246,8 @@ def resolve(
         sources[s.name] = f"from {s.flag}"
     gave = given_wins(values, {name for name, where in sources.items() if where.startswith("from --")})
     if gave == "window":
-        log.info("window %d (%s) applies to metric A+A2 only: %s %s drops it", (profile or {}).get("window", _BY_NAME["window"].default),
+        log.info("window %d (%s) applies to metric A+A2 only: %s %s drops it",
+                 (profile or {}).get("window", _BY_NAME["window"].default),
                  sources["window"].replace("from ", ""), _BY_NAME["metric"].flag, values["metric"])
         sources["window"] = sources["metric"]
     elif gave == "metric":

@@ -529,7 +529,8 @@ def test_job_reconstruct(spark, tmp_path, capsys, caplog):
     assert res["exact"] and res["r2_all"] == pytest.approx(exact["r2_all"], abs=1e-12)
     assert res["r2_nonzero"] == pytest.approx(exact["r2_nonzero"], abs=1e-12)
     # --method driver on a graph above --driver-max-nodes: refused before its edges are read
-    with pytest.raises(UserError, match=r"--method driver: the graph has 20 nodes, more than --driver-max-nodes \(19\)"):
+    with pytest.raises(UserError, match=r"--method driver: the graph has 20 nodes, more than "
+                                        r"--driver-max-nodes \(19\)"):
         job.main(spark, args[:-2] + ["--method", "driver", "--driver-max-nodes", "19"])
     # with Spark: the same exact R^2
     assert job.main(spark, args[:-2] + ["--method", "spark", "--json", str(out)]) == 0

@@ -734,8 +734,8 @@ def run_reconstruct(spark: SparkSession, ns: argparse.Namespace) -> dict[str, An
     settings, source = matrix_settings(ns, manifest, run)
     if not manifest:
         log.warning("%s has no _manifest.json (written by sepne-embed): M is built from %s, which may not be the "
-                    "M these embeddings were made from; give --metric, --window, --scaling and --directed or --undirected as "
-                    "the embedding run had them", ns.embeddings, source)
+                    "M these embeddings were made from; give --metric, --window, --scaling and --directed or "
+                    "--undirected as the embedding run had them", ns.embeddings, source)
     mismatch = input_mismatch(spark, ns.edges, manifest)
     if mismatch:
         log.warning("%s", mismatch)
