@@ -540,8 +540,11 @@ class SepNEModel(Model, _SepNEParams, MLWritable, MLReadable):
         may hold nodes and edges added after fitting. Landmarks, Phi, Psi, S_A and S_B
         are taken from the model as fitted. The result is lazy: the solve runs at the
         first action on it, once (see :func:`sepne_spark.pipeline.embed`), except the label
-        propagation of ``LP`` sets and, under a propagation by row blocks (graphs of over
-        100,000 nodes), the solve and its products, which run here.
+        propagation of ``LP`` sets; under a propagation by row blocks (graphs of over
+        100,000 nodes), the solve and its products; and on the distributed path,
+        ``unreached='anchor'`` (its counts and Gram matrix), after them: these run here,
+        and the output is then computed and checkpointed here (README, "Python
+        API (pyspark.ml shape)", lists every job a call runs).
 
         ``nodes``, the number of nodes of ``graph`` when the caller has counted them (the
         embed job does), lets a model that was not fitted on ``graph`` in this session

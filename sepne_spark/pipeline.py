@@ -1,7 +1,7 @@
 """The SepNE pipeline in two functions: :func:`fit` and :func:`embed`.
 
 The estimator (:mod:`sepne_spark.model`) and the jobs both call these; every stage of
-the dataflow of DESIGN.md lives in its own module and is only put in order here:
+the dataflow lives in its own module and is only put in order here:
 
 =====================  ===========================================  ======================
 stage                  what                                         module

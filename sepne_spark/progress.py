@@ -187,7 +187,7 @@ def stage(spark: Any, name: str, detail: str = "", timings: dict[str, float] | N
     Parameters
     ----------
     spark: the session the stage's jobs run in (classic or Spark Connect).
-    name: short stage name (``landmarks``, ``summaries``, ``partition``, ``solve`` ...).
+    name: short stage name (``landmarks``, ``summaries_svd``, ``partition``, ``solve_write`` ...).
     detail: what the stage works on, shown in the Spark UI's job description.
     timings: if given, ``timings[name]`` receives the seconds taken.
     """

@@ -1116,7 +1116,8 @@ def load_profile(path_or_name: str | os.PathLike[str] | None = None) -> dict[str
     """Read and validate a profile; return its settings (``extends`` applied).
 
     ``path_or_name`` is a path to a YAML file or a profile name (``document``,
-    ``social``, ``yarn``, ``default``, or any ``NAME.yaml`` in ``$SEPNE_CONF_DIR``).
+    ``document-quality``, ``social``, ``yarn``, ``default``, or any ``NAME.yaml`` in
+    ``$SEPNE_CONF_DIR``).
     ``None`` means the ``default`` profile (or no settings at all if there is none);
     so does ``auto`` (:data:`AUTO_PROFILE`) until the job knows the graph's size and
     takes :func:`auto_profile`'s choice. The result holds only the settings the profile

@@ -1,6 +1,6 @@
 """The per-set SepNE solve: pure NumPy/SciPy functions on arrays (no Spark).
 
-For a set V_i the alternating least-squares steps of the design (section 2) are
+For a set V_i the alternating least-squares steps of SepNE (Li, Zhang and Song, AAAI 2019) are
 
     (X X^T + C_A) A = X M_ii^T + r_A,   X = P B,   C_A = P P^T + lam G_A + eta I
     (Y Y^T + C_B) B = Y M_ii   + r_B,   Y = P^T A, C_B = P^T P + lam G_B + eta I

@@ -131,7 +131,7 @@ def test_label_propagation_graphframes_equals_dataframes_and_oracle(gf, string_i
 
 
 def _check_sets(assign, nodes: set, set_size: int) -> list[int]:
-    """Every node to embed exactly once, and DESIGN.md section 3's sizes: at most
+    """Every node to embed exactly once, and the sizes pack_communities promises: at most
     ``set_size``; below ``set_size / 2`` only where packing the small communities ends
     (at most one set)."""
     rows = assign.collect()

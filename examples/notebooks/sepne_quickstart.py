@@ -42,8 +42,8 @@ NODES = int(os.environ.get("SEPNE_EXAMPLE_NODES", "5000"))
 # MAGIC %md
 # MAGIC ## An edge list
 # MAGIC A generated graph with planted communities; in practice
-# MAGIC `spark.table("catalog.schema.edges")` with columns `src`, `dst` (any id type) and
-# MAGIC an optional `weight`.
+# MAGIC `spark.table("catalog.schema.edges")` with columns `src`, `dst` (string or integer
+# MAGIC ids) and an optional `weight`.
 
 # COMMAND ----------
 
@@ -94,19 +94,20 @@ for ratio, result in sorted(scores["results"].items()):
 # MAGIC graph's transition matrix is built first, so the cost grows with the graph.
 # MAGIC `loaded.embeds_locally(edges, wanted)` says which case a call is. Requested
 # MAGIC nodes get the solve alone: the propagation, refinement and averaging work on the
-# MAGIC whole graph, so they are turned off first.
+# MAGIC whole graph, so they are turned off first. A `with` block releases the tables the
+# MAGIC loaded model caches when it ends (a model is not released when it is garbage-collected).
 
 # COMMAND ----------
 
 model.save(f"{OUTPUT}/model", overwrite=True)
-loaded = SepNEModel.load(f"{OUTPUT}/model").setPropagation(1).setRefineSteps(0).setAverageSteps(0)
 wanted = edges.select(edges.src.alias("id")).distinct().limit(10)
-print("reads only the neighbourhood:", loaded.embeds_locally(edges, wanted))
-some = loaded.embed(wanted, edges)
-some.select("id", "embedding").show(3, truncate=60)
+with SepNEModel.load(f"{OUTPUT}/model").setPropagation(1).setRefineSteps(0).setAverageSteps(0) as loaded:
+    print("reads only the neighbourhood:", loaded.embeds_locally(edges, wanted))
+    loaded.embed(wanted, edges).select("id", "embedding").show(3, truncate=60)
 
 # COMMAND ----------
 
 embeddings.write.mode("overwrite").parquet(f"{OUTPUT}/embeddings")
 # or: embeddings.write.mode("overwrite").saveAsTable("main.default.sepne_embeddings")
 print(spark.read.parquet(f"{OUTPUT}/embeddings").count(), "rows written")
+model.release()  # the tables transform(edges) cached: rerunning the cells would add more

@@ -384,7 +384,7 @@ def link_prediction(
     pairs = test.select("src", "dst", F.lit(1).alias("label")).unionByName(
         negatives.select("src", "dst", F.lit(0).alias("label"))
     )
-    with stage(session, "score", f"{n_test:,} held-out edges and as many non-edges"):
+    with stage(session, "auc", f"the scores of {n_test:,} held-out edges and as many non-edges, and their AUC"):
         scored = score_pairs(pairs, embeddings, directed=directed)
         scored = checkpoint(scored)
         miss = scored.where(F.col("score_ee").isNull()).groupBy("label").count().collect()
