@@ -526,6 +526,21 @@ def path_type(path: str) -> Any:
     return _listed(path)[0]
 
 
+def file_stamp(path: str) -> tuple[int, int] | None:
+    """``(size, mtime_ns)`` of the file ``path``, or None where there is no file this
+    process can see: what tells a file apart from another later put by the same name."""
+    from pyarrow import fs
+
+    try:
+        filesystem, inner = _filesystem(path.rstrip("/"))
+        info = filesystem.get_file_info(inner)
+    except Exception:  # noqa: BLE001 - a file system this process cannot reach
+        return None
+    if info.type != fs.FileType.File:
+        return None
+    return int(info.size or 0), int(info.mtime_ns or 0)
+
+
 def check_holds_only_a_dataset(path: str, what: str = "output path", model_folders: Sequence[str] = ()) -> None:
     """Refuse to replace ``path`` (``--overwrite``, or a dated run's rerun) unless it is an
     earlier output: a folder of part files as Spark names them (:data:`_PART_FILE`) and

@@ -361,6 +361,15 @@ def test_generate_job(spark, tmp_path, capsys, caplog, monkeypatch):
         job.main(spark, ["--model", "rmat", "--scale", "6", "--edges", "200", "--single-file",
                          "--output", str(rmat_out), "--overwrite"])
     assert (rmat_out / "labels.parquet").read_text() == "mine"
+    (rmat_out / "labels.parquet").unlink()
+    # A run without --overwrite in another layout keeps the earlier files, and the marker
+    # keeps naming them: a later --overwrite run removes them
+    assert job.main(spark, ["--nodes", "60", "--communities", "2", "--avg-degree", "4",
+                            "--output", str(rmat_out)]) == 0
+    assert sorted(p.name for p in rmat_out.iterdir()) == [job.MARKER, "edges", "edges.tsv", "labels", "labels.tsv"]
+    assert job.main(spark, ["--nodes", "60", "--communities", "2", "--avg-degree", "4",
+                            "--output", str(rmat_out), "--overwrite"]) == 0
+    assert sorted(p.name for p in rmat_out.iterdir()) == [job.MARKER, "edges", "labels"]
     # Overwritten with another model and layout: the earlier run's tables are gone, so
     # the folder holds one graph (no SBM labels beside R-MAT edges, no edges.tsv beside edges/).
     assert job.main(spark, ["--model", "rmat", "--scale", "8", "--edges", "2000", "--format", "parquet",
@@ -401,11 +410,25 @@ def test_generate_overwrite_replaces_only_earlier_graphs_tables(tmp_path):
     (out / "edges" / "my.txt").unlink()
     (out / "edges.parquet").write_text("mine")  # a file of the user's by the single-file layout's name
     with pytest.raises(UserError, match=r"holds edges.parquet, which this run does not write \(edges, labels\) "
-                                        r".*no earlier run of sepne-generate wrote it"):
+                                        r".*no run of sepne-generate wrote it"):
         check()
-    # ... unless the earlier run's marker names it: then it is that run's table
-    (out / job.MARKER).write_text('{"tables": ["edges.parquet"], "model": "rmat"}')
+    # ... unless the marker names it as it is (size and modification time): a run's table
+    import json
+
+    from sepne_spark.storage import file_stamp
+
+    stamp = list(file_stamp(str(out / "edges.parquet")))
+    (out / job.MARKER).write_text(json.dumps({"files": {"edges.parquet": stamp}}))
     check()
+    (out / "edges.parquet").write_text("mine, put later by the same name")  # another file now
+    os.utime(out / "edges.parquet", ns=(1, 1))
+    with pytest.raises(UserError, match=r"holds edges.parquet, .*no run of sepne-generate wrote it"):
+        check()
+    # with a marker, a --single-file table's own path holding a file no run wrote is refused too
+    (out / "edges.tsv").write_text("mine")
+    with pytest.raises(UserError, match=r"edges.tsv is a file no run of sepne-generate wrote"):
+        check("--single-file")
+    (out / "edges.tsv").unlink()
     (out / job.MARKER).unlink()
     (out / "edges.parquet").unlink()
     with pytest.raises(UserError, match=r"edges.tsv is a folder: --single-file writes a file there"):

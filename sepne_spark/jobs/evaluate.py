@@ -637,21 +637,15 @@ def _say_embedding_counts(n: int, n_missing: int, n_zero: int, has_ctx: bool) ->
 
 
 def _reconstruct_on_driver(spark: SparkSession, graph: Any, emb: DataFrame, settings: dict[str, Any],
-                           path: str = "embeddings", max_nodes: int | None = None
-                           ) -> tuple[dict[str, Any], dict[str, int]]:
+                           path: str = "embeddings") -> tuple[dict[str, Any], dict[str, int]]:
     """R^2 over every entry of M, built on the driver from the collected edges and the
-    graph's nodes' vectors (``--method driver``: graphs that fit there). A graph of more
-    than ``max_nodes`` nodes is refused once its ids are read, before its edges and
-    vectors are."""
+    graph's nodes' vectors (``--method driver``: graphs that fit there; the caller has
+    counted the nodes against ``--driver-max-nodes``)."""
     from sepne_spark.evaluation import reconstruction_r2
 
     with stage(spark, "collect", "the graph's nodes, edges and vectors, to the driver") as st:
         nodes = sorted(str(r["id"]) for r in graph.vertices.collect())  # self-loop-only nodes too
         n = len(nodes)
-        if max_nodes is not None and n > max_nodes:
-            raise UserError(f"--method driver: the graph has {n:,} nodes, more than --driver-max-nodes "
-                            f"({max_nodes:,}), and the driver would hold its edges, vectors and M: give --method "
-                            "spark (or auto), or a larger --driver-max-nodes to compute it on the driver anyway")
         index = {k: i for i, k in enumerate(nodes)}
         edges = graph.edges.select(F.col("src").cast("string"), F.col("dst").cast("string"), "weight").toPandas()
         src = edges["src"].map(index).to_numpy(np.int64)
@@ -755,15 +749,20 @@ def run_reconstruct(spark: SparkSession, ns: argparse.Namespace) -> dict[str, An
           f"(duplicates {settings['duplicates']}, self-loops {settings['self_loops']}; from {source})")
     emb = read_embeddings(spark, ns.embeddings, need_context=False)
     method = ns.method
-    if method == "auto":
-        with stage(spark, "count", "the graph's nodes, for --method auto") as st:
+    if method in ("auto", "driver"):
+        with stage(spark, "count", f"the graph's nodes, for --method {method}") as st:
             n = graph.vertices.count()  # self-loop-only nodes too
             st.count(nodes=n)
+        if method == "driver" and n > ns.driver_max_nodes:  # before anything per node reaches the driver
+            raise UserError(f"--method driver: the graph has {n:,} nodes, more than --driver-max-nodes "
+                            f"({ns.driver_max_nodes:,}), and the driver would hold its ids, edges, vectors and M: "
+                            "give --method spark (or auto), or a larger --driver-max-nodes to compute it on the "
+                            "driver anyway")
         method = "driver" if n <= ns.driver_max_nodes else "spark"
     t0 = time.time()
     try:
         if method == "driver":
-            res, counts = _reconstruct_on_driver(spark, graph, emb, settings, ns.embeddings, ns.driver_max_nodes)
+            res, counts = _reconstruct_on_driver(spark, graph, emb, settings, ns.embeddings)
         else:
             res, counts = _reconstruct_on_spark(spark, graph, emb, settings, ns.embeddings)
     except DuplicateIdsError as exc:  # a dated output's root of several runs: each node once per run

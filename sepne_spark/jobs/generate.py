@@ -212,7 +212,7 @@ def main(spark: SparkSession | None, args: Sequence[str] | None = None) -> int:
         log.info("wrote %d labels to %s in %.1f s", int(label_obs.get["rows"]), writes[1][1],
                  took["generate_labels"])
     _remove_stale(ns, marked)
-    _mark(ns)
+    _mark(ns, marked)
     log.info("generated %s graph in %.1f s", ns.model, time.time() - start)
     return 0
 
@@ -232,8 +232,10 @@ def _as_stage(spark: SparkSession, write: Callable[[str], None], name: str, deta
     return staged
 
 
-#: The hidden file in OUTPUT that names the tables the last run wrote there: a later
-#: run with --overwrite in another layout removes those, and no file of the user's.
+#: The hidden file in OUTPUT that names the single-file tables runs of this job wrote
+#: there and that are still there, each with its size and modification time: a later run
+#: with --overwrite replaces or removes those (another layout's, ``edges.tsv`` beside a
+#: new ``edges/``), and no file of the user's by the same name.
 MARKER = "_sepne_generate.json"
 
 
@@ -251,28 +253,44 @@ def _stale(ns: argparse.Namespace) -> list[str]:
             if (old := _target(ns.output, table, fmt, single)) not in written]
 
 
-def _marked(output: str) -> set[str]:
-    """The tables (names in OUTPUT) that :data:`MARKER` says an earlier run wrote; none
-    where there is no marker (a graph of an older version, or no earlier run) or this
-    process cannot read it."""
+def _marked(output: str) -> dict[str, tuple[int, int]] | None:
+    """The files :data:`MARKER` names (name in OUTPUT -> size and modification time as
+    the run that wrote it saw them); None without a marker (a graph of an older version,
+    or none) or where this process cannot read it."""
     from sepne_spark.storage import read_json
 
     try:
         marker = read_json(output.rstrip("/") + "/" + MARKER)
-    except Exception:  # noqa: BLE001 - unreadable: nothing is taken for an earlier run's
-        return set()
-    tables = (marker or {}).get("tables") if isinstance(marker, dict) else None
-    return {str(name) for name in tables} if isinstance(tables, list) else set()
+    except Exception:  # noqa: BLE001 - unreadable: nothing is taken for a run's
+        return None
+    files = marker.get("files") if isinstance(marker, dict) else None
+    if not isinstance(files, dict):
+        return None
+    return {str(name): (int(stamp[0]), int(stamp[1])) for name, stamp in files.items()
+            if isinstance(stamp, list) and len(stamp) == 2}
+
+
+def _ours(path: str, marked: dict[str, tuple[int, int]] | None) -> bool:
+    """Whether the file ``path`` is the one a run of this job wrote: named in the
+    marker with the size and modification time it still has."""
+    from sepne_spark.storage import file_stamp
+
+    name = path.rstrip("/").rsplit("/", 1)[-1]
+    return bool(marked) and name in marked and file_stamp(path) == marked[name]
 
 
 def check_replaceable(ns: argparse.Namespace) -> None:
-    """With ``--overwrite``, refuse before anything is written to replace what is not an
-    earlier run's table: a folder this run writes (``edges/``) must be missing or hold
-    only part files and hidden files; a file it writes (``--single-file``) must not be
-    a folder; and of the other layouts' names (``edges.tsv`` beside a new ``edges/``),
-    which this run removes so that OUTPUT holds one graph, only folders of part files,
-    or files that :data:`MARKER` says an earlier run wrote, may be there: another file
-    by such a name may be the user's own.
+    """With ``--overwrite``, refuse before anything is written to replace or remove what
+    is not an earlier run's table, naming it:
+
+    * where this run writes a folder (``edges/``): a file, or a folder that holds more
+      than part files and hidden files;
+    * where it writes a file (``--single-file``): a folder, or, in an OUTPUT with a
+      :data:`MARKER`, a file no run of this job wrote (a graph of an older version has
+      no marker: its files are replaced, as the paths the run names);
+    * the other layouts' names, which the run removes so that OUTPUT holds one graph
+      (``edges.tsv`` beside a new ``edges/``): a folder that holds more than part files,
+      or a file no run of this job wrote.
 
     Paths this process cannot list before Spark starts (a remote file system without
     pyarrow's set-up for it) are not looked at, as for every job's output.
@@ -283,33 +301,36 @@ def check_replaceable(ns: argparse.Namespace) -> None:
 
     if not ns.overwrite:
         return
+    marked = _marked(ns.output)
     for target in _written(ns):
+        kind = path_type(target)
         if not ns.single_file:
             check_holds_only_a_dataset(target, "--output table")
-        elif path_type(target) == fs.FileType.Directory:
+        elif kind == fs.FileType.Directory:
             raise UserError(f"{target} is a folder: --single-file writes a file there, which would delete it; "
                             "remove it first, or give another --output")
-    marked = _marked(ns.output)
+        elif kind == fs.FileType.File and marked is not None and not _ours(target, marked):
+            raise UserError(f"{target} is a file no run of sepne-generate wrote ({MARKER} does not name it as it "
+                            "is): --overwrite would replace it; remove it yourself, or give another --output")
     for old in _stale(ns):
         kind = path_type(old)
-        name = old.rsplit("/", 1)[-1]
         if kind == fs.FileType.Directory:
             check_holds_only_a_dataset(old, "table of an earlier run")
-        elif kind == fs.FileType.File and name not in marked:
-            raise UserError(f"--output {ns.output} holds {name}, which this run does not write "
+        elif kind == fs.FileType.File and not _ours(old, marked):
+            raise UserError(f"--output {ns.output} holds {old.rsplit('/', 1)[-1]}, which this run does not write "
                             f"({', '.join(t.rsplit('/', 1)[-1] for t in _written(ns))}) and --overwrite would "
-                            f"remove so that the folder holds one graph, but no earlier run of sepne-generate "
-                            f"wrote it ({MARKER} does not name it): remove it yourself if it is an earlier graph's, "
+                            f"remove so that the folder holds one graph, but no run of sepne-generate wrote it "
+                            f"({MARKER} does not name it as it is): remove it yourself if it is an earlier graph's, "
                             "or give another --output")
 
 
-def _remove_stale(ns: argparse.Namespace, marked: set[str]) -> None:
+def _remove_stale(ns: argparse.Namespace, marked: dict[str, tuple[int, int]] | None) -> None:
     """With ``--overwrite``, the tables of an earlier run in OUTPUT that this run did not
     replace (an SBM's labels under an R-MAT graph, ``edges.tsv`` beside a new ``edges/``)
     are removed, so that OUTPUT holds one graph: folders (of part files, as
-    :func:`check_replaceable` found) and the files ``marked`` (the tables the earlier
-    run's :data:`MARKER` named, read before this run replaced it). Any other file by
-    such a name (found only where the check could not look) is named and kept."""
+    :func:`check_replaceable` found) and the files ``marked`` (read from the marker
+    before this run wrote) as they still are. Any other file by such a name (found only
+    where the check could not look) is named and kept."""
     from pyarrow import fs
 
     from sepne_spark.storage import exists, path_type, remove
@@ -319,20 +340,26 @@ def _remove_stale(ns: argparse.Namespace, marked: set[str]) -> None:
     for old in _stale(ns):
         if not exists(old):
             continue
-        if path_type(old) != fs.FileType.Directory and old.rsplit("/", 1)[-1] not in marked:
-            log.warning("kept %s: this run does not write it, and no earlier run of sepne-generate did (it may be "
-                        "yours); OUTPUT holds another graph's table beside this one", old)
+        if path_type(old) != fs.FileType.Directory and not _ours(old, marked):
+            log.warning("kept %s: this run does not write it, and no run of sepne-generate wrote it as it is (it "
+                        "may be yours); OUTPUT holds another graph's table beside this one", old)
             continue
         log.warning("removing %s, left by an earlier run: OUTPUT holds this run's graph only", old)
         remove(old)
 
 
-def _mark(ns: argparse.Namespace) -> None:
-    """Write :data:`MARKER`: the tables this run wrote in OUTPUT."""
-    from sepne_spark.storage import write_json
+def _mark(ns: argparse.Namespace, marked: dict[str, tuple[int, int]] | None) -> None:
+    """Write :data:`MARKER`: this run's single files, and the files ``marked`` before it
+    that are still there as they were (another layout's, kept without --overwrite)."""
+    from sepne_spark.storage import file_stamp, write_json
 
-    write_json(ns.output.rstrip("/") + "/" + MARKER,
-               {"tables": [t.rsplit("/", 1)[-1] for t in _written(ns)], "model": ns.model})
+    files = {}
+    for path in [*_stale(ns), *_written(ns)]:
+        name = path.rsplit("/", 1)[-1]
+        stamp = file_stamp(path)
+        if stamp is not None and (path in _written(ns) or _ours(path, marked)):
+            files[name] = list(stamp)
+    write_json(ns.output.rstrip("/") + "/" + MARKER, {"model": ns.model, "files": files})
 
 
 #: The flags of each model's group: given with the other model, they would do nothing.
