@@ -239,20 +239,35 @@ def _has_scheme(path: str) -> bool:
 def resolve_output(spark: Any, path: str) -> str:
     """The location Spark writes ``path`` to, in a form this module's file operations
     read the same way: a URI as given, and a path without a scheme as a local absolute
-    path, unless the session's ``spark.hadoop.fs.defaultFS`` names another file system,
-    in which case it must be absolute and is resolved against it (as Spark does)."""
+    path, unless the session's default file system (``spark.hadoop.fs.defaultFS``, or
+    in a classic session its Hadoop configuration's ``fs.defaultFS``, as a cluster's
+    ``core-site.xml`` sets it) is another one, in which case it must be absolute and is
+    resolved against it (as Spark does)."""
     if _has_scheme(path):
         return path
     try:
         default_fs = spark.conf.get("spark.hadoop.fs.defaultFS", None)
     except Exception:  # pragma: no cover - some session types restrict conf access
         default_fs = None
+    if not default_fs:
+        default_fs = _hadoop_default_fs(spark)
     if default_fs and not default_fs.startswith("file:"):
         if not path.startswith("/"):
             raise SettingError(f"relative path {path!r} with default file system {default_fs}: give an "
                              "absolute path or a full URI")
         return default_fs.rstrip("/") + path
     return os.path.abspath(path)
+
+
+def _hadoop_default_fs(spark: Any) -> str | None:
+    """``fs.defaultFS`` of a classic session's Hadoop configuration (the cluster's
+    ``core-site.xml`` with the session's ``spark.hadoop.*``), the one Spark resolves a
+    path without a scheme against; None under Spark Connect or where the JVM refuses."""
+    try:
+        session = getattr(spark, "_jsparkSession", None)
+        return None if session is None else session.sessionState().newHadoopConf().get("fs.defaultFS")
+    except Exception:  # noqa: BLE001 - Spark Connect, or a Py4J allow-list: the session's conf alone
+        return None
 
 
 def data_files(directory: str) -> list[str]:

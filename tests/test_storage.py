@@ -357,3 +357,33 @@ def test_an_unreachable_remote_output_is_left_to_the_write(monkeypatch):
     storage.check_output_path("hdfs://nn:8020/emb", ["hdfs://nn:8020/graphs/edges"], overwrite=False)
     with pytest.raises(UserError, match="is inside the input"):
         storage.check_output_path("hdfs://nn:8020/graphs/edges/emb", ["hdfs://nn:8020/graphs/edges"], overwrite=False)
+
+
+def test_a_path_without_a_scheme_goes_where_the_sessions_hadoop_configuration_says(spark, tmp_path):
+    """A cluster sets fs.defaultFS in core-site.xml, not as spark.hadoop.fs.defaultFS: the
+    session's Hadoop configuration is read too (here the local one, file:///)."""
+    assert storage._hadoop_default_fs(spark).startswith("file:")
+    assert storage.resolve_output(spark, str(tmp_path / "emb")) == str(tmp_path / "emb")
+    hadoop = spark._jsparkSession.sessionState().newHadoopConf()
+    assert hadoop.get("fs.defaultFS") == storage._hadoop_default_fs(spark)
+
+
+@pytest.mark.unit
+def test_a_core_site_default_file_system_resolves_a_bare_path():
+    """The Hadoop configuration's fs.defaultFS (no spark.hadoop.fs.defaultFS set), as a
+    YARN cluster's core-site.xml gives it: a bare absolute path goes to HDFS."""
+    class _Hadoop:
+        def sessionState(self):
+            return self
+
+        def newHadoopConf(self):
+            return self
+
+        def get(self, key):
+            return "hdfs://nn:8020" if key == "fs.defaultFS" else None
+
+    session = _Conf(None)
+    session._jsparkSession = _Hadoop()
+    assert storage.resolve_output(session, "/data/emb") == "hdfs://nn:8020/data/emb"
+    with pytest.raises(ValueError, match="absolute path or a full URI"):
+        storage.resolve_output(session, "out/emb")
