@@ -24,7 +24,8 @@ row blocks (by a seeded hash of the id) and each block into chunks of
   blocks follow its communities.
 
 Nothing of size n reaches the driver: products, sums and d x d Gram matrices are all
-computed in partition-wise stages; a Gram matrix (d x d) is the one result collected,
+computed in partition-wise stages; a Gram matrix (d x d, as at most
+:data:`GRAM_GROUPS` partial sums) is the one result collected,
 and the d x d factors made from it travel back in the next stage's closure. A product
 that is followed by a Gram matrix of its result (:meth:`BlockGraph.product_with_gram`)
 forms each chunk's part of it in the task that computes the chunk, so that the n x d
@@ -554,10 +555,10 @@ def _stored(index: DataFrame, entries: DataFrame, cr: int) -> tuple[DataFrame, D
 def gram(state: DataFrame, name: str) -> np.ndarray:
     """X^T X of matrix ``name`` (d x d float64): one part per row chunk in a
     partition-wise stage (as :meth:`BlockGraph.product_with_gram` stores them), then
-    their sum in one small task, whose single d x d result is the only thing that
+    their sums in :data:`GRAM_GROUPS` small tasks, whose d x d totals are all that
     reaches the driver. The parts are the chunks' own, whatever partitions hold them,
-    and are added in an order of their values, so the result is the same bits on every
-    run and partitioning."""
+    and are added in an order of their values (:func:`_gram_total`), so the result is
+    the same bits on every run and partitioning."""
     schema = StructType([StructField("data", BinaryType(), False), StructField("rows", IntegerType(), False)])
 
     def partial(batches):
@@ -570,11 +571,26 @@ def gram(state: DataFrame, name: str) -> np.ndarray:
     return _gram_total(state.where(F.col("name") == name).mapInPandas(partial, schema=schema), name)
 
 
+#: The d x d parts of a Gram matrix are added in this many groups (by a hash of their
+#: values), each in a task of its own, and the group totals on the driver: the driver
+#: receives at most this many d x d matrices (8 MB at d = 128), and no task holds more
+#: than about 1 / GRAM_GROUPS of the parts (n / 4096 of them in all).
+GRAM_GROUPS = 64
+
+
+def _order_free_sum(mats: list[np.ndarray]) -> np.ndarray:
+    """The sum of ``mats`` in an order of their own values: the same bits whatever
+    order they come in."""
+    return np.sum(sorted(mats, key=lambda m: m.tobytes()), axis=0)
+
+
 def _gram_total(parts: DataFrame, name: str, count: str | None = None) -> np.ndarray | tuple[np.ndarray, int]:
-    """The sum of the d x d float64 matrices in ``parts`` (``data``, ``rows = d``), added
-    in one small task in an order of their own values (the same on every run) and
-    collected: d x d, whatever n. With ``count``, the name of an integer column of
-    ``parts``, its sum too, in the same task: ``(matrix, total)``."""
+    """The sum of the d x d float64 matrices in ``parts`` (``data``, ``rows = d``),
+    collected: d x d, whatever n. The parts are added in :data:`GRAM_GROUPS` groups
+    chosen by a hash of their values, in each group in an order of their values, and
+    the group totals likewise on the driver, so the result has the same bits on every
+    run and partitioning. With ``count``, the name of an integer column of ``parts``,
+    its sum too: ``(matrix, total)``."""
     fields = [StructField("data", BinaryType(), False), StructField("rows", IntegerType(), False)]
     if count is not None:
         fields.append(StructField(count, LongType(), False))
@@ -582,19 +598,19 @@ def _gram_total(parts: DataFrame, name: str, count: str | None = None) -> np.nda
 
     def add(pdf: pd.DataFrame) -> pd.DataFrame:
         d = int(pdf["rows"].iloc[0])
-        mats = [np.frombuffer(g, dtype="<f8").reshape(d, d) for g in pdf["data"]]
-        total = np.sum(sorted(mats, key=lambda m: m.tobytes()), axis=0)  # order-free sum
+        total = _order_free_sum([np.frombuffer(g, dtype="<f8").reshape(d, d) for g in pdf["data"]])
         row = {"data": [total.astype("<f8").tobytes()], "rows": [d]}
         if count is not None:
             row[count] = [int(pdf[count].sum())]
         return pd.DataFrame(row)
 
-    row = parts.select(*schema.fieldNames()).groupBy(F.lit(0).alias("one")).applyInPandas(add, schema=schema).first()
-    if row is None:
+    group = F.pmod(F.xxhash64("data"), F.lit(GRAM_GROUPS)).alias("group")
+    rows = parts.select(*schema.fieldNames()).groupBy(group).applyInPandas(add, schema=schema).collect()
+    if not rows:
         raise ValueError(f"gram: the state holds no chunk of matrix {name!r}")
-    d = int(row["rows"])
-    matrix = np.frombuffer(row["data"], dtype="<f8").reshape(d, d).copy()
-    return matrix if count is None else (matrix, int(row[count]))
+    d = int(rows[0]["rows"])
+    matrix = _order_free_sum([np.frombuffer(r["data"], dtype="<f8").reshape(d, d) for r in rows]).copy()
+    return matrix if count is None else (matrix, sum(int(r[count]) for r in rows))
 
 
 def _pack(r: np.ndarray, col: np.ndarray, v: np.ndarray) -> bytes:

@@ -266,8 +266,8 @@ def connected_components(spark: Any, vertices: Any, edges: Any, use_graphframes:
 def _gram_and_zeros(out: Any, column: str, dim: int) -> tuple[np.ndarray, int]:
     """In one job over ``out`` alone: the d x d Gram matrix of its L2-normalised non-zero
     rows and the number of its all-zero rows. Summed per partition in a partition-wise
-    stage, then as :func:`sepne_spark.blocks.gram` (one small task, an order of the
-    partial matrices' own values); one row collected."""
+    stage, then as :func:`sepne_spark.blocks.gram` (a few small tasks, an order of the
+    partial matrices' own values); a few d x d rows collected."""
     import pandas as pd
     from pyspark.sql.types import BinaryType, IntegerType, LongType, StructField, StructType
 
