@@ -17,7 +17,7 @@ import posixpath
 import re
 import uuid
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 from urllib.parse import urlparse
 
 from sepne_spark.errors import OutputExistsError, SettingError, UserError
@@ -533,6 +533,74 @@ def _listed(path: str) -> tuple[Any, list]:
         return kind, filesystem.get_file_info(fs.FileSelector(inner)) if kind == fs.FileType.Directory else []
     except Exception:  # noqa: BLE001 - pyarrow's errors for a file system it cannot reach
         return None, []
+
+
+def default_filesystem(conf: Mapping[str, Any] | None = None) -> str | None:
+    """The file system a path without a scheme goes to, as far as this process can tell
+    before the session starts (and after): the active classic session's Hadoop
+    ``fs.defaultFS``; else ``spark.hadoop.fs.defaultFS`` in ``conf`` (a profile's
+    ``spark:`` block, ``--spark``) or the submission's; else ``fs.defaultFS`` of the
+    Hadoop configuration a spark-submit JVM loaded, or of ``core-site.xml`` in
+    ``$HADOOP_CONF_DIR`` or ``$YARN_CONF_DIR`` (the folders spark-submit puts on the
+    class path). None where none says: Hadoop's default, the local file system."""
+    from sepne_spark.session import active_session
+
+    spark = active_session()
+    if spark is not None:
+        found = _hadoop_default_fs(spark)
+        if found:
+            return found
+    given = (conf or {}).get("spark.hadoop.fs.defaultFS")
+    if given:
+        return str(given)
+    if "PYSPARK_GATEWAY_PORT" in os.environ:  # spark-submit's JVM runs already
+        try:
+            from pyspark import SparkConf, SparkContext
+
+            SparkContext._ensure_initialized()
+            return (SparkConf().get("spark.hadoop.fs.defaultFS", None)
+                    or SparkContext._jvm.org.apache.hadoop.conf.Configuration().get("fs.defaultFS"))
+        except Exception:  # noqa: BLE001 - a JVM that refuses: the files below
+            log.debug("no default file system from the submission's JVM", exc_info=True)
+    for folder in (os.environ.get("HADOOP_CONF_DIR"), os.environ.get("YARN_CONF_DIR")):
+        found = _core_site_default_fs(folder) if folder else None
+        if found:
+            return found
+    return None
+
+
+def _core_site_default_fs(folder: str) -> str | None:
+    """``fs.defaultFS`` (or the older ``fs.default.name``) in ``folder/core-site.xml``."""
+    import xml.etree.ElementTree as ElementTree
+
+    try:
+        root = ElementTree.parse(os.path.join(folder, "core-site.xml")).getroot()
+    except (OSError, ElementTree.ParseError):
+        return None
+    values = {(p.findtext("name") or "").strip(): (p.findtext("value") or "").strip() for p in root.iter("property")}
+    return values.get("fs.defaultFS") or values.get("fs.default.name") or None
+
+
+def qualified(path: str | None, default_fs: str | None, flag: str) -> str | None:
+    """``path`` as the URI it names when it has no scheme and ``default_fs`` is not the
+    local file system (``/data/emb`` with HDFS: ``hdfs://nn:8020/data/emb``), so that the
+    checks before Spark starts treat it as the remote path it is; ``path`` as given
+    otherwise.
+
+    Raises
+    ------
+    SettingError
+        For a relative path on a remote default file system, which Spark would resolve
+        against a working folder of its own.
+    """
+    if not path or _has_scheme(path) or not default_fs or default_fs.startswith("file:"):
+        return path
+    if len(urlparse(path).scheme) == 1:  # a Windows drive letter: local
+        return path
+    if not path.startswith("/"):
+        raise SettingError(f"{flag} {path} is a relative path, and a path without a scheme goes to the default file "
+                           f"system {default_fs}: give an absolute path or a full URI")
+    return default_fs.rstrip("/") + path
 
 
 def path_type(path: str) -> Any:

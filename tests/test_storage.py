@@ -387,3 +387,35 @@ def test_a_core_site_default_file_system_resolves_a_bare_path():
     assert storage.resolve_output(session, "/data/emb") == "hdfs://nn:8020/data/emb"
     with pytest.raises(ValueError, match="absolute path or a full URI"):
         storage.resolve_output(session, "out/emb")
+
+
+@pytest.mark.unit
+def test_paths_without_a_scheme_are_qualified_by_the_clusters_default_file_system(tmp_path, monkeypatch):
+    """On a cluster whose core-site.xml makes HDFS the default, /data/emb is HDFS's: the
+    jobs check it as that URI before Spark starts (not as a local folder, whose root
+    this user cannot write), and refuse a relative one."""
+    from sepne_spark.errors import SettingError
+    from sepne_spark.jobs import embed
+
+    for name in ("HADOOP_CONF_DIR", "YARN_CONF_DIR", "PYSPARK_GATEWAY_PORT"):
+        monkeypatch.delenv(name, raising=False)
+    import sepne_spark.session
+
+    monkeypatch.setattr(sepne_spark.session, "active_session", lambda: None)  # before Spark starts
+    assert storage.default_filesystem() is None
+    assert storage.qualified("/data/emb", None, "--output") == "/data/emb"
+    (tmp_path / "core-site.xml").write_text(
+        "<configuration><property><name>fs.defaultFS</name><value>hdfs://nn:8020</value></property>"
+        "</configuration>")
+    monkeypatch.setenv("HADOOP_CONF_DIR", str(tmp_path))
+    assert storage.default_filesystem() == "hdfs://nn:8020"
+    assert storage.default_filesystem({"spark.hadoop.fs.defaultFS": "s3a://b"}) == "s3a://b"  # the session's wins
+    assert storage.qualified("/data/emb", "hdfs://nn:8020", "--output") == "hdfs://nn:8020/data/emb"
+    assert storage.qualified("file:///tmp/e", "hdfs://nn:8020", "--output") == "file:///tmp/e"
+    assert storage.qualified("/data/emb", "file:///", "--output") == "/data/emb"
+    with pytest.raises(SettingError, match=r"--output out/emb is a relative path, and a path without a scheme goes "
+                                           r"to the default file system hdfs://nn:8020"):
+        storage.qualified("out/emb", "hdfs://nn:8020", "--output")
+    ns, _, target = embed._checked(["--input", "/graphs/edges", "--output", "/data/emb", "--save-model", "/m/x"])
+    assert (ns.input, ns.output, ns.save_model, target) == (
+        ["hdfs://nn:8020/graphs/edges"], "hdfs://nn:8020/data/emb", "hdfs://nn:8020/m/x", "hdfs://nn:8020/data/emb")

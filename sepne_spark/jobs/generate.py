@@ -91,7 +91,13 @@ def parse_args(args: Sequence[str] | None) -> argparse.Namespace:
     rmat.add_argument("--no-permute", action="store_true",
                       help="keep R-MAT node ids unpermuted, node 0 is then the hub "
                       "(default: off, ids permuted with a seeded bijection)")
-    return p.parse_args(args)
+    ns = p.parse_args(args)
+    from sepne_spark.storage import default_filesystem, qualified
+
+    # A path without a scheme goes where the session writes it (a cluster's HDFS): as a
+    # URI, the checks before Spark treat it as the remote path it is.
+    ns.output = qualified(ns.output, default_filesystem(), "--output")
+    return ns
 
 
 #: The formats the generator writes.
