@@ -208,8 +208,10 @@ def main(spark: SparkSession | None, args: Sequence[str] | None = None) -> int:
     m = int(edge_obs.get["rows"])
     mean_degree = (m if ns.directed else 2 * m) / nodes
     log.info(
-        "wrote %d edges (%d self-loops/repeats dropped, mean %sdegree %.3f) to %s in %.1f s",
-        m, drawn - m, "out-" if ns.directed else "", mean_degree, writes[0][1], took["generate_edges"],
+        "wrote %d edges (%d self-loops/repeats dropped, mean %sdegree %.3f%s) to %s in %.1f s",
+        m, drawn - m, "out-" if ns.directed else "", mean_degree,
+        f" over all {nodes:,} ids, those without an edge included" if ns.model == "rmat" else "",
+        writes[0][1], took["generate_edges"],
     )
     if ns.model == "sbm" and mean_degree < 0.9 * ns.avg_degree:
         log.warning("the graph's mean degree is %.3f, not the %g asked: at this density many of the drawn edges "
