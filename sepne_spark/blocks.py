@@ -609,7 +609,7 @@ def _gram_total(parts: DataFrame, name: str, count: str | None = None) -> np.nda
     if not rows:
         raise ValueError(f"gram: the state holds no chunk of matrix {name!r}")
     d = int(rows[0]["rows"])
-    matrix = _order_free_sum([np.frombuffer(r["data"], dtype="<f8").reshape(d, d) for r in rows]).copy()
+    matrix = _order_free_sum([np.frombuffer(r["data"], dtype="<f8").reshape(d, d) for r in rows])
     return matrix if count is None else (matrix, sum(int(r[count]) for r in rows))
 
 

@@ -251,12 +251,8 @@ def resolve_output(spark: Any, path: str) -> str:
         default_fs = None
     if not default_fs:
         default_fs = _hadoop_default_fs(spark)
-    if default_fs and not default_fs.startswith("file:"):
-        if not path.startswith("/"):
-            raise SettingError(f"relative path {path!r} with default file system {default_fs}: give an "
-                             "absolute path or a full URI")
-        return default_fs.rstrip("/") + path
-    return os.path.abspath(path)
+    found = qualified(path, default_fs, "path")
+    return found if found != path else os.path.abspath(path)
 
 
 def _hadoop_default_fs(spark: Any) -> str | None:

@@ -25,7 +25,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Sequence
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 from urllib.parse import urlparse
 
 log = logging.getLogger("sepne_spark")
@@ -366,6 +366,14 @@ def check_inputs_exist(paths: Iterable[str], flag: str) -> None:
             parent = os.path.dirname(os.path.abspath(local))
             where = "" if os.path.isdir(parent) else f" (nor does the folder {parent})"
             raise UserError(f"{flag} {path} does not exist{where}")
+
+
+def in_flag_words(message: str, flags: Mapping[str, str]) -> str:
+    """A library message about parameters (``avg_degree must be positive``) in the words
+    of a command's flags: each name of ``flags`` (followed by a space or ``=``) becomes
+    its flag (``--avg-degree must be positive``)."""
+    names = "|".join(re.escape(name) for name in flags)
+    return re.sub(r"(?<![-\w])(" + names + r")(?=[ =])", lambda m: flags[m.group(1)], message)
 
 
 def check_edge_folders(paths: Iterable[str], flag: str) -> None:

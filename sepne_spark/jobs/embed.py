@@ -35,6 +35,7 @@ from sepne_spark.jobs.common import (
     check_inputs_exist,
     given_flags,
     given_read_options,
+    in_flag_words,
     is_local_path,
     local_path,
     profile_arg,
@@ -209,9 +210,9 @@ def _checked(argv: Sequence[str] | None) -> tuple[argparse.Namespace, schema.Emb
                 raise ValueError(f"avg_degree {ns.gen_avg_degree:g} is more than a graph of nodes={ns.gen_nodes} "
                                  f"can have (at most {ns.gen_nodes - 1} neighbours a node)")
         except ValueError as exc:
-            raise UserError("the generated graph's " + re.sub(r"\b(nodes|communities|avg_degree|mixing)\b",
-                                                              lambda m: "--gen-" + m.group(1).replace("_", "-"),
-                                                              str(exc))) from None
+            raise UserError("the generated graph's " + in_flag_words(str(exc), {
+                name: "--gen-" + name.replace("_", "-") for name in ("nodes", "communities", "avg_degree", "mixing")
+            })) from None
     if ns.nodes is not None and not ns.nodes.strip(" ,@"):
         raise UserError(f"--nodes {ns.nodes!r} names no id: give comma-separated ids, or @FILE with one id per line")
 

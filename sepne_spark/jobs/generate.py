@@ -30,7 +30,7 @@ from sepne_spark.generators import (
     sbm_graph,
     table_write,
 )
-from sepne_spark.jobs.common import JobArgumentParser, UserError, given_flags, run_job, setup_logging
+from sepne_spark.jobs.common import JobArgumentParser, UserError, given_flags, in_flag_words, run_job, setup_logging
 from sepne_spark.storage import atomic_writes
 
 log = logging.getLogger("sepne_spark.jobs.generate")
@@ -341,14 +341,15 @@ def _remove_stale(ns: argparse.Namespace, marked: dict[str, tuple[int, int]] | N
     where the check could not look) is named and kept."""
     from pyarrow import fs
 
-    from sepne_spark.storage import exists, path_type, remove
+    from sepne_spark.storage import path_type, remove
 
     if not ns.overwrite:
         return
     for old in _stale(ns):
-        if not exists(old):
+        kind = path_type(old)
+        if kind == fs.FileType.NotFound:
             continue
-        if path_type(old) != fs.FileType.Directory and not _ours(old, marked):
+        if kind != fs.FileType.Directory and not _ours(old, marked):
             log.warning("kept %s: this run does not write it, and no run of sepne-generate wrote it as it is (it "
                         "may be yours); OUTPUT holds another graph's table beside this one", old)
             continue
@@ -361,12 +362,12 @@ def _mark(ns: argparse.Namespace, marked: dict[str, tuple[int, int]] | None) -> 
     that are still there as they were (another layout's, kept without --overwrite)."""
     from sepne_spark.storage import file_stamp, write_json
 
+    written = _written(ns)
     files = {}
-    for path in [*_stale(ns), *_written(ns)]:
-        name = path.rsplit("/", 1)[-1]
+    for path in [*_stale(ns), *written]:
         stamp = file_stamp(path)
-        if stamp is not None and (path in _written(ns) or _ours(path, marked)):
-            files[name] = list(stamp)
+        if stamp is not None and (path in written or _ours(path, marked)):
+            files[path.rsplit("/", 1)[-1]] = list(stamp)
     write_json(ns.output.rstrip("/") + "/" + MARKER, {"model": ns.model, "files": files})
 
 
@@ -416,7 +417,7 @@ _FLAGS = {"nodes": "--nodes", "communities": "--communities", "avg_degree": "--a
 def _in_flags(message: str) -> str:
     """A generator's message (``avg_degree must be positive``) in the words of the
     flags (``--avg-degree must be positive``)."""
-    message = re.sub(r"(?<![-\w])(" + "|".join(_FLAGS) + r")(?=[ =])", lambda m: _FLAGS[m.group(1)], message)
+    message = in_flag_words(message, _FLAGS)
     return re.sub(r"(?<![-\w])([abc])(?=( >=|,|=))", r"--rmat-\1", message)
 
 
