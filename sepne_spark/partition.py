@@ -159,6 +159,9 @@ def label_propagation(
 #: Buckets of the small communities' offsets (:func:`pack_communities`): each bucket's
 #: communities are ordered in a task of their own, and one row per bucket reaches the driver.
 PACK_BUCKETS = 1024
+#: Most large communities (more nodes than a set holds) whose set offsets
+#: :func:`pack_communities` broadcasts: 24 bytes each, 2.4 MB at most.
+BROADCAST_LARGE_COMMUNITIES = 100_000
 
 
 def pack_communities(labels: DataFrame, set_size: int, seed: int = 0) -> DataFrame:
@@ -169,35 +172,52 @@ def pack_communities(labels: DataFrame, set_size: int, seed: int = 0) -> DataFra
     end to end and cut every ``set_size`` nodes, so each such set is full (except the
     last) and a community is split only where it straddles a cut: they are spread over
     :data:`PACK_BUCKETS` buckets by a hash of the label, and laid bucket after bucket,
-    in decreasing size order within a bucket. Every ordering window runs over one
-    bucket's communities (or over the large communities, at most n / set_size), never
-    over all of them in one task, and a large community's nodes are ranked in ranges
-    of about ``set_size`` nodes, never all in one task; the driver receives one row per
-    bucket.
+    in decreasing size order within a bucket. The large communities' sets follow the
+    small ones', numbered bucket after bucket (the same buckets), in the order of the
+    label within a bucket. Every ordering window runs over one bucket's communities,
+    never over all of them in one task, and a large community's nodes are ranked in
+    ranges of about ``set_size`` nodes, never all in one task; the driver receives one
+    row per bucket. The large communities' offsets reach the nodes by a broadcast join
+    while there are at most :data:`BROADCAST_LARGE_COMMUNITIES` of them, otherwise by a
+    shuffled join (a community's nodes then meet its one offset row in one task; Spark's
+    adaptive execution splits such a task where the community is large).
     """
-    sizes = labels.groupBy("label").agg(F.count(F.lit(1)).alias("size"))
-    big = sizes.where(F.col("size") > set_size)
     bucket = F.pmod(F.xxhash64(F.col("label").cast("string"), F.lit(int(seed) + 7919)), F.lit(PACK_BUCKETS))
-    small = sizes.where(F.col("size") <= set_size).select("label", "size", bucket.cast("int").alias("bucket"))
-    totals = sorted((int(r["bucket"]), int(r["nodes"]))
-                    for r in small.groupBy("bucket").agg(F.sum("size").alias("nodes")).collect())
-    bases, running = [], 0
-    for b, nodes in totals:
-        bases.append((b, running))
-        running += nodes
-    num_small_sets = math.ceil(running / set_size)
+    chunks = F.ceil(F.col("size") / F.lit(int(set_size))).cast("long")
+    sizes = labels.groupBy("label").agg(F.count(F.lit(1)).alias("size")).select(
+        "label", "size", bucket.cast("int").alias("bucket"),
+        F.when(F.col("size") > set_size, chunks).otherwise(F.lit(0).cast("long")).alias("chunks"))
+    small, big = sizes.where(F.col("chunks") == 0), sizes.where(F.col("chunks") > 0)
+    # Per bucket: the small communities' nodes, the large ones' sets and their number.
+    totals = sorted(
+        (int(r["bucket"]), int(r["nodes"]), int(r["sets"]), int(r["large"]))
+        for r in sizes.groupBy("bucket").agg(
+            F.sum(F.when(F.col("chunks") == 0, F.col("size")).otherwise(0)).alias("nodes"),
+            F.sum("chunks").alias("sets"),
+            F.count(F.when(F.col("chunks") > 0, 1)).alias("large"),
+        ).collect()
+    )
+    small_running = sum(t[1] for t in totals)
+    num_small_sets = math.ceil(small_running / set_size)
+    bases, node_base, set_base = [], 0, num_small_sets
+    for b, nodes, sets, _ in totals:
+        bases.append((b, node_base, set_base))
+        node_base += nodes
+        set_base += sets
     spark = labels.sparkSession
-    base = spark.createDataFrame(bases or [(0, 0)], "bucket int, base long")
+    base = F.broadcast(spark.createDataFrame(bases or [(0, 0, 0)], "bucket int, base long, set_base long"))
     within = Window.partitionBy("bucket").orderBy(F.col("size").desc(), F.col("label")).rowsBetween(
         Window.unboundedPreceding, Window.currentRow)
-    small_off = small.join(F.broadcast(base), "bucket").select(
+    small_off = small.join(base, "bucket").select(
         "label", "size", (F.col("base") + F.sum("size").over(within) - F.col("size")).alias("offset")
     )
-    big_chunks = big.select("label", "size", F.ceil(F.col("size") / set_size).cast("long").alias("chunks"))
-    order_big = Window.orderBy(F.col("label"))  # the large communities: at most n / set_size rows
-    big_off = big_chunks.select(
-        "label", "chunks", (F.sum("chunks").over(order_big) - F.col("chunks")).alias("chunk_offset")
+    order_big = Window.partitionBy("bucket").orderBy(F.col("label")).rowsBetween(
+        Window.unboundedPreceding, Window.currentRow)
+    big_off = big.join(base, "bucket").select(
+        "label", "chunks", (F.col("set_base") + F.sum("chunks").over(order_big) - F.col("chunks")).alias("set_offset")
     )
+    if sum(t[3] for t in totals) <= BROADCAST_LARGE_COMMUNITIES:
+        big_off = F.broadcast(big_off)
     # A community's nodes are ranked by a seeded hash of the id (then the id).
     hashed = labels.withColumn("h", F.xxhash64(F.col("id").cast("string"), F.lit(seed)))
     ranked_within = Window.partitionBy("label").orderBy("h", "id")  # a small community: at most set_size rows
@@ -209,9 +229,7 @@ def pack_communities(labels: DataFrame, set_size: int, seed: int = 0) -> DataFra
     # nodes, so that no task sorts the whole community: a range's rank plus the sizes of
     # the ranges before it is the rank in the whole community (the hash's ranges keep
     # its order), and the sets are the same as with one ranking.
-    # big_off is broadcast (one row per large community, at most n / set_size): a join
-    # keyed by the label would bring a whole community to one task again.
-    big_nodes = hashed.join(F.broadcast(big_off), "label").withColumn("range", F.least(
+    big_nodes = hashed.join(big_off, "label").withColumn("range", F.least(
         F.floor((F.col("h").cast("double") + 2.0 ** 63) / 2.0 ** 64 * F.col("chunks")).cast("long"),
         F.col("chunks") - 1,
     ))
@@ -222,7 +240,7 @@ def pack_communities(labels: DataFrame, set_size: int, seed: int = 0) -> DataFra
     rank = F.col("start") + F.row_number().over(in_range) - 1
     big_sets = big_nodes.join(ranges, ["label", "range"]).select(
         "id",
-        (F.lit(num_small_sets) + F.col("chunk_offset") + F.pmod(rank, F.col("chunks"))).cast("long").alias("set_id"),
+        (F.col("set_offset") + F.pmod(rank, F.col("chunks"))).cast("long").alias("set_id"),
     )
     return small_sets.unionByName(big_sets)
 

@@ -11,6 +11,7 @@ import math
 import re
 
 import numpy as np
+import pandas as pd
 from pyspark.sql import functions as F
 
 from sepne_spark.model import SepNE
@@ -53,12 +54,47 @@ def test_many_small_communities_fill_every_set_but_the_last(spark):
     spark.conf.set("spark.sql.shuffle.partitions", "4")
     try:
         again = pack_communities(labels.repartition(7), set_size=50, seed=3)
-        # One window over a single partition: the large communities' (n / set_size rows
-        # at most), not one over every community
-        assert again._jdf.queryExecution().executedPlan().toString().count("SinglePartition") == 1
+        # No window over a single partition: every ordering runs by bucket
+        assert "SinglePartition" not in again._jdf.queryExecution().executedPlan().toString()
         assert dict(again.select("id", "set_id").collect()) == dict(zip(sets["id"], sets["set_id"]))
     finally:
         spark.conf.set("spark.sql.shuffle.partitions", before)
+
+
+def test_many_large_communities_without_a_broadcast_get_the_same_sets(spark, monkeypatch):
+    """Over :data:`BROADCAST_LARGE_COMMUNITIES` large communities, their offsets reach the
+    nodes by a shuffled join instead of a broadcast: the same sets, numbered after the
+    small communities' without a gap, none over set_size, none under half of it."""
+    from sepne_spark import partition
+
+    rng = np.random.default_rng(5)
+    sizes = np.concatenate([rng.integers(21, 90, size=40), rng.integers(1, 20, size=60)])
+    rows = [(f"c{c}-{i}", int(c)) for c in range(len(sizes)) for i in range(sizes[c])]
+    labels = spark.createDataFrame(rows, "id string, label long")
+    def label_joins(df) -> str:
+        plan = df._jdf.queryExecution().executedPlan().toString()
+        return " ".join(re.findall(r"(\w+Join) \[label#\d+L?\]", plan))
+
+    broadcast = pack_communities(labels, set_size=20, seed=2)
+    assert label_joins(broadcast).count("BroadcastHashJoin") == 2  # the offsets, once per read
+    expected = dict(broadcast.select("id", "set_id").collect())
+    monkeypatch.setattr(partition, "BROADCAST_LARGE_COMMUNITIES", 39)
+    before = spark.conf.get("spark.sql.autoBroadcastJoinThreshold")
+    spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")
+    try:
+        shuffled = pack_communities(labels, set_size=20, seed=2)
+        assert "BroadcastHashJoin" not in label_joins(shuffled)
+        got = dict(shuffled.select("id", "set_id").collect())
+    finally:
+        spark.conf.set("spark.sql.autoBroadcastJoinThreshold", before)
+    assert got == expected and sorted(got) == sorted(r[0] for r in rows)
+    per_set = pd.Series(got).value_counts()
+    assert sorted(per_set.index) == list(range(len(per_set)))
+    large = {f"c{c}" for c in range(40)}
+    in_large = pd.Series({i: s for i, s in got.items() if i.split("-")[0] in large})
+    assert per_set.max() <= 20 and per_set[in_large.unique()].min() >= 10
+    assert in_large.min() == math.ceil(sum(sizes[40:]) / 20)  # the large communities' sets come last
+    assert in_large.nunique() == sum(math.ceil(n / 20) for n in sizes[:40])
 
 
 def test_hub_with_many_edges_and_unequal_sets_stay_bounded(spark):
