@@ -456,6 +456,11 @@ def test_help_lists_every_setting_with_default_and_allowed_values():
     assert "an integer >= 1; default: 128" in lines["--dim"]
     assert "default: A+A2" in lines["--metric"] and "default: false" in lines["--directed"]
     assert "--undirected" in lines
+    # The job's own switches read as the settings' do
+    from sepne_spark.jobs.embed import build_parser
+
+    job = " ".join(build_parser().format_help().split())
+    assert "replace an existing output (default: false)" in job and "False" not in job
 
 
 def test_help_does_not_start_spark():

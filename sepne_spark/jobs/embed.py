@@ -58,11 +58,14 @@ SCORED_NODES = 20_000
 
 class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
     """Append argparse's default, except to options whose default is "not given"
-    (``None``): their help already states the real default (the profile's value)."""
+    (``None``): their help already states the real default (the profile's value). A
+    switch's default reads as the settings' do: ``false``, not ``False``."""
 
     def _get_help_string(self, action: argparse.Action) -> str | None:
         if action.default is None:
             return action.help
+        if isinstance(action.default, bool) and "%(default)" not in (action.help or ""):
+            return f"{action.help} (default: {'true' if action.default else 'false'})"
         return super()._get_help_string(action)
 
 
