@@ -132,6 +132,18 @@ def prepare_graph(
     check_choice("self_loops", self_loops, SELF_LOOP_POLICIES)
     if not isinstance(directed, bool):
         raise SettingError(f"directed must be True or False; got {directed!r}")
+    # Two columns whose names differ only in case (weight and Weight) are one name to
+    # Spark's default resolution (spark.sql.caseSensitive false): named, not left to
+    # fail as an ambiguous reference in a later query.
+    if str(raw_edges.sparkSession.conf.get("spark.sql.caseSensitive", "false")).lower() != "true":
+        same = {name: [c for c in raw_edges.columns if c.lower() == name] for name in ("src", "dst", "weight")}
+        same = {name: found for name, found in same.items() if len(found) > 1}
+        if same:
+            shown = "; ".join(" and ".join(repr(c) for c in found) for found in same.values())
+            extra = [c for found in same.values() for c in found if c not in same]
+            raise InputError(f"the edge list has columns whose names differ only in case ({shown}), which Spark "
+                             f"does not tell apart (spark.sql.caseSensitive is false): drop or rename the one that "
+                             f"is not the edges' {' or '.join(same)}, e.g. df.drop({', '.join(map(repr, extra))})")
     # A column whose name differs only in case (Weight, SRC) is not read: it is named
     # rather than taken, or (a weight) silently left out.
     other_case = {name: [c for c in raw_edges.columns if c != name and c.lower() == name]

@@ -720,6 +720,11 @@ def _read_parquet(
     except Exception as exc:
         if _is_read_error(exc):
             raise _read_failure(paths, exc) from exc
+        if "COLUMN_ALREADY_EXISTS" in str(exc):
+            named = re.search(r"column `(.+?)` already exists", str(exc))
+            raise InputError(f"{where} has two columns {f'named {named.group(1)!r} ' if named else ''}but for case, "
+                             "which Spark does not tell apart while spark.sql.caseSensitive is false: rename or "
+                             "drop one of them in the file") from None
         raise
     if len(names) < 2:
         raise InputError(f"{where}: an edge list needs at least two columns; found {names}")

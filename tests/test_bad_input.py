@@ -125,6 +125,13 @@ def test_unreadable_or_missing_path(spark, tmp_path):
     assert msg.startswith("cannot read ") and str(path) in msg
 
 
+def test_parquet_with_two_columns_named_alike_but_for_case_names_the_file(spark, tmp_path):
+    path = tmp_path / "edges.parquet"
+    pq.write_table(pa.table({"src": ["a"], "dst": ["b"], "weight": [1.0], "Weight": [2.0]}), str(path))
+    with pytest.raises(InputError, match=re.escape(f"{path} has two columns named 'weight' but for case")):
+        read_edges(spark, str(path))
+
+
 @pytest.mark.parametrize("kind", ["parquet without rows", "empty directory"])
 def test_empty_parquet_or_directory(spark, tmp_path, kind):
     if kind == "parquet without rows":
@@ -291,6 +298,10 @@ def test_an_edge_dataframe_is_checked_as_a_file_is(spark):
     with pytest.raises(InputError, match=re.escape("it has 'Weight' for weight; rename them: "
                                                    "df.withColumnRenamed('Weight', 'weight')")):
         est.fit(spark.createDataFrame([(1, 2, 5.0)], "src long, dst long, Weight double"))
+    # Two names that differ only in case are one to Spark: named at the call
+    with pytest.raises(InputError, match=re.escape("columns whose names differ only in case ('weight' and "
+                                                   "'Weight'), which Spark does not tell apart")):
+        est.fit(spark.createDataFrame([(1, 2, 5.0, 1.0)], "src long, dst long, weight double, Weight double"))
     with pytest.raises(InputError, match=re.escape("it has 'SRC' for src; rename them")):
         est.fit(spark.createDataFrame([(1, 2)], "SRC long, dst long"))
     with pytest.raises(InputError, match="weight column is string: weights must be numbers"):
