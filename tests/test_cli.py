@@ -500,6 +500,32 @@ def test_a_jvm_failure_is_named_by_its_cause_not_by_py4j():
     assert _reason(ValueError("bad\nmore")) == "ValueError: bad"
 
 
+#: PySpark's text of an error raised in a Spark task's Python code: its first line is empty.
+_WORKER_TRACE = ("\n  An exception was thrown from the Python worker. Please see the stack trace below.\n"
+                 "Traceback (most recent call last):\n  File \"/x/solver.py\", line 113, in check\n"
+                 "    raise {kind}(\"{message}\")\n{kind}: {message}\n")
+
+
+@pytest.mark.unit
+def test_an_error_raised_in_a_spark_task_is_named_by_its_own_line():
+    """A task's Python error reaches the driver as a PythonException whose text starts
+    with an empty line: the job's one line gives the task's error instead of nothing,
+    and bad input found in a task (a UserError) is an ``error:`` line with status 2."""
+    from sepne_spark.jobs.common import _reason, _user_error_in_task
+
+    class PythonException(Exception):
+        pass
+
+    solve = PythonException(_WORKER_TRACE.format(kind="FloatingPointError", message="C_B holds NaN or infinite "
+                                                 "values (check the input weights)"))
+    assert _reason(solve) == ("PythonException: FloatingPointError: C_B holds NaN or infinite values (check the "
+                              "input weights)")
+    assert _user_error_in_task(solve) is None
+    bad = PythonException(_WORKER_TRACE.format(kind="sepne_spark.errors.InputError", message="the graph has no edges"))
+    assert _user_error_in_task(bad) == "the graph has no edges"
+    assert _user_error_in_task(ValueError("the graph has no edges")) is None
+
+
 @pytest.mark.unit
 def test_reconstruct_takes_the_bad_lines_flag_its_errors_advise():
     """A bad edge line's error says "--bad-lines skip"; reconstruct accepts it, over the

@@ -549,6 +549,11 @@ def run_job(
     except SystemExit as exc:  # argparse errors, already printed in one line
         return int(exc.code or 0) if not isinstance(exc.code, str) else 2
     except Exception as exc:  # noqa: BLE001 - one line for the scheduler, trace in the log
+        message = _user_error_in_task(exc)
+        if message is not None:  # bad input found inside a Spark task
+            log.debug("the error was raised in a Spark task", exc_info=True)
+            print(f"{app_name}: error: {message}", file=sys.stderr)
+            return 2
         log.exception("job failed")
         print(f"{app_name}: failed: {_reason(exc)}", file=sys.stderr)
         return 1
@@ -650,11 +655,44 @@ def _stop_on_signals(stopped: dict[str, int]) -> Iterator[None]:
             signal.signal(sig, handler)
 
 
+def _worker_error(exc: BaseException) -> tuple[str, str] | None:
+    """``(type, message)`` of the Python exception a Spark task raised, from the worker's
+    traceback that PySpark's ``PythonException`` carries (its first line is empty); None
+    for any other error."""
+    text = str(exc)
+    at = text.rfind("Traceback (most recent call last):")
+    if at < 0:
+        return None
+    lines = text[at:].splitlines()[1:]
+    for i in range(len(lines) - 1, -1, -1):
+        found = re.match(r"([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt))(?:: (.*))?$", lines[i])
+        if found:
+            return found.group(1).rsplit(".", 1)[-1], found.group(2) or ""
+    return None
+
+
+def _user_error_in_task(exc: BaseException) -> str | None:
+    """The message of a :class:`~sepne_spark.errors.UserError` (bad input, a bad setting)
+    that a Spark task raised, for the job's one ``error:`` line and exit status 2."""
+    from sepne_spark import errors
+
+    found = _worker_error(exc)
+    if found is None:
+        return None
+    kind = getattr(errors, found[0], None)
+    return found[1] if isinstance(kind, type) and issubclass(kind, errors.UserError) else None
+
+
 def _reason(exc: BaseException) -> str:
     """``Type: first line``; for an error from the JVM, its informative line (Spark's
     error class, or the first Java exception's message) instead of Py4J's
-    ``An error occurred while calling o598.collectToPython.``"""
-    text = str(exc).splitlines()[0] if str(exc) else ""
+    ``An error occurred while calling o598.collectToPython.``; for an error a Spark task
+    raised in Python, that error's own line (``PythonException: FloatingPointError:
+    ...``)."""
+    worker = _worker_error(exc)
+    if worker is not None:
+        return f"{type(exc).__name__}: {worker[0]}: {worker[1]}".rstrip(": ")
+    text = next((line for line in str(exc).splitlines() if line.strip()), "").strip()
     if type(exc).__name__.startswith("Py4J"):
         from sepne_spark.reading import spark_error_text
 
