@@ -82,6 +82,13 @@ _R_NOT_NUMBER = 3
 _R_NONFINITE = 4
 _R_NEGATIVE = 5
 _R_NULL_WEIGHT = 6
+_R_TOO_LARGE = 7
+
+#: Largest edge weight read. The weights' sums (a node's, the graph's) and the products
+#: of two such sums in the log scaling must stay finite: with 10^12 edges at most 10^112
+#: and 10^224, within a double's 1.8 x 10^308. Larger weights overflowed into zero
+#: vectors or a failed solve.
+MAX_WEIGHT = 1e100
 
 
 # --------------------------------------------------------------------------- helpers
@@ -490,6 +497,7 @@ def _classify_text(lines: DataFrame, layout: _TextLayout) -> DataFrame:
             f"WHEN ({has_w}) AND ({nonfinite}) THEN {_R_NONFINITE}",
             f"WHEN ({has_w}) AND NOT _num THEN {_R_NOT_NUMBER}",
             f"WHEN ({has_w}) AND _wd < 0 THEN {_R_NEGATIVE}",
+            f"WHEN ({has_w}) AND _wd > {MAX_WEIGHT!r}D THEN {_R_TOO_LARGE}",
         ]
     reason = f"CASE {' '.join(cases)} ELSE {_R_OK} END"
     # The guard is always true, but it makes ``reason`` nondeterministic: a filter on it
@@ -516,6 +524,8 @@ def _text_reason(code: int, nf: int, text: str, layout: _TextLayout) -> str:
         return f"weight {w!r} is NaN or infinite"
     if code == _R_NEGATIVE:
         return f"weight {w!r} is negative"
+    if code == _R_TOO_LARGE:
+        return f"weight {w!r} is {_TOO_LARGE}"
     return f"bad line (code {code})"
 
 
@@ -669,7 +679,7 @@ def _empty_id(c: Column, string_ids: bool) -> Column:
 
 def row_reason(src: Column, dst: Column, weight: Column, string_ids: bool) -> Column:
     """The reason code of an edge row of typed columns: 0 for a good one, else why it is
-    bad (a null or empty id; a null, NaN, infinite or negative weight). The rule of a
+    bad (a null or empty id; a null, NaN, infinite, negative or too large weight). The rule of a
     Parquet file's rows and of an edge DataFrame given to ``fit``; text lines have
     their own, :func:`_classify_text`."""
     return (
@@ -677,9 +687,13 @@ def row_reason(src: Column, dst: Column, weight: Column, string_ids: bool) -> Co
         .when(weight.isNull(), _R_NULL_WEIGHT)
         .when(F.isnan(weight) | (F.abs(weight) == F.lit(float("inf"))), _R_NONFINITE)
         .when(weight < 0, _R_NEGATIVE)
+        .when(weight > F.lit(MAX_WEIGHT), _R_TOO_LARGE)
         .otherwise(_R_OK)
         .cast("int")
     )
+
+
+_TOO_LARGE = f"over {MAX_WEIGHT:g}, where sums of weights may overflow: divide every weight by one factor"
 
 
 def _row_problem(reason: int, weight: str) -> str:
@@ -689,6 +703,7 @@ def _row_problem(reason: int, weight: str) -> str:
         _R_NULL_WEIGHT: "null weight",
         _R_NONFINITE: f"weight {weight} is NaN or infinite",
         _R_NEGATIVE: f"weight {weight} is negative",
+        _R_TOO_LARGE: f"weight {weight} is {_TOO_LARGE}",
     }[reason]
 
 
@@ -699,6 +714,7 @@ def row_problem(reason: Column, weight: Column) -> Column:
         F.when(reason == _R_EMPTY_ID, F.lit(_row_problem(_R_EMPTY_ID, "")))
         .when(reason == _R_NULL_WEIGHT, F.lit(_row_problem(_R_NULL_WEIGHT, "")))
         .when(reason == _R_NONFINITE, F.concat(F.lit("weight "), shown, F.lit(" is NaN or infinite")))
+        .when(reason == _R_TOO_LARGE, F.concat(F.lit("weight "), shown, F.lit(f" is {_TOO_LARGE}")))
         .otherwise(F.concat(F.lit("weight "), shown, F.lit(" is negative")))
     )
 

@@ -335,6 +335,8 @@ def test_an_edge_dataframe_is_checked_as_a_file_is(spark):
         "has a bad row: weight NaN is NaN or infinite (src 1, dst 2)":
             [(1, 2, float("nan")), (2, 3, 1.0), (3, 4, 1.0), (4, 1, 1.0)],
         "has a bad row: null weight (src 1, dst 2)": [(1, 2, None), (2, 3, 1.0), (3, 4, 1.0), (4, 1, 1.0)],
+        "has a bad row: weight 1.0E308 is over 1e+100, where sums of weights may overflow: divide every weight "
+        "by one factor (src 2, dst 3)": [(1, 2, 1.0), (2, 3, 1e308), (3, 4, 1.0), (4, 1, 1.0)],
     }
     from sepne_spark.graph import prepare_graph
 

@@ -183,6 +183,7 @@ def test_parquet_directory_positional_columns_and_index_selection(spark, tmp_pat
         ("weight", [1.0, -2.0, 1.0, 1.0], 2, "negative"),
         ("weight", [1.0, 1.0, math.inf, math.nan], 3, "NaN or infinite"),
         ("weight", [1.0, None, 1.0, 1.0], 2, "null weight"),
+        ("weight", [1.0, 1.0, 1e101, 1.0], 3, "weight 1e+101 is over 1e+100, where sums of weights may overflow"),
     ],
 )
 def test_parquet_bad_rows_name_file_row_and_column(spark, tmp_path, column, values, row, words):
@@ -229,6 +230,7 @@ def test_parquet_wrong_column_type(spark, tmp_path):
         ("a\tb\t1\n\nc\td\t-0.5\n", 3, "weight '-0.5' is negative"),
         ("a\tb\t1\nc\td\t-Infinity\nc\td\tNaN\n", 2, "NaN or infinite"),
         ("a\tb\t1\nc\td\t1e999\n", 2, "NaN or infinite"),
+        ("a\tb\t1\nc\td\t1e308\n", 2, "weight '1e308' is over 1e+100, where sums of weights may overflow"),
         ("a\tb\t1\n\tb\t1\n", 2, "empty node id"),
     ],
 )
