@@ -327,14 +327,6 @@ def _column_index(
     raise InputError(f"{where}: no column {col!r} in the header {list(header_fields)}{hint}")
 
 
-def _is_number(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
-
-
 def _text_layout(
     paths: Sequence[str],
     fmt: str,

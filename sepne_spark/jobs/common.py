@@ -461,10 +461,6 @@ NOISY_LOGGERS = (
     "org.apache.spark.sql.execution.datasources.InMemoryFileIndex",
     # GraphFrames' label propagation warns that its result is cached, every call.
     "org.graphframes.lib.LabelPropagation",
-    # "No Partition Defined for Window operation": the LP sets' packing numbers the
-    # large communities (at most n / set_size rows) in a global window, on purpose;
-    # it buried the progress lines.
-    "org.apache.spark.sql.execution.window.WindowExec",
 )
 
 

@@ -468,7 +468,8 @@ def run_classify(spark: SparkSession, ns: argparse.Namespace) -> dict[str, Any]:
                         f"{sorted(dup)[:3]}{_one_run_hint(ns.embeddings)}")
     usable = [k for k in sorted(labels) if k in seen and seen[k]["e"] is not None
               and (not need_ctx or seen[k]["c"] is not None)]
-    missing = [k for k in sorted(labels) if k not in set(usable)]
+    usable_keys = set(usable)
+    missing = [k for k in sorted(labels) if k not in usable_keys]
 
     def nodes_among(ids: list[str]) -> int:
         return emb.join(spark.createDataFrame(pd.DataFrame({"key": ids})), "key").select("key").distinct().count()
