@@ -58,6 +58,7 @@ from pyspark.sql.types import (
     StructType,
 )
 
+from sepne_spark.partition import hash_seed
 from sepne_spark.session import checkpoint
 
 log = logging.getLogger(__name__)
@@ -260,7 +261,8 @@ class BlockGraph:
             raise ValueError(f"blocks must be >= 1; got {blocks}")
         bound_arrow_batches(nodes.sparkSession)
         cr = int(chunk_rows or CHUNK_ROWS)
-        block_of = F.pmod(F.xxhash64(F.col("id").cast("string"), F.lit(int(seed) + 104729)), F.lit(blocks)).cast("int")
+        block_of = F.pmod(F.xxhash64(F.col("id").cast("string"), F.lit(hash_seed(seed, 104729))),
+                          F.lit(blocks)).cast("int")
         keyed = nodes.select("id").distinct().select("id", block_of.alias("b"))
         w = Window.partitionBy("b").orderBy("id")
         index = _checkpoint(keyed.select("id", "b", (F.row_number().over(w) - 1).cast("int").alias("i")))

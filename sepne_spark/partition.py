@@ -21,6 +21,12 @@ SETUPS = ("RP", "LP", "IO")
 LP_HASH_SEED = 1_000_003  # keys of non-integral ids in label propagation
 
 
+def hash_seed(seed: int, offset: int) -> int:
+    """``seed + offset`` as the signed 64-bit seed of ``xxhash64``, wrapped modulo 2^64:
+    the sum itself for every seed but the largest ones, which would overflow Spark's long."""
+    return (int(seed) + int(offset) + 2**63) % 2**64 - 2**63
+
+
 def _hash_sets(nodes: DataFrame, set_size: int, seed: int) -> DataFrame:
     """``(id, set_id)``: each node to one of ceil(n / set_size) sets by a seeded hash.
 
@@ -29,7 +35,7 @@ def _hash_sets(nodes: DataFrame, set_size: int, seed: int) -> DataFrame:
     """
     count = nodes.agg(F.count(F.lit(1)).alias("_n"))
     num_sets = F.greatest(F.lit(1), F.ceil(F.col("_n") / F.lit(int(set_size))))
-    key = F.xxhash64(F.col("id").cast("string"), F.lit(int(seed) + 7919))
+    key = F.xxhash64(F.col("id").cast("string"), F.lit(hash_seed(seed, 7919)))
     return nodes.crossJoin(F.broadcast(count)).select("id", F.pmod(key, num_sets).cast("long").alias("set_id"))
 
 
@@ -182,7 +188,7 @@ def pack_communities(labels: DataFrame, set_size: int, seed: int = 0) -> DataFra
     shuffled join (a community's nodes then meet its one offset row in one task; Spark's
     adaptive execution splits such a task where the community is large).
     """
-    bucket = F.pmod(F.xxhash64(F.col("label").cast("string"), F.lit(int(seed) + 7919)), F.lit(PACK_BUCKETS))
+    bucket = F.pmod(F.xxhash64(F.col("label").cast("string"), F.lit(hash_seed(seed, 7919))), F.lit(PACK_BUCKETS))
     chunks = F.ceil(F.col("size") / F.lit(int(set_size))).cast("long")
     sizes = labels.groupBy("label").agg(F.count(F.lit(1)).alias("size")).select(
         "label", "size", bucket.cast("int").alias("bucket"),

@@ -97,6 +97,23 @@ def test_many_large_communities_without_a_broadcast_get_the_same_sets(spark, mon
     assert in_large.nunique() == sum(math.ceil(n / 20) for n in sizes[:40])
 
 
+def test_the_largest_seeds_hash_without_overflow(spark):
+    """Seeds up to 2^63 - 1 are valid; the hashes' seeds derived from them wrap instead
+    of overflowing Spark's long (the largest seeds failed at the first action)."""
+    from sepne_spark.blocks import BlockGraph
+    from sepne_spark.partition import hash_seed, random_partition
+
+    assert hash_seed(5, 7919) == 7924 and hash_seed(2**63 - 1, 1) == -(2**63)
+    nodes = spark.range(50).select(F.col("id").cast("string").alias("id"))
+    labels = nodes.select("id", (F.col("id").cast("long") % 3).alias("label"))
+    for seed in (2**63 - 1, 2**63 - 7919):
+        assert random_partition(nodes, 10, seed=seed).count() == 50
+        assert pack_communities(labels, 10, seed=seed).count() == 50
+    entries = spark.createDataFrame([(str(i), str((i + 1) % 50), 1.0) for i in range(50)],
+                                    "src string, dst string, value double")
+    assert BlockGraph.build(nodes, entries, blocks=2, seed=2**63 - 1).index.count() == 50
+
+
 def test_hub_with_many_edges_and_unequal_sets_stay_bounded(spark):
     leaves = 10_000
     star = spark.range(leaves).select(F.lit("hub").alias("src"), F.concat(F.lit("n"), F.col("id").cast("string")).alias("dst"))
