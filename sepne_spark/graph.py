@@ -383,6 +383,20 @@ def try_cast(column: str, data_type: Any) -> Column:
     return F.when(number != F.floor(number), F.lit(None).cast(data_type)).otherwise(cast(data_type))
 
 
+def check_requested_id_type(ids: DataFrame) -> None:
+    """Raise :class:`RequestedIdsError` unless the requested ids' column ``id`` holds
+    strings or numbers (a whole number names the node with that integer id): a boolean,
+    date or nested column would be cast to ids it does not mean (true as node 1)."""
+    from pyspark.sql.types import NumericType, StringType
+
+    if "id" not in ids.columns:
+        raise RequestedIdsError(f"the requested ids need a column 'id'; got columns {ids.columns}")
+    kind = ids.schema["id"].dataType
+    if not isinstance(kind, (StringType, NumericType)):
+        raise RequestedIdsError(f"the requested ids' column id is {kind.simpleString()}: node ids are strings or "
+                                "integers (cast it to string or bigint)")
+
+
 def requested_ids(ids: DataFrame, vertices: DataFrame, id_type: Any,
                   counts: dict[str, int] | None = None) -> DataFrame:
     """The requested ids that are nodes of the graph: a DataFrame with column ``id``.
@@ -413,8 +427,7 @@ def requested_ids(ids: DataFrame, vertices: DataFrame, id_type: Any,
     RequestedIdsError
         When ``ids`` is empty or none of its ids is in ``vertices``.
     """
-    if "id" not in ids.columns:
-        raise RequestedIdsError(f"the requested ids need a column 'id'; got columns {ids.columns}")
+    check_requested_id_type(ids)
     asked = ids.select(F.col("id").alias("asked"), try_cast("id", id_type).alias("id")).distinct()
     found = vertices.select("id", F.lit(True).alias("found"))
     flagged = asked.join(found, "id", "left")

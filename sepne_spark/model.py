@@ -498,12 +498,14 @@ class SepNEModel(Model, _SepNEParams, MLWritable, MLReadable):
         # the solve or the anchor, which run jobs at the call there, a small graph is
         # counted (one small job) and embedded in one task instead (pipeline.embed).
         if isinstance(dataset, DataFrame) and "id" in dataset.columns and "src" not in dataset.columns:
+            self._check_fitted_values()
             if self._graph is None:
                 raise SettingError("this model holds no graph (it was loaded, release() let it go, or its "
                                    "session was stopped): pass the edge list with transform(edges), or use "
                                    "embed(ids, edges)")
             extra = [c for c in dataset.columns if c != "id"]
-            clash = [c for c in extra if c in output_schema(self.id_type).names]
+            # compared without regard to case, as Spark resolves names by default
+            clash = [c for c in extra if c.lower() in {n.lower() for n in output_schema(self.id_type).names}]
             if clash:
                 raise RequestedIdsError(f"the requested ids' columns {clash} would be replaced by the embedding's; "
                                         f"rename or drop them")
@@ -974,7 +976,8 @@ def _as_graph(dataset: Any, directed: bool, duplicates: str, self_loops: str):
         raise TypeError(f"{expected}, got a {type(dataset).__module__}.{type(dataset).__name__}"
                         + (": spark.createDataFrame(it) first" if type(dataset).__name__ == "DataFrame" else ""))
     if not {"src", "dst"} <= {c.lower() for c in dataset.columns}:  # prepare_graph names SRC, Dst
-        raise InputError(f"{expected}; the DataFrame has columns {dataset.columns}")
+        raise InputError(f"{expected}, or a DataFrame of requested ids (a column named id); the DataFrame has "
+                         f"columns {dataset.columns}")
     return prepare_graph(dataset, directed, duplicates=duplicates, self_loops=self_loops)
 
 

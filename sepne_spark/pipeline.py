@@ -46,7 +46,15 @@ from pyspark.sql.types import DataType, IntegerType, IntegralType, StructField, 
 
 from sepne_spark import one_task
 from sepne_spark.errors import InputError, SettingError
-from sepne_spark.graph import NO_EDGES, Graph, incident_ends, requested_ids, rows_of, try_cast
+from sepne_spark.graph import (
+    NO_EDGES,
+    Graph,
+    check_requested_id_type,
+    incident_ends,
+    requested_ids,
+    rows_of,
+    try_cast,
+)
 from sepne_spark.landmarks import select_landmarks
 from sepne_spark.partition import lp_partition, random_partition, requested_partition
 from sepne_spark.progress import stage
@@ -511,6 +519,8 @@ def embed(
     DataFrame
         ``id, embedding, context, is_landmark, set_id``, lazy.
     """
+    if ids is not None:
+        check_requested_id_type(ids)
     if ids is None and params["partition"] == "IO":
         raise SettingError("partition IO embeds only requested ids: transform a DataFrame of ids (column id), "
                            "or set partition RP or LP to embed the whole graph")

@@ -54,7 +54,7 @@ def dense_dd(g, directed, k):
 def test_transform_of_requested_ids_keeps_their_other_columns(spark):
     """pyspark.ml's contract for transform: the input's rows and columns, the output's
     appended; the rows are those of the ids alone, an id that is no node is left out."""
-    from sepne_spark.errors import RequestedIdsError, SettingError
+    from sepne_spark.errors import InputError, RequestedIdsError, SettingError
 
     g = random_graph(seed=4)
     model = SepNE(dim=D, landmarks=K, metric="I+A", partition="IO", setSize=SET, lam=LAM, eta=ETA, iters=ITERS,
@@ -70,6 +70,14 @@ def test_transform_of_requested_ids_keeps_their_other_columns(spark):
         assert r.asDict() == {**alone[r["id"]].asDict(), "name": r["name"], "n": r["n"]}
     with pytest.raises(RequestedIdsError, match=r"columns \[.embedding.\] would be replaced"):
         model.transform(asked.withColumn("embedding", F.lit(1)))
+    # Spark resolves names without regard to case: Embedding clashes too
+    with pytest.raises(RequestedIdsError, match=r"columns \[.Embedding.\] would be replaced"):
+        model.transform(asked.withColumn("Embedding", F.lit(1.0)))
+    # Ids of a type that is no id (true would be read as node 1) are refused at the call
+    with pytest.raises(RequestedIdsError, match="the requested ids' column id is boolean: node ids are strings"):
+        model.transform(spark.createDataFrame([(True, "t")], "id boolean, tag string"))
+    with pytest.raises(InputError, match=r"or a DataFrame of requested ids \(a column named id\)"):
+        model.transform(spark.createDataFrame([(1,)], "ID long"))
     # IO embeds requested ids only: a whole graph is refused (it ran RP sets unasked).
     with pytest.raises(SettingError, match="partition IO embeds only requested ids"):
         model.transform(edges_df(spark, g, True))
