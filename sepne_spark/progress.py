@@ -110,6 +110,8 @@ def set_verbosity(level: int | str) -> None:
     the default), ``"DEBUG"``, ``"WARNING"`` (warnings only) or a :mod:`logging` level.
 
     Also makes sure they are shown when the application has not configured logging.
+    The level is the caller's choice: it stays when the application configures logging
+    later (which removes the default handler and, otherwise, the default level).
     """
     if isinstance(level, str):
         value = logging.getLevelName(level.upper())
@@ -119,8 +121,7 @@ def set_verbosity(level: int | str) -> None:
     ensure_default_handler()
     logger = logging.getLogger(_LIBRARY)
     logger.setLevel(level)
-    if getattr(logger, "_sepne_default_level", None) is not None:
-        logger._sepne_default_level = level  # type: ignore[attr-defined]
+    logger._sepne_default_level = None  # type: ignore[attr-defined]
 
 
 def _heartbeat_interval() -> float:

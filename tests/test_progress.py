@@ -80,6 +80,10 @@ def test_an_applications_logging_setup_takes_over():
 def test_verbosity_by_function_and_environment():
     proc = _python(STAGE_LINES.format(setup="import sepne_spark; sepne_spark.set_verbosity('WARNING')"))
     assert proc.returncode == 0 and "SepNE" not in proc.stderr, proc.stderr
+    # ... and it stays when the application configures logging after it
+    proc = _python(STAGE_LINES.format(setup="import logging, sepne_spark; sepne_spark.set_verbosity('WARNING'); "
+                                            "logging.basicConfig(level=logging.INFO, format='APP %(message)s')"))
+    assert proc.returncode == 0 and "SepNE" not in proc.stderr, proc.stderr
     proc = _python(STAGE_LINES.format(setup=""), SEPNE_LOG_LEVEL="WARNING")
     assert proc.returncode == 0 and "SepNE" not in proc.stderr, proc.stderr
 
