@@ -839,7 +839,10 @@ class SepNEReader(DefaultParamsReader):
     def load(self, path: str) -> "SepNE":
         """The :class:`SepNE` estimator saved at ``path``, with its uid and Params."""
         _check_saved_path(self.sparkSession, path, "SepNE estimator")
-        metadata = _load_metadata(path, self.sparkSession)
+        try:
+            metadata = _load_metadata(path, self.sparkSession)
+        except AnalysisException:
+            raise FileNotFoundError(f"no SepNE estimator at {path}: it holds no metadata/ (a saved SepNE)") from None
         _check_saved_class(path, metadata, SepNE)
         instance = SepNE()
         instance._resetUid(metadata["uid"])

@@ -118,6 +118,8 @@ def test_model_saved_in_the_0_1_layout_still_loads(spark, tmp_path, fitted):
     (tmp_path / "empty").mkdir()
     with pytest.raises(FileNotFoundError, match="no SepNE model at .*empty: it holds neither metadata/"):
         SepNEModel.load(str(tmp_path / "empty"))
+    with pytest.raises(FileNotFoundError, match="no SepNE estimator at .*empty: it holds no metadata/"):
+        SepNE.load(str(tmp_path / "empty"))
 
 
 def test_model_saved_before_a_setting_existed_takes_its_default(spark, tmp_path, edges, fitted):
