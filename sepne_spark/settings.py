@@ -445,13 +445,14 @@ def _show(value: Any) -> str:
     return f"{value!r} ({type(value).__name__})"
 
 
-def _coerce(s: Setting, value: Any, text: bool = False) -> Any:
+def _coerce(s: Setting, value: Any, text: bool = False, api: bool = False) -> Any:
     """Check ``value`` against ``s`` and return it in canonical form.
 
     ``text`` is true for values from the command line: strings are then parsed as the
     setting's type. From YAML, values must already have the right type (a float
     setting also takes an int, and a string such as ``1e-3``, which YAML 1.1 reads as
-    a string); an int setting never takes a bool.
+    a string); an int setting never takes a bool. ``api`` is true for a Param's value
+    in Python, where a float setting takes numbers only (as pyspark.ml's ``toFloat``).
     """
     if s.type is dict:
         return _coerce_spark(value)
@@ -485,7 +486,7 @@ def _coerce(s: Setting, value: Any, text: bool = False) -> Any:
     elif s.type is float:
         if isinstance(value, numbers.Real) and not isinstance(value, bool):
             number = float(value)
-        elif isinstance(value, str):
+        elif isinstance(value, str) and not api:
             try:
                 number = float(value.strip())
             except ValueError:
@@ -724,7 +725,7 @@ class _ParamConverter:
     def __call__(self, value: Any) -> Any:
         s = _BY_NAME[self.name]
         try:
-            return _coerce(s, _plain(value))
+            return _coerce(s, _plain(value), api=True)
         except _Invalid as exc:
             raise SettingError(f"{s.param}: {exc}") from None
 

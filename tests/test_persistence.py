@@ -177,6 +177,11 @@ def test_params_refuse_none_and_the_fit_names_the_default_dim(spark, edges):
         SepNE(iters=None)
     with pytest.raises(SettingError, match="lam: expected a number >= 0, got None"):
         SepNE().setLam(None)
+    # A string is no number in Python, for a decimal Param as for an integer one
+    with pytest.raises(SettingError, match=r"lam: expected a number, got '0.3' \(str\)"):
+        SepNE(lam="0.3")
+    with pytest.raises(SettingError, match=r"iters: expected an integer, got '3' \(str\)"):
+        SepNE(iters="3")
     with pytest.raises(SettingError, match=r"dim=128 \(the default\) is more than landmarks=8.*set dim to 8 or less"):
         SepNE(landmarks=8).fit(edges)
     with pytest.raises(SettingError, match="metric I[+]A has no window"):
@@ -202,7 +207,8 @@ def test_an_unfitted_model_says_so(spark, edges, tmp_path):
                  lambda: SepNEModel().save(str(tmp_path / "model"))):
         with pytest.raises(SettingError, match="holds no fitted factors: fit SepNE, or load a saved model"):
             call()
-    with pytest.raises(SettingError, match="holds no graph"):
+    # ... also for requested ids (it said "holds no graph", which a fitted one can too)
+    with pytest.raises(SettingError, match="holds no fitted factors"):
         SepNEModel().transform(spark.createDataFrame([("1",)], "id string"))
     assert not (tmp_path / "model").exists()
 
