@@ -736,9 +736,14 @@ class SepNEWriter(DefaultParamsWriter):
     def save(self, path: str) -> None:
         """Write to ``path``; raise ``FileExistsError`` if it exists and
         :meth:`overwrite` was not called."""
+        from sepne_spark.errors import OutputExistsError
         from sepne_spark.storage import atomic_write
 
-        atomic_write(*self.staged(path), overwrite=self.shouldOverwrite)
+        try:
+            atomic_write(*self.staged(path), overwrite=self.shouldOverwrite)
+        except OutputExistsError:
+            raise OutputExistsError(f"{path} exists: save(path, overwrite=True), or write().overwrite().save(path), "
+                                    "replaces it once the new one is written whole") from None
 
     def staged(self, path: str) -> tuple[Callable[[str], None], str]:
         """The write of this model and its final location, for

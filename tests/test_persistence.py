@@ -58,7 +58,8 @@ def test_estimator_saves_its_params_in_the_pyspark_ml_layout(spark, tmp_path):
     assert type(loaded) is SepNE and loaded.uid == est.uid
     assert loaded.settings() == est.settings()
     assert {p.name for p in loaded.params if loaded.isSet(p)} == set(PARAMS) | {"landmarkStrategy"}
-    with pytest.raises(FileExistsError):
+    with pytest.raises(FileExistsError, match=r"est exists: save\(path, overwrite=True\), or write\(\)"
+                                              r"\.overwrite\(\)\.save\(path\), replaces it"):
         est.save(str(tmp_path / "est"))
     est.setDim(3).write().overwrite().save(str(tmp_path / "est"))
     assert SepNE.load(str(tmp_path / "est")).getDim() == 3
