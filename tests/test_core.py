@@ -316,7 +316,7 @@ def test_requested_ids_above_the_broadcast_bound_are_joined_not_broadcast(spark,
     assert out.count() == 10
 
 
-@pytest.mark.parametrize("directed", [True, False])
+@pytest.mark.parametrize("directed", [pytest.param(True, marks=pytest.mark.deploy), False])  # 28 s each
 def test_model_save_load_and_growing_graph(spark, tmp_path, directed):
     g = random_graph(n=50, m=180, seed=5, string_ids=False)
     edges = spark.createDataFrame(g.rows, "src long, dst long, weight double")

@@ -106,9 +106,8 @@ def test_the_largest_seeds_hash_without_overflow(spark):
     assert hash_seed(5, 7919) == 7924 and hash_seed(2**63 - 1, 1) == -(2**63)
     nodes = spark.range(50).select(F.col("id").cast("string").alias("id"))
     labels = nodes.select("id", (F.col("id").cast("long") % 3).alias("label"))
-    for seed in (2**63 - 1, 2**63 - 7919):
-        assert random_partition(nodes, 10, seed=seed).count() == 50
-        assert pack_communities(labels, 10, seed=seed).count() == 50
+    assert random_partition(nodes, 10, seed=2**63 - 1).count() == 50
+    assert pack_communities(labels, 10, seed=2**63 - 1).count() == 50
     entries = spark.createDataFrame([(str(i), str((i + 1) % 50), 1.0) for i in range(50)],
                                     "src string, dst string, value double")
     assert BlockGraph.build(nodes, entries, blocks=2, seed=2**63 - 1).index.count() == 50
