@@ -336,6 +336,22 @@ def is_local_path(path: str) -> bool:
     return scheme in ("", "file") or len(scheme) == 1
 
 
+def qualify_paths(ns: argparse.Namespace, names: Sequence[str], conf: Mapping[str, Any] | None = None) -> None:
+    """Rewrite the path flags ``names`` of ``ns`` (one path, or a list) as the URIs they
+    name: a path without a scheme goes where the session reads and writes it (a cluster's
+    HDFS, :func:`~sepne_spark.storage.default_filesystem` given the job's Spark settings
+    ``conf``), so the checks before Spark starts treat it as the remote path it is."""
+    from sepne_spark.storage import default_filesystem, qualified
+
+    default_fs = default_filesystem(conf)
+    for name in names:
+        value, flag = getattr(ns, name, None), "--" + name.replace("_", "-")
+        if isinstance(value, list):
+            setattr(ns, name, [qualified(v, default_fs, flag) for v in value])
+        elif value:
+            setattr(ns, name, qualified(value, default_fs, flag))
+
+
 def given_flags(argv: Sequence[str]) -> set[str]:
     """The long options written on a command line (``--name`` or ``--name=value``), up
     to a ``--``: what the user gave, where a parsed value may be a default."""

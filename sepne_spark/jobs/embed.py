@@ -40,6 +40,7 @@ from sepne_spark.jobs.common import (
     local_path,
     profile_arg,
     profile_names,
+    qualify_paths,
     read_options,
     run_job,
     session_settings,
@@ -192,14 +193,7 @@ def _checked(argv: Sequence[str] | None) -> tuple[argparse.Namespace, schema.Emb
     # combinations are checked (the default profile's reading and job settings apply).
     auto = ns.profile == schema.AUTO_PROFILE
     settings = schema.resolve(ns, schema.load_profile(ns.profile), provisional=auto, profile_name=ns.profile)
-    from sepne_spark.storage import default_filesystem, qualified
-
-    # Paths without a scheme go where the session will write them (a cluster's HDFS):
-    # as URIs, the checks below treat them as the remote paths they are.
-    default_fs = default_filesystem(settings.spark)
-    ns.input = [qualified(path, default_fs, "--input") for path in ns.input] if ns.input else ns.input
-    for flag in ("output", "save_model", "model"):
-        setattr(ns, flag, qualified(getattr(ns, flag), default_fs, "--" + flag.replace("_", "-")))
+    qualify_paths(ns, ("input", "output", "save_model", "model"), settings.spark)
     generated = sorted(f for f in given_flags(sys.argv[1:] if argv is None else argv) if f.startswith("--gen-"))
     if ns.input and generated:
         raise UserError(f"{', '.join(generated)} describe{'s' if len(generated) == 1 else ''} the generated graph, "

@@ -56,6 +56,7 @@ from sepne_spark.jobs.common import (
     local_path,
     profile_arg,
     profile_names,
+    qualify_paths,
     read_options,
     run_job,
     session_settings,
@@ -234,15 +235,8 @@ def parse_args(args: Sequence[str] | None) -> argparse.Namespace:
     ns = build_parser().parse_args(_task_alias(argv))
     if getattr(ns, "use_context", False):
         ns.vectors = "concat"
-    from sepne_spark.storage import default_filesystem, qualified
-
-    # Paths without a scheme go where the session reads and writes them (a cluster's
-    # HDFS): as URIs, the checks before Spark treat them as the remote paths they are.
-    # The labels are read on the driver, from its own file system.
-    default_fs = default_filesystem()
-    for flag in ("embeddings", "edges", "json"):
-        if getattr(ns, flag, None):
-            setattr(ns, flag, qualified(getattr(ns, flag), default_fs, "--" + flag))
+    # The labels are read on the driver, from its own file system: not qualified.
+    qualify_paths(ns, ("embeddings", "edges", "json"))
     return ns
 
 

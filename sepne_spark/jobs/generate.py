@@ -30,7 +30,15 @@ from sepne_spark.generators import (
     sbm_graph,
     table_write,
 )
-from sepne_spark.jobs.common import JobArgumentParser, UserError, given_flags, in_flag_words, run_job, setup_logging
+from sepne_spark.jobs.common import (
+    JobArgumentParser,
+    UserError,
+    given_flags,
+    in_flag_words,
+    qualify_paths,
+    run_job,
+    setup_logging,
+)
 from sepne_spark.storage import atomic_writes
 
 log = logging.getLogger("sepne_spark.jobs.generate")
@@ -92,11 +100,7 @@ def parse_args(args: Sequence[str] | None) -> argparse.Namespace:
                       help="keep R-MAT node ids unpermuted, node 0 is then the hub "
                       "(default: off, ids permuted with a seeded bijection)")
     ns = p.parse_args(args)
-    from sepne_spark.storage import default_filesystem, qualified
-
-    # A path without a scheme goes where the session writes it (a cluster's HDFS): as a
-    # URI, the checks before Spark treat it as the remote path it is.
-    ns.output = qualified(ns.output, default_filesystem(), "--output")
+    qualify_paths(ns, ("output",))
     return ns
 
 
