@@ -132,23 +132,20 @@ def prepare_graph(
     check_choice("self_loops", self_loops, SELF_LOOP_POLICIES)
     if not isinstance(directed, bool):
         raise SettingError(f"directed must be True or False; got {directed!r}")
-    # Two columns whose names differ only in case (weight and Weight) are one name to
-    # Spark's default resolution (spark.sql.caseSensitive false): named, not left to
-    # fail as an ambiguous reference in a later query.
-    if str(raw_edges.sparkSession.conf.get("spark.sql.caseSensitive", "false")).lower() != "true":
-        same = {name: [c for c in raw_edges.columns if c.lower() == name] for name in ("src", "dst", "weight")}
-        same = {name: found for name, found in same.items() if len(found) > 1}
-        if same:
-            shown = "; ".join(" and ".join(repr(c) for c in found) for found in same.values())
-            extra = [c for found in same.values() for c in found if c not in same]
-            raise InputError(f"the edge list has columns whose names differ only in case ({shown}), which Spark "
-                             f"does not tell apart (spark.sql.caseSensitive is false): drop or rename the one that "
-                             f"is not the edges' {' or '.join(same)}, e.g. df.drop({', '.join(map(repr, extra))})")
-    # A column whose name differs only in case (Weight, SRC) is not read: it is named
-    # rather than taken, or (a weight) silently left out.
-    other_case = {name: [c for c in raw_edges.columns if c != name and c.lower() == name]
-                  for name in ("src", "dst", "weight") if name not in raw_edges.columns}
-    other_case = {name: found[0] for name, found in other_case.items() if found}
+    # The columns named src, dst or weight in any case, in one pass over the names.
+    # Two of them for one name (weight and Weight) are one name to Spark's default
+    # resolution (spark.sql.caseSensitive false): named, not left to fail as an ambiguous
+    # reference in a later query. One in another case alone (Weight, SRC) is not read:
+    # named rather than taken, or (a weight) silently left out.
+    cased = {name: [c for c in raw_edges.columns if c.lower() == name] for name in ("src", "dst", "weight")}
+    twice = {name: found for name, found in cased.items() if len(found) > 1}
+    if twice and str(raw_edges.sparkSession.conf.get("spark.sql.caseSensitive", "false")).lower() != "true":
+        shown = "; ".join(" and ".join(repr(c) for c in found) for found in twice.values())
+        extra = [c for found in twice.values() for c in found if c not in twice]
+        raise InputError(f"the edge list has columns whose names differ only in case ({shown}), which Spark "
+                         f"does not tell apart (spark.sql.caseSensitive is false): drop or rename the one that "
+                         f"is not the edges' {' or '.join(twice)}, e.g. df.drop({', '.join(map(repr, extra))})")
+    other_case = {name: found[0] for name, found in cased.items() if found and name not in raw_edges.columns}
     if other_case:
         shown = ", ".join(f"{found!r} for {name}" for name, found in other_case.items())
         renames = "".join(f".withColumnRenamed({found!r}, {name!r})" for name, found in other_case.items())
