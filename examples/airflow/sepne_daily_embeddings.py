@@ -37,7 +37,10 @@ Install
 4. Set the Airflow Variables whose defaults do not fit (``airflow variables set
    sepne_input hdfs:///graphs/edges``, ...):
 
-   * ``sepne_input``: the edge list (default ``hdfs:///data/sepne/edges``)
+   * ``sepne_input``: the edge list (default ``hdfs:///data/sepne/edges``); ``{ds}`` in
+     it is replaced by the run's date, for a graph kept per day
+     (``hdfs:///graphs/dt={ds}/edges``): without it every run, a rerun or backfill of an
+     earlier date too, reads the graph as it is when the run starts
    * ``sepne_output``: the output root (default ``hdfs:///data/sepne/embeddings``)
    * ``sepne_jobs_dir``: the ``jobs/`` folder on the workers (default
      ``/opt/sepne-spark/jobs``)
@@ -75,7 +78,9 @@ def _var(name: str, default: str) -> str:
     return "{{ var.value.get('%s', '%s') }}" % (name, default)
 
 
-INPUT = _var("sepne_input", "hdfs:///data/sepne/edges")
+# "{ds}" in the input becomes the run's date: a graph kept per day is read for the date
+# a run (a rerun, a backfill) is of, not as it is now.
+INPUT = "{{ var.value.get('sepne_input', 'hdfs:///data/sepne/edges') | replace('{ds}', ds) }}"
 OUTPUT = _var("sepne_output", "hdfs:///data/sepne/embeddings")
 JOBS_DIR = _var("sepne_jobs_dir", "/opt/sepne-spark/jobs")
 WHEEL = _var("sepne_wheel", "/opt/sepne-spark/dist/sepne_spark-0.1.0-py3-none-any.whl")

@@ -140,6 +140,14 @@ def test_paths_come_from_airflow_variables(dag, embed, monkeypatch):
     assert task.conf["spark.yarn.dist.archives"] == "hdfs:///apps/env.tar.gz#environment"
 
 
+def test_a_dated_input_is_read_for_the_runs_date(dag, embed, monkeypatch):
+    """{ds} in the input Variable is the run's date: a rerun of an earlier date reads that date's graph."""
+    monkeypatch.setenv("AIRFLOW_VAR_SEPNE_INPUT", "hdfs:///graphs/dt={ds}/edges")
+    args = _rendered(dag, embed, "2027-01-02").application_args
+    assert _option(args, "--input") == "hdfs:///graphs/dt=2027-01-02/edges"
+    assert _option(args, "--run-date") == "2027-01-02"
+
+
 def test_templates_only_in_templated_fields(embed):
     """A Jinja expression in a field the operator does not render would reach spark-submit as is."""
     templated = set(type(embed).template_fields)
