@@ -764,6 +764,9 @@ def conf_dirs() -> list[Path]:
 
 
 _PACKAGED: list[Path | None] = []
+#: Where the profiles of a wheel imported from its zip file are (``.../x.whl/sepne_spark/profiles``),
+#: when :func:`_packaged_profiles` copied them to a temporary folder.
+_PACKAGED_ORIGIN: list[str] = []
 
 
 def _packaged_profiles() -> Path | None:
@@ -795,6 +798,7 @@ def _packaged_profiles() -> Path | None:
             atexit.register(shutil.rmtree, folder, ignore_errors=True)  # the process's copy, gone with it
             for entry in entries:
                 (folder / entry.name).write_text(entry.read_text(encoding="utf-8"), encoding="utf-8")
+            _PACKAGED_ORIGIN.append(str(shipped))
     _PACKAGED.append(folder)
     return folder
 
@@ -1108,9 +1112,13 @@ def profile_label(path_or_name: str | os.PathLike[str] | None) -> str:
     messages and run manifests; the argument itself when no file is found."""
     text = "default" if path_or_name is None else os.fspath(path_or_name).strip()
     try:
-        return str(find_profile("default" if text.lower() == AUTO_PROFILE else text).resolve())
+        found = find_profile("default" if text.lower() == AUTO_PROFILE else text).resolve()
     except UserError:
         return text
+    copy = _packaged_profiles() if _PACKAGED_ORIGIN else None
+    if copy is not None and found.parent == copy.resolve():  # the process's copy is gone with it: the wheel's file
+        return f"{_PACKAGED_ORIGIN[0].rstrip('/')}/{found.name}"
+    return str(found)
 
 
 def load_profile(path_or_name: str | os.PathLike[str] | None = None) -> dict[str, Any]:

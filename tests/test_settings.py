@@ -407,3 +407,31 @@ def test_the_log_ratio_tier_ends_where_the_propagation_leaves_one_task():
     from sepne_spark.propagation import ONE_TASK_NODES
 
     assert settings.AUTO_LOG_RATIO_NODES == ONE_TASK_NODES
+
+
+def test_a_zipped_wheels_profile_is_named_by_its_place_in_the_wheel(tmp_path):
+    """Imported from a zip file (a wheel on ``spark-submit --py-files``), the profiles are
+    read from a temporary copy that ends with the process: a run's manifest names the
+    profile inside the wheel instead, a path that still means something after the run."""
+    import os
+    import subprocess
+    import sys
+    import zipfile
+
+    root = Path(__file__).resolve().parent.parent
+    whl = tmp_path / "sepne_spark-0-py3-none-any.whl"
+    with zipfile.ZipFile(whl, "w") as z:
+        for path in sorted((root / "sepne_spark").rglob("*.py")):
+            z.write(path, path.relative_to(root).as_posix())
+        for path in sorted((root / "conf").glob("*.yaml")):
+            z.write(path, f"sepne_spark/profiles/{path.name}")
+    code = ("import sepne_spark, sys; from sepne_spark import settings; "
+            "assert sepne_spark.__file__.startswith(sys.argv[1]), sepne_spark.__file__; "
+            "print(settings.profile_label('yarn')); print(settings.find_profile('yarn'))")
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "SEPNE_CONF_DIR")}
+    proc = subprocess.run([sys.executable, "-c", code, str(whl)], cwd=tmp_path, capture_output=True, text=True,
+                          env=dict(env, PYTHONPATH=str(whl)), timeout=120)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    label, copy = proc.stdout.split()
+    assert label == f"{whl}/sepne_spark/profiles/yarn.yaml"
+    assert "sepne-profiles-" in copy and not Path(copy).exists()  # the copy went with its process
