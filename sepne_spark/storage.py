@@ -749,7 +749,7 @@ def atomic_writes(writes: Sequence[tuple[Callable[[str], None], str]], overwrite
             tmp=_filesystem(tmp_uri)[1], old=f"{parent}/.{name}.old-{token}" if parent else f".{name}.old-{token}",
             parent=parent, existed=exists_now,
         ))
-    created: list = []  # the highest folder each write creates (a dated output's partition, ...)
+    created: list = []  # the folders each write creates (a dated output's root, ...): lowest, highest
     try:
         for out in staged:
             if out.parent:
@@ -757,13 +757,13 @@ def atomic_writes(writes: Sequence[tuple[Callable[[str], None], str]], overwrite
                 while folder and out.filesystem.get_file_info(folder).type == fs.FileType.NotFound:
                     top, folder = folder, (folder.rsplit("/", 1)[0] if "/" in folder else "")
                 out.filesystem.create_dir(out.parent, recursive=True)
-                created.append((out.filesystem, top))
+                created.append((out.filesystem, out.parent, top))
             out.write(out.tmp_uri)
     except BaseException:
         for out in staged:
             _remove(out.filesystem, out.tmp)
-        for filesystem, top in reversed(created):
-            _remove_if_empty(filesystem, top)
+        for filesystem, lowest, top in reversed(created):
+            _remove_created(filesystem, lowest, top)
         raise
     placed: list[_Staged] = []
     try:
@@ -784,8 +784,8 @@ def atomic_writes(writes: Sequence[tuple[Callable[[str], None], str]], overwrite
                 out.filesystem.move(out.old, out.inner)
         for out in staged:
             _remove(out.filesystem, out.tmp)
-        for filesystem, top in reversed(created):
-            _remove_if_empty(filesystem, top)
+        for filesystem, lowest, top in reversed(created):
+            _remove_created(filesystem, lowest, top)
         raise
     for out in placed:
         if out.existed:
@@ -810,19 +810,24 @@ class _Staged:
     existed: bool
 
 
-def _remove_if_empty(filesystem, folder: str | None) -> None:
-    """Remove ``folder`` when nothing but empty folders is under it (what a failed write
-    created for its output and leaves behind); best effort."""
+def _remove_created(filesystem, lowest: str, top: str | None) -> None:
+    """Remove the folders a failed write created for its output (``lowest`` and its
+    parents up to ``top``; none when ``top`` is None), each only while it is empty: another
+    run may be writing beside it (another date's hidden temporary folder in a new output
+    root), and what it holds is not this run's to remove. Best effort."""
     from pyarrow import fs
 
-    if not folder:
-        return
-    try:
-        inside = filesystem.get_file_info(fs.FileSelector(folder, recursive=True))
-        if all(info.type == fs.FileType.Directory for info in inside):
+    folder = lowest
+    while top:
+        try:
+            if filesystem.get_file_info(fs.FileSelector(folder)):
+                return
             filesystem.delete_dir(folder)
-    except OSError:
-        pass
+        except OSError:
+            return
+        if folder == top or "/" not in folder:
+            return
+        folder = folder.rsplit("/", 1)[0]
 
 
 def _recover(filesystem, inner: str) -> None:
@@ -904,16 +909,11 @@ def check_json_path(path: str, inputs: Sequence[str], what: str = "--json path")
         _check_local_folder_writable(absolute, path, what)
 
 
-def write_json(path: str, payload: dict) -> None:
-    """Write ``payload`` as the JSON file ``path`` (a local path or a URI) with
-    :func:`atomic_write`: a reader sees the old file or the new one, never a part, and a
-    killed earlier write's temporary file is removed. An existing file is replaced; an
-    existing folder is refused (:class:`~sepne_spark.errors.UserError`). NaN and infinite
-    numbers (an undefined R^2) are written as ``null``: strict JSON has no NaN."""
+def json_text(payload: Any, indent: int | None = None) -> str:
+    """``payload`` as strict JSON: NaN and infinite numbers (an undefined R^2) become
+    ``null``, as strict JSON has no NaN; values JSON lacks (dates, paths) as their text."""
     import json
     import math
-
-    from pyarrow import fs
 
     def strict(value: Any, within: tuple[int, ...] = ()) -> Any:
         if isinstance(value, float) and not math.isfinite(value):
@@ -927,7 +927,18 @@ def write_json(path: str, payload: dict) -> None:
             return [strict(v, inner) for v in value]
         return value
 
-    data = json.dumps(strict(payload), indent=2, default=str, allow_nan=False).encode()  # before anything is written
+    return json.dumps(strict(payload), indent=indent, default=str, allow_nan=False)
+
+
+def write_json(path: str, payload: dict) -> None:
+    """Write ``payload`` as the JSON file ``path`` (a local path or a URI) with
+    :func:`atomic_write`: a reader sees the old file or the new one, never a part, and a
+    killed earlier write's temporary file is removed. An existing file is replaced; an
+    existing folder is refused (:class:`~sepne_spark.errors.UserError`). NaN and infinite
+    numbers (an undefined R^2) are written as ``null`` (:func:`json_text`)."""
+    from pyarrow import fs
+
+    data = json_text(payload, indent=2).encode()  # before anything is written
     filesystem, inner = _filesystem(path.rstrip("/"))
     if filesystem.get_file_info(inner).type == fs.FileType.Directory:
         raise UserError(f"{path} is a folder: the JSON results go to a file (an existing one is replaced)")

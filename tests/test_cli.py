@@ -39,22 +39,30 @@ EMBED_MODULE = ["-m", "sepne_spark.jobs.embed"]
         (EMBED_MODULE, ["--dimension", "64"], ["unrecognized arguments: --dimension", "did you mean --dim?"]),
         # An abbreviation is refused (a later option sharing its prefix would change it).
         (EMBED_FILE, ["--out", "o"], ["unrecognized arguments: --out", "did you mean --output?"]),
-        (EMBED_FILE, ["--gen-nodes", "-5"], ["the generated graph's --gen-nodes must be positive, got -5"]),
-        (EMBED_FILE, ["--gen-mixing", "2"], ["the generated graph's --gen-mixing must be in [0, 1], got 2.0"]),
-        (EMBED_FILE, ["--run-date", "2026-13-01"], ["--run-date '2026-13-01' is not a date YYYY-MM-DD"]),
-        (EMBED_FILE, ["--input", "missing/edges.tsv"], ["--input missing/edges.tsv does not exist"]),
-        (EMBED_FILE, ["--input", "missing/*.tsv"], ["--input missing/*.tsv: no file matches"]),
+        (EMBED_FILE, ["--gen-nodes", "-5", "--output", "o"], ["the generated graph's --gen-nodes must be positive, got -5"]),
+        (EMBED_FILE, ["--gen-mixing", "2", "--output", "o"], ["the generated graph's --gen-mixing must be in [0, 1], got 2.0"]),
+        (EMBED_FILE, ["--run-date", "2026-13-01", "--output", "o"], ["--run-date '2026-13-01' is not a date YYYY-MM-DD"]),
+        # An empty date (a scheduler's template that gave nothing) is not "no date".
+        (EMBED_FILE, ["--generated", "--run-date", "", "--output", "o"], ["--run-date '' is not a date YYYY-MM-DD"]),
+        # Neither an input nor --generated, or no output: refused, never a generated graph
+        # or a default folder by accident.
+        (EMBED_FILE, ["--output", "o"], ["give the edge list to embed with --input (or --generated"]),
+        (EMBED_FILE, ["--generated"], ["give the output folder with --output"]),
+        (EMBED_FILE, ["--input", "e.tsv", "--generated", "--output", "o"],
+         ["--generated describes the generated graph, which --input replaces"]),
+        (EMBED_FILE, ["--input", "missing/edges.tsv", "--output", "o"], ["--input missing/edges.tsv does not exist"]),
+        (EMBED_FILE, ["--input", "missing/*.tsv", "--output", "o"], ["--input missing/*.tsv: no file matches"]),
         (EMBED_FILE, ["--dim", "abc"], ["argument --dim", "expected an integer"]),
-        (EMBED_FILE, ["--profile", "no-such-profile"], ["profile 'no-such-profile' not found", "document-quality"]),
-        (EMBED_FILE, ["--nodes", "@missing.txt"], ["--nodes file missing.txt does not exist"]),
-        (EMBED_FILE, ["--header", "no", "--src-col", "paper"],
+        (EMBED_FILE, ["--profile", "no-such-profile", "--output", "o"], ["profile 'no-such-profile' not found", "document-quality"]),
+        (EMBED_FILE, ["--generated", "--nodes", "@missing.txt", "--output", "o"], ["--nodes file missing.txt does not exist"]),
+        (EMBED_FILE, ["--header", "no", "--src-col", "paper", "--output", "o"],
          ["src_col (--src-col) 'paper' names a column, which needs a header line", "drop --header no"]),
-        (EMBED_FILE, ["--src-col", "1", "--dst-col", "1"],
+        (EMBED_FILE, ["--src-col", "1", "--dst-col", "1", "--output", "o"],
          ["src_col and dst_col (--src-col, --dst-col) name the same column (1)"]),
-        (EMBED_FILE, ["--nodes", "1,2", "--propagation", "3"], ["--propagation 3", "embeds whole graphs only"]),
-        (EMBED_FILE, ["--nodes", "1,2", "--profile", "social"],
+        (EMBED_FILE, ["--nodes", "1,2", "--propagation", "3", "--output", "o"], ["--propagation 3", "embeds whole graphs only"]),
+        (EMBED_FILE, ["--nodes", "1,2", "--profile", "social", "--output", "o"],
          ["--propagation 3", "--refine-steps 8", "give --propagation 1 and --refine-steps 0"]),
-        (EMBED_FILE, ["--nodes", "1,2", "--profile", "document-quality"],
+        (EMBED_FILE, ["--nodes", "1,2", "--profile", "document-quality", "--output", "o"],
          ["--propagation 3 smooths", "--average-steps 6 averages every vector over its 6-hop neighbourhood",
           "give --propagation 1 and --average-steps 0"]),
         ([str(ROOT / "jobs" / "evaluate.py")], ["classify", "--embeddings", "emb", "--labels", "l.tsv"],
@@ -138,18 +146,18 @@ def test_overwrite_refuses_a_folder_holding_other_data(tmp_path):
     proj = tmp_path / "proj"
     (proj / "emb_a").mkdir(parents=True)
     (proj / "notes.txt").write_text("mine")
-    proc = _run(tmp_path, EMBED_FILE, "--output", "proj", "--overwrite")
+    proc = _run(tmp_path, EMBED_FILE, "--generated", "--output", "proj", "--overwrite")
     assert proc.returncode == 2, proc.stderr[-3000:]
     assert proc.stderr.strip() == ("sepne-embed: error: the output path proj holds other data than an earlier output "
                                    "(emb_a/, notes.txt): replacing it would delete that with the folder; give a "
                                    "folder of its own, or remove those first"), proc.stderr
     # A file in the output's place, and a --save-model path that holds no model.
     (tmp_path / "notes.txt").write_text("mine")
-    proc = _run(tmp_path, EMBED_FILE, "--output", "notes.txt", "--overwrite")
+    proc = _run(tmp_path, EMBED_FILE, "--generated", "--output", "notes.txt", "--overwrite")
     assert proc.returncode == 2 and "the output path notes.txt is a file" in proc.stderr, proc.stderr[-3000:]
     (tmp_path / "mymodel").mkdir()
     (tmp_path / "mymodel" / "thesis.tex").write_text("mine")
-    proc = _run(tmp_path, EMBED_FILE, "--output", "emb", "--save-model", "mymodel", "--overwrite")
+    proc = _run(tmp_path, EMBED_FILE, "--generated", "--output", "emb", "--save-model", "mymodel", "--overwrite")
     assert proc.returncode == 2 and "the --save-model path mymodel holds no saved model (thesis.tex)" in proc.stderr, \
         proc.stderr[-3000:]
     # An earlier output's own files do not stop it (the run then gets to Spark, absent here).
@@ -157,7 +165,7 @@ def test_overwrite_refuses_a_folder_holding_other_data(tmp_path):
         (proj / extra).rmdir() if extra == "emb_a" else (proj / extra).unlink()
     for name in ("part-00000-1f.snappy.parquet", "_SUCCESS", "_manifest.json", ".part-00000-1f.snappy.parquet.crc"):
         (proj / name).write_text("")
-    proc = _run(tmp_path, EMBED_FILE, "--output", "proj", "--overwrite")
+    proc = _run(tmp_path, EMBED_FILE, "--generated", "--output", "proj", "--overwrite")
     assert proc.returncode == 1 and "sepne-embed: failed:" in proc.stderr, proc.stderr[-3000:]
 
 
@@ -219,12 +227,33 @@ def test_a_graph_folder_given_for_its_edges_is_refused_before_spark(tmp_path):
     check_edge_folders([str(tmp_path / "dated"), str(tmp_path / "graph" / "edges")], "--input")
 
 
+def test_an_input_folder_with_a_file_that_cannot_be_read_is_refused_before_spark(tmp_path):
+    """Spark's listing of a folder leaves out a link to a file that is gone (and the job
+    would embed the rest of the graph): the file is named, before Spark starts; the
+    files Spark skips (_SUCCESS, hidden ones) are not looked at."""
+    from sepne_spark.jobs import embed
+
+    parts = tmp_path / "parts"
+    parts.mkdir()
+    (parts / "part-00000.tsv").write_text("1\t2\n")
+    (parts / "_SUCCESS").symlink_to(tmp_path / "gone-too")
+    embed._checked(["--input", str(parts), "--output", str(tmp_path / "o")])
+    (parts / "part-00001.tsv").symlink_to(tmp_path / "gone.tsv")
+    for flags in (["--input", "parts"], ["--input", "parts/*.tsv"]):
+        proc = _run(tmp_path, EMBED_FILE, *flags, "--output", "o")
+        assert proc.returncode == 2, proc.stderr[-3000:]
+        assert proc.stderr.strip() == (f"sepne-embed: error: --input {flags[1]}: {Path('parts') / 'part-00001.tsv'} "
+                                       f"cannot be read: it links to {tmp_path / 'gone.tsv'}, which does not exist")
+    proc = _run(tmp_path, [str(ROOT / "jobs" / "evaluate.py"), "linkpred"], "--edges", "parts", "--fraction", "0.1")
+    assert proc.returncode == 2 and "--edges parts: parts/part-00001.tsv cannot be read" in proc.stderr, proc.stderr
+
+
 def test_a_run_date_run_over_another_dates_model_is_refused_before_spark(tmp_path):
     """--run-date with a local --save-model that holds another date's model: refused at
     once (the check with Spark stays for remote paths and for main() in a notebook)."""
     (tmp_path / "model" / "metadata").mkdir(parents=True)
     (tmp_path / "model" / "metadata" / "part-00000").write_text('{"runDate": "2026-12-02"}\n', encoding="utf-8")
-    proc = _run(tmp_path, EMBED_FILE, "--output", "emb", "--run-date", "2026-12-03", "--save-model", "model")
+    proc = _run(tmp_path, EMBED_FILE, "--generated", "--output", "emb", "--run-date", "2026-12-03", "--save-model", "model")
     assert proc.returncode == 2, proc.stderr[-3000:]
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(
@@ -299,14 +328,14 @@ def test_an_empty_nodes_list_is_refused(tmp_path):
 
     for empty in ("", " , ", "@"):
         with pytest.raises(UserError, match="names no id"):
-            embed._checked(["--nodes", empty, "--output", str(tmp_path / "out")])
+            embed._checked(["--generated", "--nodes", empty, "--output", str(tmp_path / "out")])
     ids = tmp_path / "ids.txt"
     for text in ("", "\n  \n# a comment\n", "\ufeff\n"):
         ids.write_text(text, encoding="utf-8")
         with pytest.raises(UserError, match=f"--nodes file {ids} holds no id"):
-            embed._checked(["--nodes", f"@{ids}", "--output", str(tmp_path / "out")])
+            embed._checked(["--generated", "--nodes", f"@{ids}", "--output", str(tmp_path / "out")])
     ids.write_text("# wanted\n7\n", encoding="utf-8")
-    embed._checked(["--nodes", f"@{ids}", "--output", str(tmp_path / "out")])
+    embed._checked(["--generated", "--nodes", f"@{ids}", "--output", str(tmp_path / "out")])
 
 
 @pytest.mark.unit
@@ -320,11 +349,11 @@ def test_run_date_into_an_unpartitioned_output_is_refused(tmp_path):
     (out / "dt=2026-12-01").mkdir(parents=True)
     for name in ("_SUCCESS", "_manifest.json", ".part-0.parquet.crc"):
         (out / name).write_text("", encoding="utf-8")
-    embed._checked(["--output", str(out), "--run-date", "2026-12-02"])  # a partitioned root: fine
+    embed._checked(["--generated", "--output", str(out), "--run-date", "2026-12-02"])  # a partitioned root: fine
     (out / "part-00000-x.snappy.parquet").write_text("", encoding="utf-8")
     for extra in ([], ["--overwrite"]):
         with pytest.raises(UserError, match="holds an unpartitioned dataset .part-00000-x.snappy.parquet at its top"):
-            embed._checked(["--output", str(out), "--run-date", "2026-12-02", *extra])
+            embed._checked(["--generated", "--output", str(out), "--run-date", "2026-12-02", *extra])
 
 
 @pytest.mark.unit
@@ -341,20 +370,20 @@ def test_overwrite_without_run_date_keeps_the_dated_runs_and_a_rerun_replaces_it
         (out / f"dt={day}" / "part-00000-0.snappy.parquet").write_text("", encoding="utf-8")
     with pytest.raises(UserError, match=r"holds 2 dated run\(s\) \(dt=2026-12-01, dt=2026-12-02\): --overwrite "
                                         r"without --run-date would replace every one of them"):
-        embed._checked(["--output", str(out), "--overwrite"])
+        embed._checked(["--generated", "--output", str(out), "--overwrite"])
     notes = tmp_path / "notes"  # a folder named dt=... that is no date: no run, but other data
     (notes / "dt=notes").mkdir(parents=True)
     with pytest.raises(UserError, match=r"holds other data than an earlier output \(dt=notes/\): replacing it"):
-        embed._checked(["--output", str(notes), "--overwrite"])
+        embed._checked(["--generated", "--output", str(notes), "--overwrite"])
     model = tmp_path / "model"
     (model / "metadata").mkdir(parents=True)
     (model / "metadata" / "part-00000").write_text('{"runDate": "2026-12-02"}\n', encoding="utf-8")
-    embed._checked(["--output", str(out), "--run-date", "2026-12-02", "--save-model", str(model)])
+    embed._checked(["--generated", "--output", str(out), "--run-date", "2026-12-02", "--save-model", str(model)])
     with pytest.raises(UserError, match="--save-model path .* already holds data"):
-        embed._checked(["--output", str(tmp_path / "undated"), "--save-model", str(model)])
+        embed._checked(["--generated", "--output", str(tmp_path / "undated"), "--save-model", str(model)])
     # Among the dated runs, a model would make OUTPUT unreadable as one dataset.
     with pytest.raises(UserError, match="the --save-model path .* and the output folder of the dated runs .* overlap"):
-        embed._checked(["--output", str(out), "--run-date", "2026-12-02", "--save-model", str(out / "model")])
+        embed._checked(["--generated", "--output", str(out), "--run-date", "2026-12-02", "--save-model", str(out / "model")])
 
 
 @pytest.mark.unit
@@ -633,7 +662,7 @@ def test_an_output_inside_a_dataset_is_refused_before_spark(tmp_path):
     (tmp_path / "part-time-notes.txt").write_text("", encoding="utf-8")
     (tmp_path / "gen" / "_SUCCESS").write_text("", encoding="utf-8")
     for check in (lambda out: generate.session_conf(["--output", out]),
-                  lambda out: embed._checked(["--output", out])):
+                  lambda out: embed._checked(["--generated", "--output", out])):
         with pytest.raises(UserError, match="is inside .*edges, which holds a dataset .part-00000.parquet"):
             check(str(dataset / "sub"))
     # generate's --output is the folder of its edges/ and labels/: a dataset folder itself
@@ -651,12 +680,12 @@ def test_an_empty_or_root_output_is_refused_before_spark(tmp_path):
         with pytest.raises(UserError, match="the --output folder is empty"):
             generate.session_conf(["--output", output])
         with pytest.raises(UserError, match="the output path is empty"):
-            embed._checked(["--output", output])
+            embed._checked(["--generated", "--output", output])
     for output in ("/", "//", "/.", "file:/", "file:///", "file:", "hdfs:///", "hdfs://nn:8020/", "s3a://bucket"):
         with pytest.raises(UserError, match=f"the --output folder {re.escape(output)} is the root of its file system"):
             generate.session_conf(["--output", output])
         with pytest.raises(UserError, match=f"the output path {re.escape(output)} is the root of its file system"):
-            embed._checked(["--output", output])
+            embed._checked(["--generated", "--output", output])
 
 
 @pytest.mark.unit
@@ -666,7 +695,7 @@ def test_a_model_folder_without_a_model_and_linkpred_io_are_refused_before_spark
 
     (tmp_path / "notamodel").mkdir()
     with pytest.raises(UserError, match="--model: no SepNE model at .*notamodel: it holds neither metadata"):
-        embed._checked(["--model", str(tmp_path / "notamodel"), "--output", str(tmp_path / "o")])
+        embed._checked(["--generated", "--model", str(tmp_path / "notamodel"), "--output", str(tmp_path / "o")])
     edges = tmp_path / "e.tsv"
     edges.write_text("1\t2\n", encoding="utf-8")
     with pytest.raises(UserError, match="link prediction needs every node"):
@@ -678,7 +707,7 @@ def test_a_partition_given_with_requested_ids_is_said_not_to_be_used(tmp_path, m
     from sepne_spark.jobs import embed
 
     monkeypatch.setattr(embed, "_run", lambda *a: 0)  # what the warning comes before
-    argv = ["--output", str(tmp_path / "o"), "--nodes", "1,2", "--profile", "document"]
+    argv = ["--generated", "--output", str(tmp_path / "o"), "--nodes", "1,2", "--profile", "document"]
     with caplog.at_level("WARNING", logger="sepne_spark"):
         assert embed.main(None, [*argv, "--partition", "LP"]) == 0
         assert "--partition LP is not used" in caplog.text
@@ -712,7 +741,7 @@ def test_an_output_that_cannot_be_written_is_refused_before_spark():
     from sepne_spark.jobs import embed
 
     with pytest.raises(UserError, match="output path /proc/sepne/emb cannot be written: /proc is not a folder"):
-        embed._checked(["--output", "/proc/sepne/emb"])
+        embed._checked(["--generated", "--output", "/proc/sepne/emb"])
 
 
 @pytest.mark.unit

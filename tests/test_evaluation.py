@@ -539,9 +539,12 @@ def test_job_reconstruct(spark, tmp_path, capsys, caplog):
     assert on_spark["r2_all"] == pytest.approx(exact["r2_all"], abs=1e-12)
     assert on_spark["r2_nonzero"] == pytest.approx(exact["r2_nonzero"], abs=1e-12)
     assert "exact, with Spark" in capsys.readouterr().out
-    # auto: above --driver-max-nodes nodes the Spark path
-    assert job.main(spark, args[:-2] + ["--driver-max-nodes", "19", "--json", str(out)]) == 0
-    assert json.loads(out.read_text())["method"] == "spark"
+    # auto: above --driver-max-nodes nodes the Spark path; --json -: the results as the
+    # last line of stdout, as the file holds them
+    assert job.main(spark, args[:-2] + ["--driver-max-nodes", "19", "--json", "-"]) == 0
+    last = json.loads(capsys.readouterr().out.splitlines()[-1])
+    assert last["method"] == "spark" and last["r2_all"] == on_spark["r2_all"]
+    assert not (tmp_path / "-").exists()
 
 
 @pytest.mark.e2e

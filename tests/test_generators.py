@@ -323,6 +323,10 @@ def test_generate_job(spark, tmp_path, capsys, caplog, monkeypatch):
             "--partitions", "2"]
     with caplog.at_level("INFO", logger="sepne_spark"):
         assert job.main(spark, args) == 0
+    # the summary on stdout, as the embed job's
+    summary = capsys.readouterr().out.splitlines()
+    assert summary[0].startswith("generated an undirected SBM graph (4 communities, mixing 0.2), seed 9: 400 nodes, ")
+    assert summary[1:] == [f"  edges: {out / 'edges'} (tsv)", f"  labels: {out / 'labels'} (tsv; columns node, label)"]
     # the writes are stages: logged at start and end, named in the Spark UI
     assert "SepNE generate_edges: drawing 1200 edges of 400 nodes" in caplog.text
     assert "SepNE generate_labels: the 400 nodes' communities" in caplog.text

@@ -34,12 +34,53 @@ def test_generated_graph_is_scored_on_a_bounded_sample(spark, tmp_path, capsys, 
     # nodes (a seeded sample), never by collecting every vector.
     monkeypatch.setattr(embed, "SCORED_NODES", 50)
     spark.catalog.clearCache()
-    assert embed.main(spark, SMALL + ["--output", str(tmp_path / "out")]) == 0
+    assert embed.main(spark, SMALL + ["--output", str(tmp_path / "out"), "--json", "-"]) == 0
     assert nothing_cached(spark)  # the job leaves a long-lived session's cache as it found it
-    lines = [line for line in capsys.readouterr().out.splitlines() if "planted communities" in line]
+    printed = capsys.readouterr().out.splitlines()
+    lines = [line for line in printed if "planted communities" in line]
     assert [line.split(":")[0].strip() for line in lines] == ["planted communities, 10% training",
                                                               "planted communities, 50% training"]
     assert all(line.endswith("(logistic regression, 3 splits, 50 nodes)") for line in lines), lines
+    # --json -: the summary on one line, the last of stdout; the manifest's fields and the scores.
+    summary = json.loads(printed[-1])
+    manifest = json.loads((tmp_path / "out" / "_manifest.json").read_text())
+    assert {k: v for k, v in summary.items() if k not in ("planted_communities", "timings_s", "duration_s")} == \
+        {k: v for k, v in manifest.items() if k not in ("timings_s", "duration_s")}
+    assert summary["counts"]["output_rows"] == 200 and summary["output"] == str(tmp_path / "out")
+    scores = summary["planted_communities"]
+    assert (scores["nodes_scored"], scores["splits"], sorted(scores["micro_f1"])) == (50, 3, ["0.1", "0.5"])
+    assert all(f"micro-F1 {scores['micro_f1'][r]:.4f} " in line for r, line in zip(("0.1", "0.5"), lines))
+
+
+@pytest.mark.spark
+def test_a_stop_after_the_outputs_are_written_says_they_are_complete(spark, capsys):
+    """SIGTERM after the job's outputs are in place (while its summary is printed, its
+    checkpoints removed) ends the run with 143 and says the outputs are complete; before
+    that, that the write in progress was undone."""
+    import signal
+    import threading
+
+    from sepne_spark.jobs.common import mark_written, run_job
+
+    assert threading.current_thread() is threading.main_thread()  # the handler is set in the main thread only
+
+    def stopped(after_write: bool):
+        def main(session, argv):
+            if after_write:
+                mark_written(["/data/emb", "/data/model"])
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(30)  # the handler raises here
+            return 0
+        return main
+
+    assert run_job(stopped(True), "sepne-test", []) == 143
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err.startswith("sepne-test: stopped by SIGTERM after ") and err.endswith(
+        "s; its output was already written in full: /data/emb, /data/model (only what follows the write did not "
+        "run)"), err
+    assert run_job(stopped(False), "sepne-test", []) == 143  # a new run forgets the last one's outputs
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err.endswith("s; the write in progress was undone (an output is replaced whole or not at all)"), err
 
 
 @pytest.mark.e2e
@@ -49,11 +90,16 @@ def test_generated_graph_without_scikit_learn_is_embedded_and_not_scored(spark, 
     import sys
 
     monkeypatch.setitem(sys.modules, "sklearn", None)
-    assert embed.main(spark, SMALL + ["--output", str(tmp_path / "out")]) == 0
-    lines = [line.strip() for line in capsys.readouterr().out.splitlines() if "planted communities" in line]
+    assert embed.main(spark, SMALL + ["--output", str(tmp_path / "out"), "--json", str(tmp_path / "run.json")]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    lines = [line.strip() for line in printed if "planted communities" in line]
     assert lines == ['planted communities: not scored (node classification needs scikit-learn: '
                      'pip install "sepne-spark[eval]")'], lines
     assert (tmp_path / "out" / "_manifest.json").exists()
+    # --json FILE: the summary written whole, without scores where none were computed.
+    summary = json.loads((tmp_path / "run.json").read_text())
+    assert summary["job"] == "embed" and "planted_communities" not in summary
+    assert printed[-1] == f"results written to {tmp_path / 'run.json'}"
 
 
 @pytest.mark.e2e

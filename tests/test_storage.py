@@ -45,10 +45,23 @@ def test_a_failed_write_leaves_no_folder_it_created(tmp_path):
     with pytest.raises(RuntimeError):
         atomic_write(broken, str(tmp_path / "root" / "dt=2026-12-05"))
     assert not (tmp_path / "root").exists()
+    with pytest.raises(RuntimeError):  # several folders created: all removed
+        atomic_write(broken, str(tmp_path / "a" / "b" / "c" / "dt=2026-12-05"))
+    assert not (tmp_path / "a").exists()
     (tmp_path / "kept").mkdir()
     with pytest.raises(RuntimeError):
         atomic_write(broken, str(tmp_path / "kept" / "dt=2026-12-05"))
     assert (tmp_path / "kept").is_dir() and os.listdir(tmp_path / "kept") == []
+
+    # Another date's run writing beside it into the same new root, still with only the
+    # empty folders Spark's committer starts with: neither its folder nor the root goes.
+    def beside(p: str) -> None:
+        (tmp_path / "new" / ".dt=2026-12-06.tmp-0123" / "_temporary" / "0").mkdir(parents=True)
+        broken(p)
+
+    with pytest.raises(RuntimeError):
+        atomic_write(beside, str(tmp_path / "new" / "dt=2026-12-05"))
+    assert os.listdir(tmp_path / "new") == [".dt=2026-12-06.tmp-0123"]
 
 
 def _writer(text: str, also=None):

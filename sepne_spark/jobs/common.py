@@ -348,7 +348,7 @@ def qualify_paths(ns: argparse.Namespace, names: Sequence[str], conf: Mapping[st
         value, flag = getattr(ns, name, None), "--" + name.replace("_", "-")
         if isinstance(value, list):
             setattr(ns, name, [qualified(v, default_fs, flag) for v in value])
-        elif value:
+        elif value and value != "-":  # "-": stdout (--json -)
             setattr(ns, name, qualified(value, default_fs, flag))
 
 
@@ -367,7 +367,8 @@ def local_path(path: str) -> str:
 
 
 def check_inputs_exist(paths: Iterable[str], flag: str) -> None:
-    """Raise a :class:`UserError` naming ``flag`` and the path when a local input is missing.
+    """Raise a :class:`UserError` naming ``flag`` and the path when a local input is
+    missing, or holds a file that cannot be read (:func:`_check_readable`).
 
     A glob must match something. Remote paths are not checked here: Spark reports them.
     """
@@ -376,12 +377,37 @@ def check_inputs_exist(paths: Iterable[str], flag: str) -> None:
             continue
         local = local_path(path)
         if any(c in local for c in "*?[{"):
-            if not glob.glob(local.replace("{", "[").replace("}", "]")) and not glob.glob(local):
+            matches = glob.glob(local.replace("{", "[").replace("}", "]")) or glob.glob(local)
+            if not matches:
                 raise UserError(f"{flag} {path}: no file matches")
         elif not os.path.exists(local):
             parent = os.path.dirname(os.path.abspath(local))
             where = "" if os.path.isdir(parent) else f" (nor does the folder {parent})"
             raise UserError(f"{flag} {path} does not exist{where}")
+        else:
+            matches = [local]
+        for match in sorted(matches):
+            _check_readable(match, path, flag)
+
+
+def _check_readable(local: str, path: str, flag: str) -> None:
+    """Refuse a file of the local input ``local`` (a file, or a folder of data files at
+    any depth, those Spark's readers skip left out: names that start with ``_`` or ``.``)
+    that cannot be read: a link to a file that is gone, or one without read permission.
+    Spark's listing of a folder leaves such a file out without a word, and the job would
+    embed the rest of the graph as if it were all."""
+    files = [local]
+    if os.path.isdir(local):
+        files = []
+        for folder, dirs, names in os.walk(local):
+            dirs[:] = sorted(d for d in dirs if not d.startswith((".", "_")))
+            files += [os.path.join(folder, name) for name in sorted(names) if not name.startswith((".", "_"))]
+    for file in files:
+        if not os.path.exists(file):  # a link whose target is gone
+            raise UserError(f"{flag} {path}: {file} cannot be read: it links to {os.readlink(file)}, which does "
+                            "not exist")
+        if not os.access(file, os.R_OK) or (os.path.isdir(file) and not os.access(file, os.X_OK)):
+            raise UserError(f"{flag} {path}: {file} cannot be read (permission denied)")
 
 
 def in_flag_words(message: str, flags: Mapping[str, str]) -> str:
@@ -498,6 +524,34 @@ def quiet_jvm_loggers(spark: Any, names: Sequence[str] = NOISY_LOGGERS) -> None:
         log.debug("could not quiet the JVM loggers", exc_info=True)
 
 
+#: The outputs the running job has written in full (:func:`mark_written`), for the line a stop prints.
+_written: list[str] = []
+
+
+def mark_written(paths: Iterable[str]) -> None:
+    """Record that the job's outputs ``paths`` are in place, whole: a stop after that (a
+    SIGTERM while the summary is printed or the checkpoints are removed) says that they
+    are complete, not that a write was undone."""
+    _written.extend(paths)
+
+
+def emit_json(spark: Any, path: str | None, payload: dict[str, Any]) -> None:
+    """A job's results as JSON (``--json``): ``-`` prints them on one line, the last of
+    stdout (the line a scheduler such as Airflow's BashOperator keeps); a path gets a
+    file, whole or not at all, resolved as ``--output`` is (a path without a scheme on the
+    session's default file system)."""
+    if not path:
+        return
+    from sepne_spark.storage import json_text, resolve_output, write_json
+
+    if path == "-":
+        print(json_text(payload), flush=True)
+        return
+    write_json(resolve_output(spark, path), payload)
+    mark_written([path])
+    print(f"results written to {path}")
+
+
 def run_job(
     main: Callable[[Any, Sequence[str] | None], int],
     app_name: str,
@@ -515,7 +569,8 @@ def run_job(
     stderr naming what is wrong), 1 for any other failure, and 128 + the signal's number
     when stopped by SIGTERM (143) or Ctrl-C (130) once the session runs: one line, no
     trace, the writes in progress undone (:func:`sepne_spark.storage.atomic_writes`: the
-    output and ``--save-model`` are replaced together or not at all).
+    output and ``--save-model`` are replaced together or not at all); a stop that comes
+    after the outputs are in place (:func:`mark_written`) names them as complete.
     """
     setup_logging()
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -529,6 +584,7 @@ def run_job(
             return 2
     start = time.time()
     stopped: dict[str, int] = {}
+    _written.clear()
     try:
         try:
             check_environment()
@@ -552,8 +608,11 @@ def run_job(
             if signum is None:
                 raise
             log.debug("the run ended with the stop", exc_info=True)
-            print(f"{app_name}: stopped by {signal.Signals(signum).name} after {time.time() - start:.1f} s; "
-                  "the write in progress was undone (an output is replaced whole or not at all)", file=sys.stderr)
+            what = (f"its output was already written in full: {', '.join(_written)} (only what follows the "
+                    "write did not run)" if _written else
+                    "the write in progress was undone (an output is replaced whole or not at all)")
+            print(f"{app_name}: stopped by {signal.Signals(signum).name} after {time.time() - start:.1f} s; {what}",
+                  file=sys.stderr)
             return 128 + signum
     except UserError as exc:
         print(f"{app_name}: error: {exc}", file=sys.stderr)

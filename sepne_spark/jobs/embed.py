@@ -3,8 +3,9 @@
     sepne-embed --input edges.tsv --output out/emb --profile document
     spark-submit jobs/embed.py --input edges.tsv --output out/emb --profile document
 
-Without ``--input`` it embeds a generated stochastic-block-model graph (no download
-needed) and reports how well the embeddings recover the planted communities.
+With ``--generated`` in place of ``--input`` it embeds a generated stochastic-block-model
+graph (no download needed) and reports how well the embeddings recover the planted
+communities.
 
 Output (Parquet): ``id`` (as in the input), ``embedding`` (array of d doubles),
 ``is_landmark``, ``set_id`` (-1 for landmarks) and, with ``--context``, ``context``.
@@ -33,6 +34,7 @@ from sepne_spark.jobs.common import (
     auto_settings,
     check_edge_folders,
     check_inputs_exist,
+    emit_json,
     given_flags,
     given_read_options,
     in_flag_words,
@@ -46,6 +48,7 @@ from sepne_spark.jobs.common import (
     session_settings,
     settings_checked_quietly,
     show_profile_defaults,
+    mark_written,
 )
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers only
@@ -89,9 +92,13 @@ def build_parser() -> argparse.ArgumentParser:
                          "and refinement rounds; the setting defaults shown below are the built-in values, with "
                          "the profile named default's beside them where it differs")
     io.add_argument("--input", nargs="+", default=None,
-                    help="edge list file(s) or directories (tsv/csv/txt/parquet); default: a generated SBM graph")
-    io.add_argument("--output", default="out/embeddings", help="output directory (Parquet)")
+                    help="edge list file(s) or directories (tsv/csv/txt/parquet); one of --input and --generated "
+                         "is required")
+    io.add_argument("--output", default=None, help="output directory (Parquet); required")
     io.add_argument("--overwrite", action="store_true", help="replace an existing output")
+    io.add_argument("--json", default=None, metavar="PATH",
+                    help="also write the run's summary as JSON (the manifest's fields, with the scores of a "
+                         "generated graph's planted communities): a file, or - for one line, the last of stdout")
     io.add_argument("--run-date", default=None, metavar="YYYY-MM-DD",
                     help="write to OUTPUT/dt=YYYY-MM-DD/, replacing only that partition")
     add_read_arguments(io)
@@ -103,7 +110,10 @@ def build_parser() -> argparse.ArgumentParser:
     io.add_argument("--model", default=None, metavar="PATH",
                     help="embed with a saved model instead of fitting; its parameters (k, d, metric, "
                     "direction, ...) are used, whatever the profile and the flags say")
-    gen = p.add_argument_group("generated default graph (when --input is not given)")
+    gen = p.add_argument_group("generated graph (in place of --input)")
+    gen.add_argument("--generated", action="store_true",
+                     help="embed a generated stochastic-block-model graph (the --gen-* flags describe it; any of "
+                          "them implies --generated) and score its planted communities")
     gen.add_argument("--gen-nodes", type=int, default=3000, help="nodes of the generated SBM graph")
     gen.add_argument("--gen-communities", type=int, default=6, help="planted communities")
     gen.add_argument("--gen-avg-degree", type=float, default=12.0, help="average degree")
@@ -155,7 +165,7 @@ def _check_ids_file(path: str) -> None:
 def _output_target(ns: argparse.Namespace) -> str:
     """Where the embeddings go: ``--output``, or its ``dt=`` partition with ``--run-date``."""
     target = ns.output.rstrip("/")
-    if ns.run_date:
+    if ns.run_date is not None:  # "" too: an empty date from a scheduler's template is an error, not "no date"
         try:
             canonical = time.strftime("%Y-%m-%d", time.strptime(ns.run_date, "%Y-%m-%d"))
         except ValueError:
@@ -191,13 +201,16 @@ def _checked(argv: Sequence[str] | None) -> tuple[argparse.Namespace, schema.Emb
     ns = build_parser().parse_args(None if argv is None else list(argv))
     # Under auto the profile is chosen from the graph: until then only the flags' own
     # combinations are checked (the default profile's reading and job settings apply).
+    if ns.output is None:  # not argparse's required=: an unknown flag (--out) is named first, with its fix
+        raise UserError("give the output folder with --output (the embeddings are written there as Parquet)")
     auto = ns.profile == schema.AUTO_PROFILE
     settings = schema.resolve(ns, schema.load_profile(ns.profile), provisional=auto, profile_name=ns.profile)
-    qualify_paths(ns, ("input", "output", "save_model", "model"), settings.spark)
-    generated = sorted(f for f in given_flags(sys.argv[1:] if argv is None else argv) if f.startswith("--gen-"))
+    qualify_paths(ns, ("input", "output", "save_model", "model", "json"), settings.spark)
+    generated = sorted(f for f in given_flags(sys.argv[1:] if argv is None else argv) if f.startswith("--gen"))
     if ns.input and generated:
         raise UserError(f"{', '.join(generated)} describe{'s' if len(generated) == 1 else ''} the generated graph, "
                         "which --input replaces: drop one or the other")
+    ns.generated = bool(generated)
     if not ns.input:  # the generated graph's flags, in the words of their flags
         from sepne_spark import generators
 
@@ -237,6 +250,8 @@ def _checked(argv: Sequence[str] | None) -> tuple[argparse.Namespace, schema.Emb
                                                    ("--refine-steps 0", steps.refine_steps > 0)) if on)
         raise UserError(f"{' and '.join(what)}, so it embeds whole graphs only: drop --nodes, or give {fix}")
     target = _output_target(ns)
+    if not ns.input and not ns.generated:  # never a generated graph by accident (a flag lost in a scheduler's command)
+        raise UserError("give the edge list to embed with --input (or --generated for a generated graph)")
     check_inputs_exist(ns.input or [], "--input")
     check_edge_folders(ns.input or [], "--input")
     if ns.nodes and ns.nodes.startswith("@"):
@@ -259,6 +274,11 @@ def _checked(argv: Sequence[str] | None) -> tuple[argparse.Namespace, schema.Emb
     elif ns.overwrite:
         check_no_partitions(ns.output, "dt", r"\d{4}-\d{2}-\d{2}")
     check_holds_only_a_dataset(target)  # what --overwrite (or --run-date's rerun) would replace
+    if ns.json and ns.json != "-":
+        from sepne_spark.storage import check_json_path
+
+        check_json_path(ns.json, read)
+        check_apart(ns.json, "--json path", target, "output path")
     if ns.save_model:
         check_output_path(ns.save_model, read, overwrite=ns.overwrite or bool(ns.run_date),
                           what="--save-model path")
@@ -599,6 +619,8 @@ def _run(spark, ns: argparse.Namespace, settings: schema.EmbedSettings, target: 
     if wanted is not None:
         applied.update(partition="IO", unreached="zero")
 
+    manifest: dict[str, Any] = {}  # written into the output, and the --json summary
+
     def write(tmp: str) -> None:
         detail = f"{plan['setup']} sets of about {used['setSize']} nodes, to {target}"
         with stage(spark, "solve_write", detail, timings) as st:
@@ -633,7 +655,7 @@ def _run(spark, ns: argparse.Namespace, settings: schema.EmbedSettings, target: 
                 counts["output_rows"], zero_reason(used, what), zero_advice(used, n_nodes),
             )
         timings["total"] = time.time() - started
-        write_manifest(tmp, {
+        manifest.update({
             "job": "embed", "version": __version__, "spark_version": spark.version,
             "spark_app_id": _conf(spark, "spark.app.id"), "spark_master": _conf(spark, "spark.master"),
             "arguments": _shown_arguments(ns.argv, secrets), "run_date": ns.run_date, "versions": _versions(),
@@ -650,6 +672,7 @@ def _run(spark, ns: argparse.Namespace, settings: schema.EmbedSettings, target: 
             "started_utc": _utc(started), "finished_utc": _utc(time.time()),
             "duration_s": round(timings["total"], 3),
         })
+        write_manifest(tmp, manifest)
 
     expected = n_nodes if wanted is None else None
     writes = [(write, target)]
@@ -666,6 +689,7 @@ def _run(spark, ns: argparse.Namespace, settings: schema.EmbedSettings, target: 
 
         writes.insert(0, (write_model, model_target))  # first: a failed save costs no solve
     atomic_writes(writes, overwrite=ns.overwrite or bool(ns.run_date))
+    mark_written([target] + ([ns.save_model] if ns.save_model else []))
     timings["total"] = time.time() - started  # the manifest's is up to its writing
     print(f"SepNE embedded {counts['output_rows']} nodes of {source}")
     size = (f"neighbourhood of the requested nodes: {counts['rows_of_A_read']} rows of A" if local
@@ -706,6 +730,10 @@ def _run(spark, ns: argparse.Namespace, settings: schema.EmbedSettings, target: 
         for ratio, r in sorted(res["results"].items()):
             print(f"  planted communities, {ratio:.0%} training: micro-F1 {r['micro_f1_mean']:.4f} "
                   f"(logistic regression, {res['n_splits']} splits, {len(emb)} nodes)")
+        manifest["planted_communities"] = {
+            "nodes_scored": len(emb), "splits": res["n_splits"],
+            "micro_f1": {f"{ratio:g}": r["micro_f1_mean"] for ratio, r in sorted(res["results"].items())}}
+    emit_json(spark, ns.json, dict(manifest, timings_s=timings, duration_s=round(timings["total"], 3)))
     return 0
 
 

@@ -51,6 +51,7 @@ from sepne_spark.jobs.common import (
     auto_settings,
     check_edge_folders,
     check_inputs_exist,
+    emit_json,
     input_fingerprint,
     is_local_path,
     local_path,
@@ -169,7 +170,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "their sum (default: %(default)s)")
     c.add_argument("--use-context", action="store_true",
                    help="shorthand for --vectors concat")
-    c.add_argument("--json", metavar="OUT.json", help="also write the results as JSON")
+    c.add_argument("--json", metavar="OUT.json", help="also write the results as JSON; - prints them on one line, the last of stdout")
 
     r = sub.add_parser("reconstruct", help="R^2 of W C^T against the proximity matrix",
                        description="R^2 = 1 - SS_res/SS_tot of W C^T against M over all entries "
@@ -199,7 +200,7 @@ def build_parser() -> argparse.ArgumentParser:
     for retired in ("--zero-samples", "--seed"):  # of the sampled estimate this task no longer makes
         r.add_argument(retired, action=_Retired, help=argparse.SUPPRESS,
                        why="reconstruct computes the exact R^2 over every entry of M and samples nothing: drop it")
-    r.add_argument("--json", metavar="OUT.json", help="also write the results as JSON")
+    r.add_argument("--json", metavar="OUT.json", help="also write the results as JSON; - prints them on one line, the last of stdout")
 
     lp = sub.add_parser("linkpred", help="AUC of held-out edges against non-edges (SepNE)",
                         description="Hold out a fraction of the edges, embed the rest with SepNE "
@@ -225,7 +226,7 @@ def build_parser() -> argparse.ArgumentParser:
                         why="linkpred writes no vectors and scores both embedding.embedding and "
                             "embedding.context: drop it (it is sepne-embed's)")
     show_profile_defaults(lp)
-    lp.add_argument("--json", metavar="OUT.json", help="also write the results as JSON")
+    lp.add_argument("--json", metavar="OUT.json", help="also write the results as JSON; - prints them on one line, the last of stdout")
     return p
 
 
@@ -417,16 +418,6 @@ def _stack(rows: list, field: str) -> np.ndarray:
     if len(dims) > 1:
         raise UserError(f"embedding vectors have different lengths: {sorted(dims)[:5]}")
     return np.asarray(vals, dtype=np.float64).reshape(len(vals), dims.pop() if dims else 0)
-
-
-def _write_json(spark: SparkSession, path: str | None, payload: dict[str, Any]) -> None:
-    """Write the results to ``--json``, whole or not at all: a URI, or a path resolved
-    as the embed job resolves ``--output`` (against the session's default file system)."""
-    if path:
-        from sepne_spark.storage import resolve_output, write_json
-
-        write_json(resolve_output(spark, path), payload)
-        print(f"results written to {path}")
 
 
 # ---------------------------------------------------------------------------
@@ -919,7 +910,7 @@ def _check_paths(ns: argparse.Namespace) -> None:
             if flag == "edges":
                 check_edge_folders([value], "--edges")
             inputs.append(value)
-    if getattr(ns, "json", None):
+    if getattr(ns, "json", None) and ns.json != "-":
         check_json_path(ns.json, inputs)
 
 
@@ -968,7 +959,7 @@ def main(spark: SparkSession | None, args: Sequence[str] | None = None) -> int:
     _check_paths(ns)  # again, for a caller of main() (a notebook) that no cli() checked
     runners = {"classify": run_classify, "reconstruct": run_reconstruct, "linkpred": run_linkpred}
     res = runners[ns.task](spark, ns)
-    _write_json(spark, getattr(ns, "json", None), res)
+    emit_json(spark, getattr(ns, "json", None), res)
     return 0
 
 

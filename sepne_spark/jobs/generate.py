@@ -38,6 +38,7 @@ from sepne_spark.jobs.common import (
     qualify_paths,
     run_job,
     setup_logging,
+    mark_written,
 )
 from sepne_spark.storage import atomic_writes
 
@@ -209,6 +210,7 @@ def main(spark: SparkSession | None, args: Sequence[str] | None = None) -> int:
         atomic_writes(writes, overwrite=ns.overwrite)
     except FileExistsError as exc:
         raise UserError(f"{exc}") from exc
+    mark_written([target for _, target in writes])
     m = int(edge_obs.get["rows"])
     mean_degree = (m if ns.directed else 2 * m) / nodes
     log.info(
@@ -225,7 +227,16 @@ def main(spark: SparkSession | None, args: Sequence[str] | None = None) -> int:
                  took["generate_labels"])
     _remove_stale(ns, marked)
     _mark(ns, marked)
-    log.info("generated %s graph in %.1f s", ns.model, time.time() - start)
+    took_all = time.time() - start
+    log.info("generated %s graph in %.1f s", ns.model, took_all)
+    # The summary on stdout, as the embed job's (the log lines above go to stderr).
+    kind = (f"SBM graph ({ns.communities} communities, mixing {ns.mixing:g})" if ns.model == "sbm"
+            else f"R-MAT graph (scale {ns.scale})")
+    print(f"generated {'a directed' if ns.directed else 'an undirected'} {kind}, seed {ns.seed}: {nodes:,} nodes, "
+          f"{m:,} edges, mean {'out-' if ns.directed else ''}degree {mean_degree:.2f}, in {took_all:.1f} s")
+    print(f"  edges: {writes[0][1]} ({fmt})")
+    if labels is not None:
+        print(f"  labels: {writes[1][1]} ({fmt}; columns node, label)")
     return 0
 
 
