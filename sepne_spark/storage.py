@@ -396,8 +396,8 @@ def check_output_path(
     ------
     UserError
         When ``output`` is an input or lies inside one (writing would change the
-        input); when ``overwrite`` is set and an input lies inside ``output``
-        (replacing the output would delete the input); when ``output`` exists and
+        input); when an input lies inside ``output`` (replacing the output would
+        delete the input; whether ``overwrite`` is set or not); when ``output`` exists and
         ``overwrite`` is not set; when a local ``output`` lies under a file. The message
         names the paths.
     """
@@ -420,9 +420,9 @@ def check_output_path(
                 f"{what} {output} {where} {given}: writing there would change the input; "
                 "choose a location outside it"
             )
-        if overwrite and input_in_out:
+        if input_in_out:  # with or without overwrite: --overwrite is never the way out
             raise UserError(
-                f"the input {given} is inside the {what} {output}: overwriting it would delete the input; "
+                f"the input {given} is inside the {what} {output}: replacing it would delete the input; "
                 "choose another location"
             )
     try:

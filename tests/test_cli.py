@@ -151,6 +151,22 @@ def test_overwrite_refuses_a_folder_holding_other_data(tmp_path):
     assert proc.stderr.strip() == ("sepne-embed: error: the output path proj holds other data than an earlier output "
                                    "(emb_a/, notes.txt): replacing it would delete that with the folder; give a "
                                    "folder of its own, or remove those first"), proc.stderr
+    # Without --overwrite: named the same way, not with a hint to pass --overwrite, which
+    # would be refused in turn; and so is an input inside the output.
+    from sepne_spark.errors import UserError
+    from sepne_spark.jobs import embed
+
+    with pytest.raises(UserError, match=r"proj holds other data than an earlier output \(emb_a/, notes.txt\)"):
+        embed._checked(["--generated", "--output", str(proj)])
+    (proj / "edges.tsv").write_text("1\t2\n")
+    with pytest.raises(UserError, match=r"the input \S*edges.tsv is inside the output path \S*proj: replacing it "
+                                        r"would delete the input; choose another location"):
+        embed._checked(["--input", str(proj / "edges.tsv"), "--output", str(proj)])
+    (proj / "edges.tsv").unlink()
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "thesis.tex").write_text("mine")
+    with pytest.raises(UserError, match=r"the --save-model path \S*other holds no saved model \(thesis.tex\)"):
+        embed._checked(["--generated", "--output", str(tmp_path / "new"), "--save-model", str(tmp_path / "other")])
     # A file in the output's place, and a --save-model path that holds no model.
     (tmp_path / "notes.txt").write_text("mine")
     proc = _run(tmp_path, EMBED_FILE, "--generated", "--output", "notes.txt", "--overwrite")

@@ -267,7 +267,7 @@ def _checked(argv: Sequence[str] | None) -> tuple[argparse.Namespace, schema.Emb
             raise UserError(f"--model: no SepNE model at {ns.model}: {NO_MODEL}; give the folder that "
                             "--save-model or model.save() wrote")
     read = (ns.input or []) + ([ns.model] if ns.model else [])  # a saved model is an input too
-    check_output_path(target, read, overwrite=ns.overwrite or bool(ns.run_date))
+    _check_output(target, read, ns.overwrite or bool(ns.run_date))
     check_not_in_dataset(ns.output)
     if ns.run_date:
         check_partition_parent(ns.output, "dt")
@@ -280,17 +280,30 @@ def _checked(argv: Sequence[str] | None) -> tuple[argparse.Namespace, schema.Emb
         check_json_path(ns.json, read)
         check_apart(ns.json, "--json path", target, "output path")
     if ns.save_model:
-        check_output_path(ns.save_model, read, overwrite=ns.overwrite or bool(ns.run_date),
-                          what="--save-model path")
-        check_apart(ns.save_model, "--save-model path", target, "output path")
         from sepne_spark.model import MODEL_FOLDERS
 
+        _check_output(ns.save_model, read, ns.overwrite or bool(ns.run_date), "--save-model path", MODEL_FOLDERS)
+        check_apart(ns.save_model, "--save-model path", target, "output path")
         check_holds_only_a_dataset(ns.save_model, "--save-model path", model_folders=MODEL_FOLDERS)
         if ns.run_date:  # beside the dated runs, not among them (a reader of OUTPUT would trip on it)
             check_apart(ns.save_model, "--save-model path", ns.output, "output folder of the dated runs")
             if is_local_path(ns.save_model):  # another date's model, named now (main() checks it again)
                 check_model_of_run_date(ns, None, local_path(ns.save_model))
     return ns, settings, target
+
+
+def _check_output(path: str, read: Sequence[str], overwrite: bool, what: str = "output path",
+                  model_folders: Sequence[str] = ()) -> None:
+    """:func:`~sepne_spark.storage.check_output_path`; where it refuses an existing path
+    with the hint to pass ``--overwrite``, a path that ``--overwrite`` would not replace
+    either (it holds other data) is named as that instead."""
+    from sepne_spark.storage import OutputExistsError, check_holds_only_a_dataset, check_output_path
+
+    try:
+        check_output_path(path, read, overwrite=overwrite, what=what)
+    except OutputExistsError:
+        check_holds_only_a_dataset(path, what, model_folders=model_folders)
+        raise
 
 
 def check_model_of_run_date(ns: argparse.Namespace, spark: SparkSession | None, path: str) -> None:
