@@ -214,7 +214,7 @@ def landmark_frame(spark: SparkSession, ids: list, id_type: DataType) -> DataFra
 
 
 def describe_metric(params: Mapping[str, Any]) -> str:
-    """The proximity as written in logs and summaries: ``A+A2+A3, log scaling``."""
+    """The proximity as written in logs and summaries: ``A+A2, window 3, log scaling``."""
     text = metric_text(params["metric"], params["window"])
     return text + (f", {params['scaling']} scaling" if params["scaling"] != "none" else "")
 

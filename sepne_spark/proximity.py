@@ -33,9 +33,10 @@ def check_window(metric: str, window: int) -> None:
 
 
 def metric_text(metric: str, window: int = 2) -> str:
-    """``metric`` as written in logs and manifests: ``A+A2+A3`` for A+A2 with window 3."""
+    """``metric`` as written in logs and summaries, in the words of its settings
+    (``--metric``, ``--window``): ``A+A2, window 3`` for M = A + A^2 + A^3."""
     if metric == "A+A2" and window > 2:
-        return "+".join(["A"] + [f"A{r}" for r in range(2, window + 1)])
+        return f"A+A2, window {window}"
     return metric
 
 

@@ -435,3 +435,14 @@ def test_a_zipped_wheels_profile_is_named_by_its_place_in_the_wheel(tmp_path):
     label, copy = proc.stdout.split()
     assert label == f"{whl}/sepne_spark/profiles/yarn.yaml"
     assert "sepne-profiles-" in copy and not Path(copy).exists()  # the copy went with its process
+
+
+@pytest.mark.parametrize("metric, window", [("I+A", 2), ("A+A2", 2), ("A+A2", 3), ("A+A2", 5)])
+def test_the_metric_as_summaries_print_it_is_in_the_words_of_its_flags(metric, window):
+    """The summary's and the log's words for M (``A+A2, window 3``) are values the flags
+    take: a user who copies them gets the same M."""
+    from sepne_spark.jobs.embed import build_parser
+
+    words = proximity.metric_text(metric, window).split(", window ")
+    ns = build_parser().parse_args(["--metric", words[0], *(["--window", words[1]] if len(words) > 1 else [])])
+    assert (ns.metric, ns.window if len(words) > 1 else window) == (metric, window)
