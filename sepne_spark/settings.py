@@ -699,6 +699,14 @@ def setting(name: str) -> Setting:
     return found
 
 
+def coerce_flag(name: str, value: Any) -> Any:
+    """The value of setting ``name`` given as its flag's text (``"64"`` for ``--dim``)."""
+    try:
+        return _coerce(setting(name), value, text=True)
+    except _Invalid as exc:
+        raise SettingError(f"argument {setting(name).flag}: {exc}") from None
+
+
 def model_params(settings: Any) -> dict[str, Any]:
     """The :class:`sepne_spark.model.SepNE` parameters of resolved ``settings``."""
     return {param: getattr(settings, name) for param, name in MODEL_PARAMS.items()}

@@ -335,6 +335,14 @@ def test_a_saved_model_overrides_defaults_quietly_and_given_values_with_a_warnin
         assert warned <= named and not named - warned - set(schema.load_profile("document")), (argv, caplog.messages)
         if not warned:
             assert not named, caplog.messages
+    # k and d given as flags are left out of the settings with --model (_checked): a flag
+    # that differs from the model is named even where the rest agrees with it.
+    ns = embed.build_parser().parse_args(["--output", "out", "--nodes", "1,2", "--dim", "64", "--landmarks", "10"])
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="sepne_spark"):
+        used = embed._with_model_params(schema.resolve({}, {"dim": 8, "landmarks": 10}), saved, ns)
+    assert (used.dim, used.landmarks) == (8, 10)
+    assert [m for m in caplog.messages if m.startswith("--model: ")] == ["--model: dim is the model's 8, not 64"]
 
 
 @pytest.mark.unit
@@ -487,6 +495,11 @@ def test_outputs_that_would_replace_an_input_or_each_other_are_refused_before_sp
         embed._checked([*base, "--model", str(model), "--output", str(model), "--overwrite"])
     with pytest.raises(UserError, match="is inside the input"):
         embed._checked([*base, "--model", str(model), "--output", str(model / "emb")])
+    # --model: its own k, d, metric and window are used, so the flags' rules do not apply
+    embed._checked([*base, "--model", str(model), "--output", str(out), "--dim", "64", "--landmarks", "10",
+                    "--metric", "I+A", "--window", "3"])
+    with pytest.raises(UserError, match="dim 64 \\(from --dim\\) is larger than landmarks 10"):
+        embed._checked([*base, "--output", str(out), "--dim", "64", "--landmarks", "10"])
     for saved in (out, out / "model"):
         with pytest.raises(UserError, match="--save-model path .* and the output path .* overlap"):
             embed._checked([*base, "--output", str(out), "--save-model", str(saved)])

@@ -185,9 +185,11 @@ def _with_model_params(settings: schema.EmbedSettings, params: dict, ns: argpars
     """
     changed = {name: params[p] for p, name in schema.MODEL_PARAMS.items() if getattr(settings, name) != params[p]}
     asked = set(schema.load_profile(ns.profile)) if ns.profile != schema.AUTO_PROFILE else set()
-    for name, value in changed.items():
-        if getattr(ns, name, None) is not None or name in asked:
-            log.warning("--model: %s is the model's %r, not %r", name, value, getattr(settings, name))
+    for p, name in schema.MODEL_PARAMS.items():
+        flag = getattr(ns, name, None)  # k, d, metric and window given as flags are not in settings (_checked)
+        wanted = schema.coerce_flag(name, flag) if flag is not None else getattr(settings, name)
+        if wanted != params[p] and (flag is not None or name in asked):
+            log.warning("--model: %s is the model's %r, not %r", name, params[p], wanted)
     return dataclasses.replace(settings, **changed)
 
 
@@ -204,7 +206,11 @@ def _checked(argv: Sequence[str] | None) -> tuple[argparse.Namespace, schema.Emb
     if ns.output is None:  # not argparse's required=: an unknown flag (--out) is named first, with its fix
         raise UserError("give the output folder with --output (the embeddings are written there as Parquet)")
     auto = ns.profile == schema.AUTO_PROFILE
-    settings = schema.resolve(ns, schema.load_profile(ns.profile), provisional=auto, profile_name=ns.profile)
+    # With --model the model's own k, d, metric and window replace the flags' (see
+    # _with_model_params, which warns of each): the rules among them are not checked here.
+    given = argparse.Namespace(**{**vars(ns), **dict.fromkeys(("dim", "landmarks", "metric", "window"))}) \
+        if ns.model else ns
+    settings = schema.resolve(given, schema.load_profile(ns.profile), provisional=auto, profile_name=ns.profile)
     qualify_paths(ns, ("input", "output", "save_model", "model", "json"), settings.spark)
     generated = sorted(f for f in given_flags(sys.argv[1:] if argv is None else argv) if f.startswith("--gen"))
     if ns.input and generated:
