@@ -56,6 +56,9 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers only
 
 log = logging.getLogger("sepne_spark.jobs.embed")
 
+#: Words that make the first line of a ``--nodes @FILE`` a header (``id``), not an id.
+ID_HEADER_WORDS = frozenset({"id", "ids", "node", "nodes", "node_id", "nodeid", "vertex", "vertices", "vertex_id"})
+
 #: The generated graph's planted communities are scored on at most this many nodes.
 SCORED_NODES = 20_000
 
@@ -103,7 +106,8 @@ def build_parser() -> argparse.ArgumentParser:
                     help="write to OUTPUT/dt=YYYY-MM-DD/, replacing only that partition")
     add_read_arguments(io)
     io.add_argument("--nodes", default=None,
-                    help="embed only these ids (IO): a comma-separated list or @FILE with one id per line")
+                    help="embed only these ids (IO): a comma-separated list or @FILE with one id per line (blank and # "
+                         "lines skipped, and a first line that names the column: id, node, ...)")
     io.add_argument("--save-model", default=None, metavar="PATH",
                     help="also save the fitted model here (an existing one is replaced with --overwrite, "
                     "or with --run-date when it is the model that date's earlier run saved)")
@@ -135,8 +139,12 @@ def _requested(spark, text: str):
         # A local file (a path or a file: URI) was checked before Spark started.
         if not is_local_path(path) and not any(c in path for c in "*?[{") and not _exists(path):
             raise UserError(f"--nodes file {path} does not exist")
-        # (Hadoop's line reader drops a byte-order mark before the first line)
-        return spark.read.text(path).select(F.trim("value").alias("id")).where("id != '' and not id like '#%'")
+        # (Hadoop's line reader drops a byte-order mark before the first line.) A first
+        # line that names the column (id, node, ...) is a header, not an id: the first
+        # row of the first file, where the row numbers of a read start at 0.
+        lines = spark.read.text(path).select(F.trim("value").alias("id"), F.monotonically_increasing_id().alias("n"))
+        header = (F.col("n") == 0) & F.lower("id").isin(*sorted(ID_HEADER_WORDS))
+        return lines.where(~header & (F.col("id") != "") & ~F.col("id").startswith("#")).select("id")
     return spark.createDataFrame([(x.strip(),) for x in text.split(",") if x.strip()], "id string")
 
 
