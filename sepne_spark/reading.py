@@ -596,8 +596,10 @@ def _read_text(
             )
     if good == 0:
         total = sum(int(r["lines"]) for r in splits)
-        detail = f"; all {bad} data lines are bad, the first: {first_msg}" if bad else ""
-        raise InputError(f"no edges in {where}: {total} lines read, none is a valid edge{detail}")
+        detail = (f"; all {bad} data lines are bad, the first: {first_msg}" if bad
+                  else " (a header, comments or blank lines only)" if total else "")
+        raise InputError(f"no edges in {where}: {total:,} line{'s' if total != 1 else ''} read, none is a valid "
+                         f"edge{detail}")
     if bad:
         log.warning("skipped %d bad line%s in %s; the first: %s", bad, "s" if bad != 1 else "", where, first_msg)
     log.info("read %d edge lines from %s (%d split%s)", good, where, len(splits), "s" if len(splits) != 1 else "")

@@ -247,6 +247,7 @@ def test_an_input_folder_with_a_file_that_cannot_be_read_is_refused_before_spark
     """Spark's listing of a folder leaves out a link to a file that is gone (and the job
     would embed the rest of the graph): the file is named, before Spark starts; the
     files Spark skips (_SUCCESS, hidden ones) are not looked at."""
+    from sepne_spark.errors import UserError
     from sepne_spark.jobs import embed
 
     parts = tmp_path / "parts"
@@ -262,6 +263,15 @@ def test_an_input_folder_with_a_file_that_cannot_be_read_is_refused_before_spark
                                        f"cannot be read: it links to {tmp_path / 'gone.tsv'}, which does not exist")
     proc = _run(tmp_path, [str(ROOT / "jobs" / "evaluate.py"), "linkpred"], "--edges", "parts", "--fraction", "0.1")
     assert proc.returncode == 2 and "--edges parts: parts/part-00001.tsv cannot be read" in proc.stderr, proc.stderr
+    # Empty files only: nothing for Spark to read.
+    (tmp_path / "empty.tsv").write_text("")
+    with pytest.raises(UserError, match=r"--input \S*empty.tsv is empty \(0 bytes\)"):
+        embed._checked(["--input", str(tmp_path / "empty.tsv"), "--output", str(tmp_path / "o")])
+    (tmp_path / "none").mkdir()
+    for name in ("part-00000.tsv", "part-00001.tsv", "_SUCCESS"):
+        (tmp_path / "none" / name).write_text("")
+    with pytest.raises(UserError, match=r"--input \S*none holds only empty files \(2 of 0 bytes\)"):
+        embed._checked(["--input", str(tmp_path / "none"), "--output", str(tmp_path / "o")])
 
 
 def test_a_run_date_run_over_another_dates_model_is_refused_before_spark(tmp_path):

@@ -279,10 +279,12 @@ def test_all_lines_bad_is_an_error_even_when_skipping(spark, tmp_path):
     assert "no edges" in msg and "bad.tsv:1:" in msg
 
 
-@pytest.mark.parametrize("text", ["", "# only a comment\n\n", "src\tdst\n"])
-def test_empty_input(spark, tmp_path, text):
+@pytest.mark.parametrize("text, said", [
+    ("", "the input has no data lines"), ("# only a comment\n\n", "the input has no data lines"),
+    ("src\tdst\n", "1 line read, none is a valid edge (a header, comments or blank lines only)")])
+def test_empty_input(spark, tmp_path, text, said):
     msg = bad_message(spark, write(tmp_path, "empty.tsv", text), header=None)
-    assert "empty.tsv" in msg and "no edges" in msg
+    assert msg.startswith(f"no edges in {tmp_path / 'empty.tsv'}: {said}"), msg
 
 
 def test_missing_and_unreadable_paths(spark, tmp_path):

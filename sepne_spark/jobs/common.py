@@ -395,7 +395,8 @@ def _check_readable(local: str, path: str, flag: str) -> None:
     any depth, those Spark's readers skip left out: names that start with ``_`` or ``.``)
     that cannot be read: a link to a file that is gone, or one without read permission.
     Spark's listing of a folder leaves such a file out without a word, and the job would
-    embed the rest of the graph as if it were all."""
+    embed the rest of the graph as if it were all. An input of empty files only is
+    refused too (Spark would start, to find no line)."""
     files = [local]
     if os.path.isdir(local):
         files = []
@@ -408,6 +409,9 @@ def _check_readable(local: str, path: str, flag: str) -> None:
                             "not exist")
         if not os.access(file, os.R_OK) or (os.path.isdir(file) and not os.access(file, os.X_OK)):
             raise UserError(f"{flag} {path}: {file} cannot be read (permission denied)")
+    if files and all(os.path.isfile(f) and os.path.getsize(f) == 0 for f in files):
+        what = "is empty (0 bytes)" if files == [local] else f"holds only empty files ({len(files)} of 0 bytes)"
+        raise UserError(f"{flag} {path} {what}")
 
 
 def in_flag_words(message: str, flags: Mapping[str, str]) -> str:
