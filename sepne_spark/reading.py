@@ -759,10 +759,13 @@ def _read_parquet(
     types = {f.name: f.dataType for f in df.schema.fields}
     for role, name in (("src", src), ("dst", dst)):
         if not isinstance(types[name], _ID_TYPES):
-            raise InputError(
-                f"{where}, column {name!r}: node ids must be strings or integers, "
-                f"found {types[name].simpleString()} (choose the column with {role}_col, --{role}-col)"
-            )
+            found = types[name]
+            fix = ("cast the column to bigint or string where the file is written, or read the file with Spark "
+                   "and pass the DataFrame to fit, which takes whole decimals"
+                   if isinstance(found, T.DecimalType) and found.scale == 0
+                   else f"is it the id column? choose the column with {role}_col (--{role}-col)")
+            raise InputError(f"{where}, column {name!r}: node ids must be strings or integers, "
+                             f"found {found.simpleString()}: {fix}")
     st, dt = types[src], types[dst]
     id_type: T.DataType = st
     if type(st) is not type(dt):

@@ -209,6 +209,16 @@ def test_parquet_wrong_column_type(spark, tmp_path):
     pq.write_table(pa.table({"src": [1.5], "dst": [2.5]}), path)
     msg = bad_message(spark, path)
     assert "g.parquet" in msg and "'src'" in msg and "double" in msg
+    assert msg.endswith("found double: is it the id column? choose the column with src_col (--src-col)")
+    # Whole decimals: the ways to read them are named
+    import decimal
+
+    whole = str(tmp_path / "d.parquet")
+    pq.write_table(pa.table({"src": pa.array([decimal.Decimal(1)], pa.decimal128(10, 0)),
+                             "dst": pa.array([decimal.Decimal(2)], pa.decimal128(10, 0))}), whole)
+    msg = bad_message(spark, whole)
+    assert "column 'src': node ids must be strings or integers, found decimal(10,0): cast the column to bigint or " \
+           "string where the file is written, or read the file with Spark and pass the DataFrame to fit" in msg
     # A third column of text read as the weight by position: the fix named is the columns
     other = str(tmp_path / "h.parquet")
     pq.write_table(pa.table({"from_node": [1], "to_node": [2], "kind": ["cites"]}), other)
