@@ -377,7 +377,8 @@ def test_an_edge_dataframe_is_checked_as_a_file_is(spark):
 @pytest.mark.parametrize(
     "flags, words",
     [
-        (["--landmarks", "50"], "landmarks=50 is more than the 30 nodes of the graph"),
+        (["--landmarks", "50"], "landmarks 50 (from --landmarks) is more than the 30 nodes of the graph: give "
+                                "--landmarks with at most 30"),
         (["--dim", "16"], "dim 16 (from --dim) is larger than landmarks 8 (from --landmarks)"),
         (["--set-size", "0"], "argument --set-size: must be an integer >= 1, got '0'"),
         (["--lam", "-1"], "argument --lam: must be a number >= 0, got '-1'"),

@@ -603,6 +603,12 @@ def _run(spark, ns: argparse.Namespace, settings: schema.EmbedSettings, target: 
     if ns.profile == schema.AUTO_PROFILE and model is None:
         settings, chosen = auto_settings(ns, graph, n_nodes, n_edges, timings)
         profile_used = f"auto: {chosen}"
+    if model is None and n_nodes is not None and settings.landmarks > n_nodes:  # before requested_ids' job
+        where = ("--landmarks" if ns.landmarks is not None else f"the profile {schema.profile_label(chosen)}"
+                 if chosen != schema.AUTO_PROFILE else "the built-in default")
+        raise UserError(f"landmarks {settings.landmarks} (from {where}) is more than the {n_nodes:,} nodes of the "
+                        f"graph: give --landmarks with at most {n_nodes:,} (the profile auto takes at most half the "
+                        "nodes)")
     # Before fitting: requested ids that are not nodes are reported (an error when none is).
     # With a loaded model the embedding does that itself.
     wanted = requested
