@@ -154,7 +154,9 @@ def _greedy_rounds(spark: SparkSession, deg: DataFrame, adj: DataFrame, k: int) 
             for r in cand_df.orderBy(F.col("degree").desc(), F.col("id").asc()).limit(need).collect()
         ]
         if not cand:
-            log.warning("GDS: the graph is dominated by %d landmarks; filling up by degree", len(chosen))
+            # The usual end on a small or dense graph (nothing to act on): said, not warned.
+            log.info("GDS: %d landmarks dominate the graph; the other %d are the highest-degree nodes left",
+                     len(chosen), need)
             rest = deg
             if chosen:
                 rest = deg.join(ch, "id", "left_anti")

@@ -39,7 +39,7 @@ def hard_graph() -> SmallGraph:
 
 
 @pytest.mark.e2e
-def test_hard_graph_job_matches_oracle_and_warns_about_unreached_nodes(spark, tmp_path, caplog):
+def test_hard_graph_job_matches_oracle_and_warns_about_unreached_nodes(spark, tmp_path, caplog, capsys):
     g = hard_graph()
     path = tmp_path / "edges.tsv"
     path.write_text("".join(f"{a}\t{b}\t{w!r}\n" for a, b, w in g.rows))
@@ -65,6 +65,9 @@ def test_hard_graph_job_matches_oracle_and_warns_about_unreached_nodes(spark, tm
     assert np.all(np.asarray(island) == 0)
     warned = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING and "all-zero" in r.getMessage()]
     assert warned and warned[0].startswith("4 of ")
+    # and the summary counts them too
+    assert f"  all-zero vectors: 4 of {len(g.ids)} nodes (the warning in the log says why, and what to change)" in \
+        capsys.readouterr().out.splitlines()
 
 
 @pytest.mark.parametrize("strategy,metric", [("GDS", "I+A")])

@@ -553,8 +553,10 @@ def _run(spark, ns: argparse.Namespace, settings: schema.EmbedSettings, target: 
             # The filter reads every node within 2T - 1 hops, the averaging within S hops,
             # the refinement every node: requested ids get the solve alone.
             log.warning("--model: the model averages with %d steps, refines with %d rounds and propagates with %d "
-                        "terms; requested ids are embedded without them (they embed whole graphs only)",
-                        model.getAverageSteps(), model.getRefineSteps(), model.getPropagation())
+                        "terms; requested ids are embedded without them (they embed whole graphs only)%s",
+                        model.getAverageSteps(), model.getRefineSteps(), model.getPropagation(),
+                        ", and a requested node that no landmark reaches keeps the zero vector (the anchor of "
+                        "unreached nodes is for whole graphs too)" if model.getUnreached() == "anchor" else "")
             model.setPropagation(1)
             model.setRefineSteps(0)
             model.setAverageSteps(0)
@@ -734,6 +736,9 @@ def _run(spark, ns: argparse.Namespace, settings: schema.EmbedSettings, target: 
           + (f"; then {', '.join(after)}" if after else "")
           + ("; unreached nodes: the anchor" if _used(used, "unreached") == "anchor" and wanted is None else ""))
     print("  time: " + _time_line(timings, loaded=bool(ns.model)))
+    if counts["zero_embeddings"]:
+        print(f"  all-zero vectors: {counts['zero_embeddings']:,} of {counts['output_rows']:,} nodes (the warning "
+              "in the log says why, and what to change)")
     print(f"  output: {target}")
     from sepne_spark.evaluation.classification import CLASSIFIER_EXTRA, classifier_available
 
