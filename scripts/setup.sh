@@ -46,7 +46,9 @@ POM
        -DexcludeGroupIds=org.scala-lang,org.slf4j,org.apache.spark -DoutputDirectory="$PWD/jars" >"$tmp/mvn.log" 2>&1; then
     echo "[setup] GraphFrames ${GF_VERSION}: from the Maven repository"
   else
-    echo "[setup] the Maven repository does not serve ${GF_ARTIFACT}: $(grep -m1 -E 'Could not|ERROR' "$tmp/mvn.log" | sed 's/\x1b\[[0-9;]*m//g' | cut -c1-160)" >&2
+    # Maven's own words, without its "[ERROR] Failed to execute goal" prefix: a fallback
+    # follows, so this is not an error of the set-up.
+    echo "[setup] the Maven repository does not serve ${GF_ARTIFACT} (trying the next source): $(grep -m1 -E 'Could not|ERROR' "$tmp/mvn.log" | sed 's/\x1b\[[0-9;]*m//g; s/^\[ERROR\] *//; s/^Failed to execute goal [^:]*: *//' | cut -c1-160)" >&2
     rc=1
   fi
   rm -rf "$tmp"
