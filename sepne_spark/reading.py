@@ -248,8 +248,15 @@ class _TextLayout:
         return f"{self.min_fields} or {self.max_fields} fields"
 
 
-def _head_lines(spark: SparkSession, paths: Sequence[str], comment: str | None) -> list[str]:
-    """Up to :data:`_HEAD_LINES` non-blank, non-comment lines at the top of one input file.
+class _Head(list):
+    """The head lines of one input file (:func:`_head_lines`), with that file's path."""
+
+    file: str | None = None
+
+
+def _head_lines(spark: SparkSession, paths: Sequence[str], comment: str | None) -> _Head:
+    """Up to :data:`_HEAD_LINES` non-blank, non-comment lines at the top of one input file
+    (its path in ``.file``).
 
     Only first splits of files are considered and the query stops once it has that many
     rows (from the first file Spark reads, usually the largest; lines of other files are
@@ -272,7 +279,9 @@ def _head_lines(spark: SparkSession, paths: Sequence[str], comment: str | None) 
         if _is_read_error(exc):
             raise _read_failure(paths, exc) from exc
         raise
-    return [r["value"] for r in rows if r["file_path"] == rows[0]["file_path"]]
+    head = _Head(r["value"] for r in rows if r["file_path"] == rows[0]["file_path"])
+    head.file = rows[0]["file_path"] if rows else None
+    return head
 
 
 def _header_reason(
@@ -363,9 +372,11 @@ def _text_layout(
             reason = _header_reason(fields, w_guess, ids, [_split_line(line, sep) for line in head[1:]])
             if reason is not None:
                 header_fields = fields
+                source = getattr(head, "file", None)
                 log.info(
-                    "read the first line of %s, %s, as a header: %s (--header no, or header=False, reads it as an edge instead)",
-                    where, _shorten(first_line), reason,
+                    "read the first line of %s, %s, as the header of every file: %s (--header no, or header=False, "
+                    "reads it as an edge instead)", _display_file(source) if source else where, _shorten(first_line),
+                    reason,
                 )
 
     src = _column_index(src_col, "src_col", header_fields, where) if src_col is not None else 0

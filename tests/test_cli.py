@@ -237,10 +237,19 @@ def test_a_graph_folder_given_for_its_edges_is_refused_before_spark(tmp_path):
         assert proc.stderr.strip().splitlines()[-1].endswith(
             f"error: {flag} graph holds folders (edges/, labels/) and no data file: give the edge list's own folder, "
             "e.g. graph/edges"), proc.stderr
+    from sepne_spark.errors import UserError
     from sepne_spark.jobs.common import check_edge_folders
 
     (tmp_path / "dated" / "dt=2026-12-01").mkdir(parents=True)
     check_edge_folders([str(tmp_path / "dated"), str(tmp_path / "graph" / "edges")], "--input")
+    # A file that is no edge list beside the part files (Spark would read its lines as
+    # edges, and its first line could be taken for the header): named. Hidden files are not.
+    (tmp_path / "graph" / "edges" / "README.md").write_text("this is a readme about edges\n")
+    (tmp_path / "graph" / "edges" / "_schema.json").write_text("{}")
+    with pytest.raises(UserError, match=r"--input \S*edges holds files that are no edge list \(README.md\), which "
+                                        r"Spark would read as edges: move them out of the folder, or give the edge "
+                                        r"files themselves \(a glob such as \S*edges/\*.tsv\)"):
+        check_edge_folders([str(tmp_path / "graph" / "edges")], "--input")
 
 
 def test_an_input_folder_with_a_file_that_cannot_be_read_is_refused_before_spark(tmp_path):

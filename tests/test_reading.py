@@ -134,7 +134,16 @@ def test_word_ids_over_numbers_are_a_header_and_the_log_says_so(spark, tmp_path,
     with caplog.at_level(logging.INFO, logger="sepne_spark.reading"):
         edges, _ = read_edges(spark, write(tmp_path, name, text))
     assert_edges(edges, edges_df(spark, [("1", "2", 1.0)]))
-    assert "as a header: its node ids are words and those on the next line are numbers" in caplog.text
+    assert (f"read the first line of {tmp_path / name}, 'paper{text[5]}cited', as the header of every file: its node "
+            "ids are words and those on the next line are numbers") in caplog.text
+    # a folder: the file the line came from is named
+    folder = tmp_path / f"parts-{name}"
+    folder.mkdir()
+    (folder / f"part-0.{name[-3:]}").write_text(text)
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="sepne_spark.reading"):
+        read_edges(spark, str(folder))
+    assert f"read the first line of {folder / ('part-0.' + name[-3:])}, " in caplog.text
     # columns picked by index: the ids looked at are those columns
     edges, _ = read_edges(spark, write(tmp_path, "h.tsv", "x\tpaper\tcited\n9\t1\t2\n"), src_col=1, dst_col=2)
     assert_edges(edges, edges_df(spark, [("1", "2", 1.0)]))

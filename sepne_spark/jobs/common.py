@@ -422,17 +422,38 @@ def in_flag_words(message: str, flags: Mapping[str, str]) -> str:
     return re.sub(r"(?<![-\w])(" + names + r")(?=[ =])", lambda m: flags[m.group(1)], message)
 
 
+#: Extensions of files that are no edge list (text or Parquet) but turn up in data folders:
+#: Spark's reader would read them as edges.
+NOT_EDGE_LISTS = frozenset({
+    "md", "markdown", "rst", "html", "htm", "pdf", "doc", "docx", "xls", "xlsx", "json", "yaml", "yml", "toml",
+    "ini", "cfg", "xml", "py", "sh", "ipynb", "log", "png", "jpg", "jpeg", "svg", "zip", "jar", "tar",
+})
+
+
 def check_edge_folders(paths: Iterable[str], flag: str) -> None:
     """Refuse a local edge-list folder that holds folders and no file, where they are
     not partitions (``dt=2026-12-01``) that Spark reads as columns: a graph folder such as
     ``sepne-generate`` writes (``edges/``, ``labels/``) given in place of its ``edges``.
-    The reader would find no data file and report an empty input once Spark runs."""
+    The reader would find no data file and report an empty input once Spark runs. A file
+    that is no edge list (:data:`NOT_EDGE_LISTS`: a ``README.md``, a ``schema.json``) in
+    the folder is refused too: Spark would read its lines as edges, and the first of them
+    could be taken for the header of every file."""
     for path in paths:
         if not is_local_path(path) or any(c in path for c in "*?[{"):
             continue
         local = local_path(path)
         if not os.path.isdir(local):
             continue
+        stray = []
+        for folder, dirs, names in os.walk(local):
+            dirs[:] = sorted(d for d in dirs if not d.startswith((".", "_")))
+            stray += [os.path.relpath(os.path.join(folder, n), local) for n in sorted(names)
+                      if not n.startswith((".", "_")) and n.rsplit(".", 1)[-1].lower() in NOT_EDGE_LISTS and "." in n]
+        if stray:
+            shown = ", ".join(stray[:3]) + (", ..." if len(stray) > 3 else "")
+            raise UserError(f"{flag} {path} holds files that are no edge list ({shown}), which Spark would read as "
+                            "edges: move them out of the folder, or give the edge files themselves (a glob such as "
+                            f"{path.rstrip('/')}/*.tsv)")
         entries = [name for name in os.listdir(local) if not name.startswith((".", "_"))]
         folders = sorted(name for name in entries if os.path.isdir(os.path.join(local, name)))
         if folders and len(folders) == len(entries) and not all("=" in name for name in folders):
