@@ -283,6 +283,25 @@ def test_an_input_folder_with_a_file_that_cannot_be_read_is_refused_before_spark
         embed._checked(["--input", str(tmp_path / "none"), "--output", str(tmp_path / "o")])
 
 
+def test_an_input_of_another_format_than_the_one_given_is_refused_before_spark(tmp_path):
+    """--input-format parquet on a text file, or a text format on a Parquet file: named
+    before Spark starts (Spark would fail in a task, its stack trace in the log first)."""
+    from sepne_spark.errors import UserError
+    from sepne_spark.jobs import embed
+
+    (tmp_path / "good.tsv").write_text("1\t2\n")
+    (tmp_path / "parts").mkdir()
+    (tmp_path / "parts" / "part-0.parquet").write_bytes(b"PAR1" + b"\0" * 8 + b"PAR1")
+    proc = _run(tmp_path, EMBED_FILE, "--input", "good.tsv", "--input-format", "parquet", "--output", "o")
+    assert proc.returncode == 2 and proc.stderr.strip() == (
+        "sepne-embed: error: --input good.tsv: good.tsv is not a Parquet file (it does not start with PAR1): give "
+        "--input-format with the files' format, or auto, which tells them apart"), proc.stderr
+    with pytest.raises(UserError, match=r"part-0.parquet is a Parquet file, not tsv text"):
+        embed._checked(["--input", str(tmp_path / "parts"), "--input-format", "tsv", "--output", str(tmp_path / "o")])
+    embed._checked(["--input", str(tmp_path / "parts"), "--input-format", "parquet", "--output", str(tmp_path / "o")])
+    embed._checked(["--input", str(tmp_path / "good.tsv"), "--input-format", "csv", "--output", str(tmp_path / "o")])
+
+
 def test_a_run_date_run_over_another_dates_model_is_refused_before_spark(tmp_path):
     """--run-date with a local --save-model that holds another date's model: refused at
     once (the check with Spark stays for remote paths and for main() in a notebook)."""

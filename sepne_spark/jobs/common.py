@@ -390,6 +390,43 @@ def check_inputs_exist(paths: Iterable[str], flag: str) -> None:
             _check_readable(match, path, flag)
 
 
+def _data_files(local: str) -> list[str]:
+    """The files Spark's readers take from the local path ``local``: the path itself, or
+    a folder's files at any depth, without those whose name (or a folder's on the way)
+    starts with ``_`` or ``.`` (``_SUCCESS``, checksums, temporary folders)."""
+    if not os.path.isdir(local):
+        return [local]
+    files = []
+    for folder, dirs, names in os.walk(local):
+        dirs[:] = sorted(d for d in dirs if not d.startswith((".", "_")))
+        files += [os.path.join(folder, name) for name in sorted(names) if not name.startswith((".", "_"))]
+    return files
+
+
+def check_input_format(paths: Iterable[str], fmt: str, flag: str) -> None:
+    """Refuse, before Spark starts, a local input whose files contradict an explicit
+    format: ``parquet`` for a file that is not Parquet (its first bytes are not ``PAR1``),
+    or a text format for a Parquet file. Spark would find out in a task, with its
+    executor's stack trace in the log before the job's one line."""
+    if fmt in ("auto", None):
+        return
+    for path in paths:
+        if not is_local_path(path) or any(c in path for c in "*?[{"):
+            continue
+        for file in _data_files(local_path(path)):
+            try:
+                with open(file, "rb") as f:
+                    magic = f.read(4)
+            except OSError:
+                continue  # named by check_inputs_exist
+            if (fmt == "parquet") != (magic == b"PAR1") and magic:
+                shown = os.path.relpath(file) if not os.path.isabs(path) else file
+                what = "is not a Parquet file (it does not start with PAR1)" if fmt == "parquet" else \
+                    f"is a Parquet file, not {fmt} text"
+                raise UserError(f"{flag} {path}: {shown} {what}: give --input-format with the files' format, or "
+                                "auto, which tells them apart")
+
+
 def _check_readable(local: str, path: str, flag: str) -> None:
     """Refuse a file of the local input ``local`` (a file, or a folder of data files at
     any depth, those Spark's readers skip left out: names that start with ``_`` or ``.``)
@@ -397,12 +434,7 @@ def _check_readable(local: str, path: str, flag: str) -> None:
     Spark's listing of a folder leaves such a file out without a word, and the job would
     embed the rest of the graph as if it were all. An input of empty files only is
     refused too (Spark would start, to find no line)."""
-    files = [local]
-    if os.path.isdir(local):
-        files = []
-        for folder, dirs, names in os.walk(local):
-            dirs[:] = sorted(d for d in dirs if not d.startswith((".", "_")))
-            files += [os.path.join(folder, name) for name in sorted(names) if not name.startswith((".", "_"))]
+    files = _data_files(local)
     for file in files:
         if not os.path.exists(file):  # a link whose target is gone
             raise UserError(f"{flag} {path}: {file} cannot be read: it links to {os.readlink(file)}, which does "
@@ -444,11 +476,8 @@ def check_edge_folders(paths: Iterable[str], flag: str) -> None:
         local = local_path(path)
         if not os.path.isdir(local):
             continue
-        stray = []
-        for folder, dirs, names in os.walk(local):
-            dirs[:] = sorted(d for d in dirs if not d.startswith((".", "_")))
-            stray += [os.path.relpath(os.path.join(folder, n), local) for n in sorted(names)
-                      if not n.startswith((".", "_")) and n.rsplit(".", 1)[-1].lower() in NOT_EDGE_LISTS and "." in n]
+        stray = [os.path.relpath(f, local) for f in _data_files(local)
+                 if "." in os.path.basename(f) and f.rsplit(".", 1)[-1].lower() in NOT_EDGE_LISTS]
         if stray:
             shown = ", ".join(stray[:3]) + (", ..." if len(stray) > 3 else "")
             raise UserError(f"{flag} {path} holds files that are no edge list ({shown}), which Spark would read as "

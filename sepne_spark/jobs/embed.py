@@ -33,6 +33,7 @@ from sepne_spark.jobs.common import (
     add_read_arguments,
     auto_settings,
     check_edge_folders,
+    check_input_format,
     check_inputs_exist,
     emit_json,
     given_flags,
@@ -268,6 +269,7 @@ def _checked(argv: Sequence[str] | None) -> tuple[argparse.Namespace, schema.Emb
         raise UserError("give the edge list to embed with --input (or --generated for a generated graph)")
     check_inputs_exist(ns.input or [], "--input")
     check_edge_folders(ns.input or [], "--input")
+    check_input_format(ns.input or [], settings.input_format, "--input")
     if ns.nodes and ns.nodes.startswith("@"):
         check_inputs_exist([ns.nodes[1:]], "--nodes file")
         _check_ids_file(ns.nodes[1:])
