@@ -102,7 +102,8 @@ def build_parser() -> argparse.ArgumentParser:
     io.add_argument("--overwrite", action="store_true", help="replace an existing output")
     io.add_argument("--json", default=None, metavar="PATH",
                     help="also write the run's summary as JSON (the manifest's fields, with the scores of a "
-                         "generated graph's planted communities): a file, or - for one line, the last of stdout")
+                         "generated graph's planted communities): a file (an existing one is replaced, whole), or - for one "
+                         "line, the last of stdout")
     io.add_argument("--run-date", default=None, metavar="YYYY-MM-DD",
                     help="write to OUTPUT/dt=YYYY-MM-DD/, replacing only that partition")
     add_read_arguments(io)

@@ -170,7 +170,9 @@ def build_parser() -> argparse.ArgumentParser:
                    "their sum (default: %(default)s)")
     c.add_argument("--use-context", action="store_true",
                    help="shorthand for --vectors concat")
-    c.add_argument("--json", metavar="OUT.json", help="also write the results as JSON; - prints them on one line, the last of stdout")
+    c.add_argument("--json", metavar="OUT.json",
+                   help="also write the results as JSON (an existing file is replaced, whole); - "
+                   "prints them on one line, the last of stdout")
 
     r = sub.add_parser("reconstruct", help="R^2 of W C^T against the proximity matrix",
                        description="R^2 = 1 - SS_res/SS_tot of W C^T against M over all entries "
@@ -200,7 +202,9 @@ def build_parser() -> argparse.ArgumentParser:
     for retired in ("--zero-samples", "--seed"):  # of the sampled estimate this task no longer makes
         r.add_argument(retired, action=_Retired, help=argparse.SUPPRESS,
                        why="reconstruct computes the exact R^2 over every entry of M and samples nothing: drop it")
-    r.add_argument("--json", metavar="OUT.json", help="also write the results as JSON; - prints them on one line, the last of stdout")
+    r.add_argument("--json", metavar="OUT.json",
+                   help="also write the results as JSON (an existing file is replaced, whole); - "
+                   "prints them on one line, the last of stdout")
 
     lp = sub.add_parser("linkpred", help="AUC of held-out edges against non-edges (SepNE)",
                         description="Hold out a fraction of the edges, embed the rest with SepNE "
@@ -226,7 +230,9 @@ def build_parser() -> argparse.ArgumentParser:
                         why="linkpred writes no vectors and scores both embedding.embedding and "
                             "embedding.context: drop it (it is sepne-embed's)")
     show_profile_defaults(lp)
-    lp.add_argument("--json", metavar="OUT.json", help="also write the results as JSON; - prints them on one line, the last of stdout")
+    lp.add_argument("--json", metavar="OUT.json",
+                    help="also write the results as JSON (an existing file is replaced, whole); - "
+                    "prints them on one line, the last of stdout")
     return p
 
 
