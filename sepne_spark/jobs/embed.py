@@ -243,8 +243,7 @@ def _checked(argv: Sequence[str] | None) -> tuple[argparse.Namespace, schema.Emb
         raise UserError(f"--nodes {ns.nodes!r} names no id: give comma-separated ids, or @FILE with one id per line")
 
     from sepne_spark.storage import (check_apart, check_folder_to_write, check_holds_only_a_dataset,
-                                     check_no_partitions, check_not_in_dataset, check_output_path,
-                                     check_partition_parent)
+                                     check_no_partitions, check_not_in_dataset, check_partition_parent)
 
     check_folder_to_write(ns.output)  # before --run-date's partition is added to it
 
