@@ -41,6 +41,7 @@ from sepne_spark.jobs.common import (
     in_flag_words,
     is_local_path,
     local_path,
+    mark_written,
     profile_arg,
     profile_names,
     qualify_paths,
@@ -49,7 +50,6 @@ from sepne_spark.jobs.common import (
     session_settings,
     settings_checked_quietly,
     show_profile_defaults,
-    mark_written,
 )
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers only
@@ -102,8 +102,8 @@ def build_parser() -> argparse.ArgumentParser:
     io.add_argument("--overwrite", action="store_true", help="replace an existing output")
     io.add_argument("--json", default=None, metavar="PATH",
                     help="also write the run's summary as JSON (the manifest's fields, with the scores of a "
-                         "generated graph's planted communities): a file (an existing one is replaced, whole), or - for one "
-                         "line, the last of stdout")
+                         "generated graph's planted communities): a file (an existing one is replaced, whole), "
+                         "or - for one line, the last of stdout")
     io.add_argument("--run-date", default=None, metavar="YYYY-MM-DD",
                     help="write to OUTPUT/dt=YYYY-MM-DD/, replacing only that partition")
     add_read_arguments(io)

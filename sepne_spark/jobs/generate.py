@@ -35,10 +35,10 @@ from sepne_spark.jobs.common import (
     UserError,
     given_flags,
     in_flag_words,
+    mark_written,
     qualify_paths,
     run_job,
     setup_logging,
-    mark_written,
 )
 from sepne_spark.storage import atomic_writes
 
