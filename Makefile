@@ -12,7 +12,7 @@ setup:
 # A local run listens on the loopback interface (Spark's default is the address the host
 # name resolves to, with a warning where that is a loopback one); SPARK_LOCAL_IP=... overrides.
 run: setup
-	SPARK_LOCAL_IP=$${SPARK_LOCAL_IP:-127.0.0.1} $(PY) jobs/embed.py $(if $(findstring --input,$(ARGS)),,--generated) $(if $(findstring --output,$(ARGS)),,--output out/embeddings --overwrite) $(ARGS)
+	SPARK_LOCAL_IP=$${SPARK_LOCAL_IP:-127.0.0.1} $(PY) jobs/embed.py $(if $(filter --input --input=%,$(ARGS)),,--generated) $(if $(findstring --output,$(ARGS)),,--output out/embeddings --overwrite) $(ARGS)
 
 # Tiers (pytest.ini): unit (no Spark, under a minute), spark (in-process local[2]),
 # e2e (jobs, subprocesses, spark-submit, Spark Connect). `make test` runs them all, in three

@@ -417,9 +417,16 @@ def test_existing_output_is_kept_without_overwrite(spark, weird, tmp_path, capsy
     argv = ["--input", weird["path"], "--output", str(out), *SMALL_FLAGS]
     with pytest.raises(UserError) as info:
         embed_job.main(spark, argv)
-    assert f"output path {out} already holds data; pass --overwrite" in str(info.value)
+    # (--overwrite would not replace it either: a dated run beside an undated output)
+    said = f"the output path {out} holds other data than an earlier output (dt=2020-01-01/)"
+    assert said in str(info.value)
     assert run_embed(argv) == 2
-    assert "already holds data" in capsys.readouterr().err
+    assert said in capsys.readouterr().err
+    (out / "dt=2020-01-01" / "part-0.parquet").unlink()
+    (out / "dt=2020-01-01").rmdir()
+    before = snapshot(out)
+    with pytest.raises(UserError, match=f"output path {out} already holds data; pass --overwrite"):
+        embed_job.main(spark, argv)
     assert snapshot(out) == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["emb"]  # no temporary left behind
 
@@ -433,8 +440,8 @@ def test_existing_output_is_kept_without_overwrite(spark, weird, tmp_path, capsy
         ("file", "is the input"),
         ("glob", "is inside the input"),
         ("save-model", "--save-model path"),
-        ("overwrite-input-inside", "overwriting it would delete the input"),
-        ("run-date-input-inside", "overwriting it would delete the input"),
+        ("overwrite-input-inside", "replacing it would delete the input"),
+        ("run-date-input-inside", "replacing it would delete the input"),
     ],
 )
 def test_output_and_input_overlap_is_refused_before_any_spark_work(tmp_path, layout, words):

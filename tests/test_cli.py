@@ -272,15 +272,27 @@ def test_an_input_folder_with_a_file_that_cannot_be_read_is_refused_before_spark
                                        f"cannot be read: it links to {tmp_path / 'gone.tsv'}, which does not exist")
     proc = _run(tmp_path, [str(ROOT / "jobs" / "evaluate.py"), "linkpred"], "--edges", "parts", "--fraction", "0.1")
     assert proc.returncode == 2 and "--edges parts: parts/part-00001.tsv cannot be read" in proc.stderr, proc.stderr
-    # Empty files only: nothing for Spark to read.
+    # Empty files only, over all the paths given: nothing for Spark to read.
     (tmp_path / "empty.tsv").write_text("")
     with pytest.raises(UserError, match=r"--input \S*empty.tsv is empty \(0 bytes\)"):
         embed._checked(["--input", str(tmp_path / "empty.tsv"), "--output", str(tmp_path / "o")])
     (tmp_path / "none").mkdir()
     for name in ("part-00000.tsv", "part-00001.tsv", "_SUCCESS"):
         (tmp_path / "none" / name).write_text("")
-    with pytest.raises(UserError, match=r"--input \S*none holds only empty files \(2 of 0 bytes\)"):
-        embed._checked(["--input", str(tmp_path / "none"), "--output", str(tmp_path / "o")])
+    for given in ([str(tmp_path / "none")], [str(tmp_path / "none" / "part-*")],
+                  [str(tmp_path / "empty.tsv"), str(tmp_path / "none" / "part-00000.tsv")]):
+        with pytest.raises(UserError, match=r"every file is empty \(2 of 0 bytes: \S*(empty|part-00000).tsv, "):
+            embed._checked(["--input", *given, "--output", str(tmp_path / "o")])
+    # One file with lines among them is enough; _SUCCESS (0 bytes), matched by a glob, is no data file.
+    (tmp_path / "none" / "part-00001.tsv").write_text("1\t2\n")
+    for given in ([str(tmp_path / "none" / "*")], [str(tmp_path / "empty.tsv"), str(tmp_path / "none")]):
+        embed._checked(["--input", *given, "--output", str(tmp_path / "o")])
+    # A linked folder is read through, as Hadoop lists it (and a link back up the tree once).
+    (tmp_path / "linked").mkdir()
+    (tmp_path / "linked" / "notes.tsv").write_text("")
+    (tmp_path / "linked" / "sub").symlink_to(tmp_path / "none")
+    (tmp_path / "none" / "loop").symlink_to(tmp_path / "linked")
+    embed._checked(["--input", str(tmp_path / "linked"), "--output", str(tmp_path / "o")])
 
 
 def test_an_input_of_another_format_than_the_one_given_is_refused_before_spark(tmp_path):
@@ -392,7 +404,7 @@ def test_an_empty_nodes_list_is_refused(tmp_path):
         with pytest.raises(UserError, match="names no id"):
             embed._checked(["--generated", "--nodes", empty, "--output", str(tmp_path / "out")])
     ids = tmp_path / "ids.txt"
-    for text in ("", "\n  \n# a comment\n", "\ufeff\n"):
+    for text in ("", "\n  \n# a comment\n", "\ufeff\n", "# ids\nID\n"):  # a header alone: no id either
         ids.write_text(text, encoding="utf-8")
         with pytest.raises(UserError, match=f"--nodes file {ids} holds no id"):
             embed._checked(["--generated", "--nodes", f"@{ids}", "--output", str(tmp_path / "out")])
@@ -533,6 +545,12 @@ def test_outputs_that_would_replace_an_input_or_each_other_are_refused_before_sp
         embed._checked([*base, "--model", str(model), "--output", str(model), "--overwrite"])
     with pytest.raises(UserError, match="is inside the input"):
         embed._checked([*base, "--model", str(model), "--output", str(model / "emb")])
+    # --json beside the dated runs or on the saved model, not among or inside them
+    for extra, words in ((["--run-date", "2026-12-01", "--json", str(out / "run.json")], "output folder of the dated"),
+                         (["--save-model", str(model.parent / "m2"), "--json", str(model.parent / "m2")],
+                          "--save-model path")):
+        with pytest.raises(UserError, match=f"the --json path .* and the {words}"):
+            embed._checked([*base, "--output", str(out), *extra])
     # --model: its own k, d, metric and window are used, so the flags' rules do not apply
     embed._checked([*base, "--model", str(model), "--output", str(out), "--dim", "64", "--landmarks", "10",
                     "--metric", "I+A", "--window", "3"])

@@ -83,6 +83,36 @@ def test_a_stop_after_the_outputs_are_written_says_they_are_complete(spark, caps
     assert err.endswith("s; the write in progress was undone (an output is replaced whole or not at all)"), err
 
 
+@pytest.mark.spark
+def test_json_to_stdout_is_the_last_line_of_the_jobs_output(spark):
+    """--json -: after the job's closing log line on stderr too (a scheduler that keeps
+    stdout and stderr together, as Airflow's BashOperator does, keeps the JSON); called
+    outside a job (a notebook), it is printed at once."""
+    import contextlib
+    import io
+
+    from sepne_spark.jobs.common import emit_json, run_job
+
+    def main(session, argv):
+        emit_json(session, "-", {"job": "test", "rows": 3})
+        logging.getLogger("sepne_spark.test").warning("a line after the summary")
+        return 0
+
+    both = io.StringIO()
+    handler = logging.StreamHandler(both)
+    logger = logging.getLogger("sepne_spark")
+    logger.addHandler(handler)
+    try:
+        with contextlib.redirect_stdout(both):
+            assert run_job(main, "sepne-test", []) == 0
+            emit_json(spark, "-", {"job": "outside"})
+    finally:
+        logger.removeHandler(handler)
+    lines = both.getvalue().splitlines()
+    assert [json.loads(line) for line in lines[-2:]] == [{"job": "test", "rows": 3}, {"job": "outside"}]
+    assert any(line.startswith("sepne-test finished in ") for line in lines[:-2]), lines
+
+
 @pytest.mark.e2e
 def test_generated_graph_without_scikit_learn_is_embedded_and_not_scored(spark, tmp_path, capsys, monkeypatch):
     # scikit-learn is an extra (eval): without it the job still succeeds and says why

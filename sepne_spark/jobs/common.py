@@ -366,38 +366,65 @@ def local_path(path: str) -> str:
     return os.path.expanduser(parsed.path if parsed.scheme == "file" else path)
 
 
-def check_inputs_exist(paths: Iterable[str], flag: str) -> None:
+def check_inputs_exist(paths: Iterable[str], flag: str, allow_empty: bool = False) -> None:
     """Raise a :class:`UserError` naming ``flag`` and the path when a local input is
-    missing, or holds a file that cannot be read (:func:`_check_readable`).
+    missing, holds a file that cannot be read (a link to a file that is gone, no read
+    permission), or, unless ``allow_empty``, when every file of the local inputs is
+    empty (Spark would start, to find no line).
 
-    A glob must match something. Remote paths are not checked here: Spark reports them.
+    A glob must match something. Spark's listing of a folder leaves a file that cannot
+    be read out without a word (the job would embed the rest of the graph as if it were
+    all), so every data file is looked at (:func:`_data_files`). Remote paths are not
+    checked here: Spark reports them.
     """
+    files: list[tuple[str, str]] = []  # (the path given, one of its data files)
+    remote = False
     for path in paths:
         if not is_local_path(path):
+            remote = True
             continue
         local = local_path(path)
         if any(c in local for c in "*?[{"):
             matches = glob.glob(local.replace("{", "[").replace("}", "]")) or glob.glob(local)
             if not matches:
                 raise UserError(f"{flag} {path}: no file matches")
-        elif not os.path.exists(local):
+            # as Spark's reader: a match whose name starts with _ or . is no data
+            matches = [m for m in matches if not os.path.basename(m.rstrip("/")).startswith(("_", "."))]
+        elif not os.path.lexists(local):
             parent = os.path.dirname(os.path.abspath(local))
             where = "" if os.path.isdir(parent) else f" (nor does the folder {parent})"
             raise UserError(f"{flag} {path} does not exist{where}")
         else:
             matches = [local]
-        for match in sorted(matches):
-            _check_readable(match, path, flag)
+        files += [(path, file) for match in sorted(matches) for file in _data_files(match)]
+    for path, file in files:
+        if not os.path.exists(file):  # a link whose target is gone
+            raise UserError(f"{flag} {path}: {file} cannot be read: it links to {os.readlink(file)}, which does "
+                            "not exist")
+        if not os.access(file, os.R_OK):
+            raise UserError(f"{flag} {path}: {file} cannot be read (permission denied)")
+    if files and not remote and not allow_empty and all(os.path.getsize(f) == 0 for _, f in files):
+        if len(files) == 1 and files[0][1] == local_path(files[0][0]):
+            raise UserError(f"{flag} {files[0][0]} is empty (0 bytes)")
+        shown = ", ".join(f for _, f in files[:3]) + (", ..." if len(files) > 3 else "")
+        given = " ".join(dict.fromkeys(path for path, _ in files))
+        raise UserError(f"{flag} {given}: every file is empty ({len(files)} of 0 bytes: {shown})")
 
 
 def _data_files(local: str) -> list[str]:
     """The files Spark's readers take from the local path ``local``: the path itself, or
-    a folder's files at any depth, without those whose name (or a folder's on the way)
-    starts with ``_`` or ``.`` (``_SUCCESS``, checksums, temporary folders)."""
+    a folder's files at any depth (through linked folders too, as Hadoop lists them),
+    without those whose name (or a folder's on the way) starts with ``_`` or ``.``
+    (``_SUCCESS``, checksums, temporary folders)."""
     if not os.path.isdir(local):
         return [local]
-    files = []
-    for folder, dirs, names in os.walk(local):
+    files, seen = [], set()
+    for folder, dirs, names in os.walk(local, followlinks=True):
+        real = os.path.realpath(folder)
+        if real in seen:  # a link back up the tree
+            dirs[:] = []
+            continue
+        seen.add(real)
         dirs[:] = sorted(d for d in dirs if not d.startswith((".", "_")))
         files += [os.path.join(folder, name) for name in sorted(names) if not name.startswith((".", "_"))]
     return files
@@ -405,9 +432,10 @@ def _data_files(local: str) -> list[str]:
 
 def check_input_format(paths: Iterable[str], fmt: str, flag: str) -> None:
     """Refuse, before Spark starts, a local input whose files contradict an explicit
-    format: ``parquet`` for a file that is not Parquet (its first bytes are not ``PAR1``),
-    or a text format for a Parquet file. Spark would find out in a task, with its
-    executor's stack trace in the log before the job's one line."""
+    format: ``parquet`` for a file that is not Parquet (its first bytes are not ``PAR1``,
+    or ``PARE`` for an encrypted footer), or a text format for a Parquet file. Spark
+    would find out in a task, with its executor's stack trace in the log before the
+    job's one line."""
     if fmt in ("auto", None):
         return
     for path in paths:
@@ -419,31 +447,12 @@ def check_input_format(paths: Iterable[str], fmt: str, flag: str) -> None:
                     magic = f.read(4)
             except OSError:
                 continue  # named by check_inputs_exist
-            if (fmt == "parquet") != (magic == b"PAR1") and magic:
-                shown = os.path.relpath(file) if not os.path.isabs(path) else file
+            if magic and (fmt == "parquet") != (magic in (b"PAR1", b"PARE")):
+                shown = file if os.path.isabs(local_path(path)) else os.path.relpath(file)
                 what = "is not a Parquet file (it does not start with PAR1)" if fmt == "parquet" else \
                     f"is a Parquet file, not {fmt} text"
                 raise UserError(f"{flag} {path}: {shown} {what}: give --input-format with the files' format, or "
                                 "auto, which tells them apart")
-
-
-def _check_readable(local: str, path: str, flag: str) -> None:
-    """Refuse a file of the local input ``local`` (a file, or a folder of data files at
-    any depth, those Spark's readers skip left out: names that start with ``_`` or ``.``)
-    that cannot be read: a link to a file that is gone, or one without read permission.
-    Spark's listing of a folder leaves such a file out without a word, and the job would
-    embed the rest of the graph as if it were all. An input of empty files only is
-    refused too (Spark would start, to find no line)."""
-    files = _data_files(local)
-    for file in files:
-        if not os.path.exists(file):  # a link whose target is gone
-            raise UserError(f"{flag} {path}: {file} cannot be read: it links to {os.readlink(file)}, which does "
-                            "not exist")
-        if not os.access(file, os.R_OK) or (os.path.isdir(file) and not os.access(file, os.X_OK)):
-            raise UserError(f"{flag} {path}: {file} cannot be read (permission denied)")
-    if files and all(os.path.isfile(f) and os.path.getsize(f) == 0 for f in files):
-        what = "is empty (0 bytes)" if files == [local] else f"holds only empty files ({len(files)} of 0 bytes)"
-        raise UserError(f"{flag} {path} {what}")
 
 
 def in_flag_words(message: str, flags: Mapping[str, str]) -> str:
@@ -589,9 +598,15 @@ def mark_written(paths: Iterable[str]) -> None:
     _written.extend(paths)
 
 
+#: The ``--json -`` lines of the job :func:`run_job` runs, printed after its last log line
+#: (None outside it: printed at once).
+_json_lines: list[str] | None = None
+
+
 def emit_json(spark: Any, path: str | None, payload: dict[str, Any]) -> None:
     """A job's results as JSON (``--json``): ``-`` prints them on one line, the last of
-    stdout (the line a scheduler such as Airflow's BashOperator keeps); a path gets a
+    the job's output, after its closing log line on stderr too (the line a scheduler
+    such as Airflow's BashOperator keeps, of stdout and stderr together); a path gets a
     file, whole or not at all, resolved as ``--output`` is (a path without a scheme on the
     session's default file system)."""
     if not path:
@@ -599,7 +614,10 @@ def emit_json(spark: Any, path: str | None, payload: dict[str, Any]) -> None:
     from sepne_spark.storage import json_text, resolve_output, write_json
 
     if path == "-":
-        print(json_text(payload), flush=True)
+        if _json_lines is not None:  # under run_job: printed after its last log line
+            _json_lines.append(json_text(payload))
+        else:
+            print(json_text(payload), flush=True)
         return
     write_json(resolve_output(spark, path), payload)
     mark_written([path])
@@ -639,6 +657,17 @@ def run_job(
     start = time.time()
     stopped: dict[str, int] = {}
     _written.clear()
+    global _json_lines
+    _json_lines = []
+    try:
+        return _run_job(main, app_name, argv, session_conf, start, stopped)
+    finally:
+        _json_lines = None
+
+
+def _run_job(main: Callable[[Any, Sequence[str] | None], int], app_name: str, argv: list[str],
+             session_conf: Callable[[Sequence[str]], dict] | None, start: float, stopped: dict[str, int]) -> int:
+    """The body of :func:`run_job`, from the session's start."""
     try:
         try:
             check_environment()
@@ -683,6 +712,8 @@ def run_job(
         print(f"{app_name}: failed: {_reason(exc)}", file=sys.stderr)
         return 1
     log.info("%s finished in %.1f s", app_name, time.time() - start)
+    for line in _json_lines or []:
+        print(line, flush=True)
     return rc or 0
 
 

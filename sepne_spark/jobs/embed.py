@@ -57,7 +57,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers only
 
 log = logging.getLogger("sepne_spark.jobs.embed")
 
-#: Words that make the first line of a ``--nodes @FILE`` a header (``id``), not an id.
+#: Words that make a line of a ``--nodes @FILE`` a header (``id``), not an id.
 ID_HEADER_WORDS = frozenset({"id", "ids", "node", "nodes", "node_id", "nodeid", "vertex", "vertices", "vertex_id"})
 
 #: The generated graph's planted communities are scored on at most this many nodes.
@@ -109,7 +109,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_read_arguments(io)
     io.add_argument("--nodes", default=None,
                     help="embed only these ids (IO): a comma-separated list or @FILE with one id per line (blank and # "
-                         "lines skipped, and a first line that names the column: id, node, ...)")
+                         "lines skipped, and a line that names the column: id, node, ...)")
     io.add_argument("--save-model", default=None, metavar="PATH",
                     help="also save the fitted model here (an existing one is replaced with --overwrite, "
                     "or with --run-date when it is the model that date's earlier run saved)")
@@ -141,12 +141,12 @@ def _requested(spark, text: str):
         # A local file (a path or a file: URI) was checked before Spark started.
         if not is_local_path(path) and not any(c in path for c in "*?[{") and not _exists(path):
             raise UserError(f"--nodes file {path} does not exist")
-        # (Hadoop's line reader drops a byte-order mark before the first line.) A first
-        # line that names the column (id, node, ...) is a header, not an id: the first
-        # row of the first file, where the row numbers of a read start at 0.
-        lines = spark.read.text(path).select(F.trim("value").alias("id"), F.monotonically_increasing_id().alias("n"))
-        header = (F.col("n") == 0) & F.lower("id").isin(*sorted(ID_HEADER_WORDS))
-        return lines.where(~header & (F.col("id") != "") & ~F.col("id").startswith("#")).select("id")
+        # (Hadoop's line reader drops a byte-order mark before the first line.) A line
+        # that is a column name (id, node, ...) is a header, not an id, in any file of
+        # a folder and after comments too (_is_id_line).
+        ids = spark.read.text(path).select(F.trim("value").alias("id"))
+        return ids.where((F.col("id") != "") & ~F.col("id").startswith("#")
+                         & ~F.lower("id").isin(*sorted(ID_HEADER_WORDS)))
     return spark.createDataFrame([(x.strip(),) for x in text.split(",") if x.strip()], "id string")
 
 
@@ -167,9 +167,16 @@ def _check_ids_file(path: str) -> None:
     if not is_local_path(path) or not os.path.isfile(local_path(path)):
         return  # a folder or a remote file: the job's check of the ids covers it
     with open(local_path(path), encoding="utf-8-sig", errors="replace") as f:  # a byte-order mark is no id
-        if any(line.strip() and not line.strip().startswith("#") for line in f):
+        if any(_is_id_line(line.strip()) for line in f):
             return
-    raise UserError(f"--nodes file {path} holds no id (one id per line; blank and # lines are skipped)")
+    raise UserError(f"--nodes file {path} holds no id (one id per line; blank and # lines, and a column name such "
+                    "as id, are skipped)")
+
+
+def _is_id_line(line: str) -> bool:
+    """Whether a stripped line of a ``--nodes`` file is an id: not blank, not a ``#``
+    comment, not a column name (:data:`ID_HEADER_WORDS`, a header)."""
+    return bool(line) and not line.startswith("#") and line.lower() not in ID_HEADER_WORDS
 
 
 def _output_target(ns: argparse.Namespace) -> str:
@@ -271,8 +278,8 @@ def _checked(argv: Sequence[str] | None) -> tuple[argparse.Namespace, schema.Emb
     check_edge_folders(ns.input or [], "--input")
     check_input_format(ns.input or [], settings.input_format, "--input")
     if ns.nodes and ns.nodes.startswith("@"):
-        check_inputs_exist([ns.nodes[1:]], "--nodes file")
-        _check_ids_file(ns.nodes[1:])
+        check_inputs_exist([ns.nodes[1:]], "--nodes file", allow_empty=True)
+        _check_ids_file(ns.nodes[1:])  # an empty file too: it holds no id
     if ns.model:
         check_inputs_exist([ns.model], "--model")
         model_dir = local_path(ns.model) if is_local_path(ns.model) else None
@@ -295,6 +302,10 @@ def _checked(argv: Sequence[str] | None) -> tuple[argparse.Namespace, schema.Emb
 
         check_json_path(ns.json, read)
         check_apart(ns.json, "--json path", target, "output path")
+        if ns.run_date:  # beside the dated runs, not among them (a reader of OUTPUT would trip on it)
+            check_apart(ns.json, "--json path", ns.output, "output folder of the dated runs")
+        if ns.save_model:
+            check_apart(ns.json, "--json path", ns.save_model, "--save-model path")
     if ns.save_model:
         from sepne_spark.model import MODEL_FOLDERS
 
@@ -609,10 +620,11 @@ def _run(spark, ns: argparse.Namespace, settings: schema.EmbedSettings, target: 
         profile_used = f"auto: {chosen}"
     if model is None and n_nodes is not None and settings.landmarks > n_nodes:  # before requested_ids' job
         where = ("--landmarks" if ns.landmarks is not None else f"the profile {schema.profile_label(chosen)}"
-                 if chosen != schema.AUTO_PROFILE else "the built-in default")
+                 if "landmarks" in schema.load_profile(chosen) else "the built-in default")
+        dim = f", and --dim at most that (it is {settings.dim})" if settings.dim > n_nodes else ""
         raise UserError(f"landmarks {settings.landmarks} (from {where}) is more than the {n_nodes:,} nodes of the "
-                        f"graph: give --landmarks with at most {n_nodes:,} (the profile auto takes at most half the "
-                        "nodes)")
+                        f"graph: give --landmarks with at most {n_nodes:,}{dim} (the profile auto takes at most "
+                        "half the nodes)")
     # Before fitting: requested ids that are not nodes are reported (an error when none is).
     # With a loaded model the embedding does that itself.
     wanted = requested

@@ -210,7 +210,6 @@ def main(spark: SparkSession | None, args: Sequence[str] | None = None) -> int:
         atomic_writes(writes, overwrite=ns.overwrite)
     except FileExistsError as exc:
         raise UserError(f"{exc}") from exc
-    mark_written([target for _, target in writes])
     m = int(edge_obs.get["rows"])
     mean_degree = (m if ns.directed else 2 * m) / nodes
     log.info(
@@ -227,6 +226,7 @@ def main(spark: SparkSession | None, args: Sequence[str] | None = None) -> int:
                  took["generate_labels"])
     _remove_stale(ns, marked)
     _mark(ns, marked)
+    mark_written([target for _, target in writes])  # with the record the next run relies on
     took_all = time.time() - start
     log.info("generated %s graph in %.1f s", ns.model, took_all)
     # The summary on stdout, as the embed job's (the log lines above go to stderr).
