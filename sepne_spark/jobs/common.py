@@ -79,7 +79,10 @@ class JobArgumentParser(argparse.ArgumentParser):
         one, and the task-first hint for a misplaced task) and exit with status 2."""
         choices = next((a for a in self._actions if isinstance(a, argparse._SubParsersAction)), None)
         if choices is not None and message.startswith(f"argument {choices.metavar}: invalid choice"):
-            message += f"; the task comes first: {self.prog} {{{','.join(choices.choices)}}} [options]"
+            given = re.search(r"invalid choice: '([^']*)'", message)
+            close = difflib.get_close_matches(given.group(1), list(choices.choices), n=1, cutoff=0.6) if given else []
+            message += (f" (did you mean {close[0]}?)" if close else
+                        f"; the task comes first: {self.prog} {{{','.join(choices.choices)}}} [options]")
         if message.startswith("unrecognized arguments:"):
             unknown = [w for w in message.split(":", 1)[1].split() if w.startswith("--")]
             tasks = choices.choices if choices is not None else {}
