@@ -1,4 +1,5 @@
-"""Proximity entries (DataFrame joins) and the landmarks' k x k summaries.
+"""Proximity entries (DataFrame joins, and sparse products by block of rows) and the
+landmarks' k x k summaries.
 
 M is never materialised densely: it is a DataFrame of its non-zero entries
 ``(src, dst, m)``. For the ``IO`` setup only the rows and columns of the requested
@@ -141,6 +142,9 @@ class Proximity:
     scaling: str = "none"
     edges: DataFrame | None = None
     window: int = 2
+    #: Whether the whole graph's rows of A + A^2 are sparse products by block of rows
+    #: (:func:`two_step_rows`) rather than one joined Spark row per two-step walk.
+    by_block: bool = True
 
     def __post_init__(self) -> None:
         if self.metric not in METRICS:
@@ -243,8 +247,14 @@ class Proximity:
         return to_double(summed(parts))
 
     def rows(self, nodes: DataFrame | None = None) -> DataFrame:
-        """Entries ``(src, dst, m)`` of the rows of M for ``nodes`` (all rows if None)."""
+        """Entries ``(src, dst, m)`` of the rows of M for ``nodes`` (all rows if None).
+
+        Every row of A + A^2 (the window of 2) is built by block of rows, as sparse
+        products (:func:`two_step_rows`); the rows of some nodes (the landmarks', the
+        requested ids'), and longer windows, by joins (:meth:`_walks`)."""
         Ar = _semi(self.A, nodes, "src")
+        if self.metric != "I+A" and nodes is None and self.window == 2 and self.by_block:
+            return self._scaled(two_step_rows(self.A))
         if self.metric != "I+A":
             return self._scaled(self._walks(Ar, forward=True))
         parts = Ar.select("src", "dst", F.col("a").alias("m")).unionByName(self._identity(nodes))
@@ -259,6 +269,59 @@ class Proximity:
             return self._scaled(self._walks(Ac, forward=False))
         parts = Ac.select("src", "dst", F.col("a").alias("m")).unionByName(self._identity(nodes))
         return self._scaled(parts.groupBy("src", "dst").agg(ordered_sum("m").alias("m")))
+
+
+def two_step_rows(A: DataFrame, blocks: int | None = None) -> DataFrame:
+    """Entries ``(src, dst, m)`` of A + A^2 for every row of A, as sparse products by
+    block of rows: one Spark row per entry, none per two-step walk.
+
+    The rows of A are cut into blocks by a hash of the source; each block receives its
+    rows and, once per block, the row of every distinct out-neighbour of its rows (one
+    join of the neighbours with A, after a distinct per block), and its task forms
+    R + R N with ``scipy.sparse`` (R its rows, N its neighbours' rows), the products of
+    an entry added in ascending neighbour id, as the one-task path's A + A A does (so
+    the entries do not depend on the blocks or on the order rows arrive in).
+
+    ``blocks``: the number of blocks; by default the session's shuffle partitions (no
+    job runs to count the rows: the entries stay lazy, as a transform's are).
+    """
+    import pandas as pd
+    import scipy.sparse as sp
+    from pyspark.sql.types import DoubleType, StructField, StructType
+
+    id_type = A.schema["src"].dataType
+    if blocks is None:
+        try:
+            blocks = int(A.sparkSession.conf.get("spark.sql.shuffle.partitions"))
+        except (TypeError, ValueError):
+            blocks = 200  # Spark's default
+    block = F.pmod(F.xxhash64(F.col("src").cast("string"), F.lit(0x5E9E)), F.lit(int(blocks)))
+    own = A.select(block.alias("b"), F.lit(0).alias("kind"), "src", "dst", F.col("a").cast("double").alias("a"))
+    mids = own.select("b", F.col("dst").alias("mid")).distinct()
+    theirs = mids.join(A.withColumnRenamed("src", "mid"), "mid").select(
+        "b", F.lit(1).alias("kind"), F.col("mid").alias("src"), "dst", F.col("a").cast("double").alias("a"))
+    out_schema = StructType([StructField("src", id_type, False), StructField("dst", id_type, False),
+                             StructField("m", DoubleType(), False)])
+
+    def product(pdf: pd.DataFrame) -> pd.DataFrame:
+        mine, nb = pdf[pdf["kind"] == 0], pdf[pdf["kind"] == 1]
+        rows = np.unique(mine["src"].to_numpy())
+        mid = np.unique(mine["dst"].to_numpy())
+        cols = np.unique(np.concatenate([mine["dst"].to_numpy(), nb["dst"].to_numpy()]))
+        r = np.searchsorted(rows, mine["src"].to_numpy())
+        a = mine["a"].to_numpy(dtype=np.float64)
+        R = sp.csr_matrix((a, (r, np.searchsorted(cols, mine["dst"].to_numpy()))), shape=(len(rows), len(cols)))
+        R_mid = sp.csr_matrix((a, (r, np.searchsorted(mid, mine["dst"].to_numpy()))), shape=(len(rows), len(mid)))
+        N = sp.csr_matrix((nb["a"].to_numpy(dtype=np.float64),  # every shipped row is one of mid's
+                           (np.searchsorted(mid, nb["src"].to_numpy()), np.searchsorted(cols, nb["dst"].to_numpy()))),
+                          shape=(len(mid), len(cols)))
+        for m in (R, R_mid, N):
+            m.sort_indices()
+        P = (R + R_mid @ N).tocoo()
+        nz = P.data != 0
+        return pd.DataFrame({"src": rows[P.row[nz]], "dst": cols[P.col[nz]], "m": P.data[nz]})
+
+    return own.unionByName(theirs).groupBy("b").applyInPandas(product, schema=out_schema)
 
 
 @dataclass
