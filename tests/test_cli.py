@@ -286,8 +286,11 @@ def test_an_input_folder_with_a_file_that_cannot_be_read_is_refused_before_spark
             embed._checked(["--input", *given, "--output", str(tmp_path / "o")])
     # One file with lines among them is enough; _SUCCESS (0 bytes), matched by a glob, is no data file.
     (tmp_path / "none" / "part-00001.tsv").write_text("1\t2\n")
-    for given in ([str(tmp_path / "none" / "*")], [str(tmp_path / "empty.tsv"), str(tmp_path / "none")]):
+    for given in ([str(tmp_path / "none" / "*")], [str(tmp_path / "empty.tsv"), str(tmp_path / "none")],
+                  [str(tmp_path / "none" / "part-0000{0,1}.tsv")]):  # Hadoop's {a,b} alternatives
         embed._checked(["--input", *given, "--output", str(tmp_path / "o")])
+    with pytest.raises(UserError, match=r"part-0000\{7,8\}.tsv: no file matches"):
+        embed._checked(["--input", str(tmp_path / "none" / "part-0000{7,8}.tsv"), "--output", str(tmp_path / "o")])
     # A linked folder is read through, as Hadoop lists it (and a link back up the tree once).
     (tmp_path / "linked").mkdir()
     (tmp_path / "linked" / "notes.tsv").write_text("")
@@ -481,6 +484,24 @@ def test_labels_read_from_a_folder_of_parts_a_parquet_folder_or_a_file_uri(tmp_p
     parquet.mkdir()
     pq.write_table(pa.table({"node": [1, 2], "label": [0, 1]}), parquet / "part-00000-b.parquet")
     assert read_labels(str(parquet)) == {"1": {"0"}, "2": {"1"}}
+    # Columns named the other way round are read by their names; a Parquet file without
+    # its extension is still Parquet; a text header label<TAB>node swaps the columns.
+    pq.write_table(pa.table({"label": ["x", "y"], "extra": [0, 0], "id": [7, 8]}), tmp_path / "swapped.pq")
+    assert read_labels(str(tmp_path / "swapped.pq")) == {"7": {"x"}, "8": {"y"}}
+    (tmp_path / "swapped.tsv").write_text("label\tnode\nx\t7\ny\t8\n", encoding="utf-8")
+    assert read_labels(str(tmp_path / "swapped.tsv")) == {"7": {"x"}, "8": {"y"}}
+
+
+@pytest.mark.unit
+def test_use_context_and_another_vectors_choice_are_refused_together():
+    from sepne_spark.errors import UserError
+    from sepne_spark.jobs.evaluate import parse_args
+
+    base = ["classify", "--embeddings", "emb", "--labels", "l.tsv"]
+    with pytest.raises(UserError, match="--use-context is --vectors concat, and --vectors sum is given too"):
+        parse_args([*base, "--vectors", "sum", "--use-context"])
+    assert parse_args([*base, "--use-context"]).vectors == "concat"
+    assert parse_args([*base, "--vectors", "concat", "--use-context"]).vectors == "concat"
 
 
 @pytest.mark.unit

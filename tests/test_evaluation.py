@@ -69,6 +69,10 @@ def test_separable_problem_reaches_f1_one():
     y = np.repeat(np.arange(3), 40)
     X = centers[y] * 5 + rng.normal(scale=0.3, size=(120, 3))
     res = node_classification(X, [[c] for c in y], train_ratios=(0.3, 0.8), n_splits=3, seed=1)
+    # a ratio whose product with n is whole in decimals but not in floating point
+    # (0.57 x 100 = 56.99999...) trains on that whole number of nodes
+    assert node_classification(X[:100], list(y[:100]), train_ratios=(0.57,), n_splits=1)["results"][0.57][
+        "n_train"] == 57
     # one label per node as a bare value (an integer, a NumPy integer) is the same
     for bare in (list(y), y):
         same = node_classification(X, bare, train_ratios=(0.3, 0.8), n_splits=3, seed=1)
@@ -527,6 +531,7 @@ def test_job_reconstruct(spark, tmp_path, capsys, caplog):
     res = json.loads(out.read_text())
     exact = reconstruction_r2(M, W, C)
     assert res["exact"] and res["r2_all"] == pytest.approx(exact["r2_all"], abs=1e-12)
+    assert res["scored"] == "W C^T"  # the context column was there
     assert res["r2_nonzero"] == pytest.approx(exact["r2_nonzero"], abs=1e-12)
     # --method driver on a graph above --driver-max-nodes: refused before its edges are read
     with pytest.raises(UserError, match=r"--method driver: the graph has 20 nodes, more than "

@@ -302,7 +302,9 @@ def node_classification(
     seed : int
         Seed of the splits. Split ``s`` shuffles the nodes with
         ``numpy.random.default_rng([seed, s])`` and trains on the first
-        ``max(1, int(ratio * n))`` of them, so splits of different ratios are nested.
+        ``max(1, int(ratio * n))`` of them (a product such as 0.57 x 2500, 1424.99... in
+        floating point, counts as the whole number it is), so splits of different ratios
+        are nested.
     C : float
         Inverse regularisation strength of the logistic regression.
     normalize : bool
@@ -340,7 +342,7 @@ def node_classification(
     for s in range(int(n_splits)):
         perm = np.random.default_rng([int(seed), s]).permutation(n)
         for r in ratios:
-            n_train = min(max(1, int(r * n)), n - 1)
+            n_train = min(max(1, int(r * n + 1e-9)), n - 1)  # 0.57 * 2500 is 1424.99...: 1425
             sizes[r] = (n_train, n - n_train)
             tr, te = perm[:n_train], perm[n_train:]
             clf = OneVsRestLogisticRegression(C=C).fit(X[tr], Y[tr])

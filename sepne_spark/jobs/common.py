@@ -388,7 +388,7 @@ def check_inputs_exist(paths: Iterable[str], flag: str, allow_empty: bool = Fals
             continue
         local = local_path(path)
         if any(c in local for c in "*?[{"):
-            matches = glob.glob(local.replace("{", "[").replace("}", "]")) or glob.glob(local)
+            matches = sorted({m for pattern in _braces(local) for m in glob.glob(pattern)})
             if not matches:
                 raise UserError(f"{flag} {path}: no file matches")
             # as Spark's reader: a match whose name starts with _ or . is no data
@@ -412,6 +412,27 @@ def check_inputs_exist(paths: Iterable[str], flag: str, allow_empty: bool = Fals
         shown = ", ".join(f for _, f in files[:3]) + (", ..." if len(files) > 3 else "")
         given = " ".join(dict.fromkeys(path for path, _ in files))
         raise UserError(f"{flag} {given}: every file is empty ({len(files)} of 0 bytes: {shown})")
+
+
+def _braces(pattern: str) -> list[str]:
+    """The glob patterns a Hadoop glob with ``{a,b}`` alternatives stands for (Python's
+    glob has none): ``part-{0,1}*`` is ``part-0*`` and ``part-1*``; nested ones too."""
+    depth, start = 0, -1
+    for i, c in enumerate(pattern):
+        if c == "{":
+            depth, start = depth + 1, i if depth == 0 else start
+        elif c == "}" and depth:
+            depth -= 1
+            if depth == 0:
+                inner, parts, level, last = pattern[start + 1:i], [], 0, 0
+                for j, ch in enumerate(inner):  # split at the commas of this level only
+                    level += (ch == "{") - (ch == "}")
+                    if ch == "," and level == 0:
+                        parts.append(inner[last:j])
+                        last = j + 1
+                parts.append(inner[last:])
+                return [out for part in parts for out in _braces(pattern[:start] + part + pattern[i + 1:])]
+    return [pattern]
 
 
 def _data_files(local: str) -> list[str]:

@@ -52,6 +52,7 @@ from sepne_spark.jobs.common import (
     check_edge_folders,
     check_inputs_exist,
     emit_json,
+    given_flags,
     input_fingerprint,
     is_local_path,
     local_path,
@@ -241,6 +242,8 @@ def parse_args(args: Sequence[str] | None) -> argparse.Namespace:
     argv = list(sys.argv[1:] if args is None else args)
     ns = build_parser().parse_args(_task_alias(argv))
     if getattr(ns, "use_context", False):
+        if "--vectors" in given_flags(argv) and ns.vectors != "concat":
+            raise UserError(f"--use-context is --vectors concat, and --vectors {ns.vectors} is given too: give one")
         ns.vectors = "concat"
     # The labels are read on the driver, from its own file system: not qualified.
     qualify_paths(ns, ("embeddings", "edges", "json"))
@@ -252,10 +255,22 @@ def parse_args(args: Sequence[str] | None) -> argparse.Namespace:
 # ---------------------------------------------------------------------------
 
 
-def _label_table(path: str) -> pd.DataFrame:
-    """One labels file as a table of strings: Parquet (its first two columns) or
-    ``node<TAB>label`` text (whitespace-separated where it has no tab)."""
+def _is_parquet(path: str) -> bool:
+    """Whether ``path`` is a Parquet file: by its name, or by its first bytes (``PAR1``)."""
     if path.lower().endswith(".parquet"):
+        return True
+    try:
+        with open(path, "rb") as f:
+            return f.read(4) == b"PAR1"
+    except OSError:
+        return False
+
+
+def _label_table(path: str) -> pd.DataFrame:
+    """One labels file as a table of strings: Parquet (its columns named as a node and a
+    label, :data:`NODE_WORDS` and :data:`LABEL_WORDS`, in either order; else its first
+    two) or ``node<TAB>label`` text (whitespace-separated where it has no tab)."""
+    if _is_parquet(path):
         import pyarrow.parquet as pq
 
         from sepne_spark.errors import LabelsError
@@ -263,25 +278,33 @@ def _label_table(path: str) -> pd.DataFrame:
         table = pq.read_table(path)
         if table.num_columns < 2:
             raise LabelsError(f"{path}: expected two columns, node and label; found {table.column_names}")
-        for name in table.column_names[:2]:
+        node = next((c for c in table.column_names if c.lower() in NODE_WORDS), None)
+        label = next((c for c in table.column_names if c.lower() in LABEL_WORDS), None)
+        chosen = [node, label] if node and label else table.column_names[:2]
+        if chosen != table.column_names[:2]:
+            log.info("%s: the labels are read from its columns %r (node) and %r (label)", path, *chosen)
+        for name in chosen:
             column = table.column(name)
             if column.null_count:
                 raise LabelsError(f"{path}: column {name!r} has {column.null_count} null value"
                                   f"{'s' if column.null_count != 1 else ''} (every row needs a node and a label)")
-        return table.select(table.column_names[:2]).to_pandas().astype(str)
+        return table.select(chosen).rename_columns(["node", "label"]).to_pandas().astype(str)
     return pd.DataFrame(_label_lines(path), columns=["node", "label"], dtype=str)
 
 
+#: Column names of a labels file's nodes, and of its labels.
+NODE_WORDS = frozenset({"node", "nodes", "id", "ids", "node_id", "vertex"})
+LABEL_WORDS = frozenset({"label", "labels", "class", "classes", "category", "group", "community"})
 #: Words that make a labels file's first line a header (``node<TAB>label``).
-LABEL_HEADER_WORDS = frozenset({"node", "nodes", "id", "ids", "node_id", "vertex", "label", "labels", "class",
-                                "classes", "category", "group", "community"})
+LABEL_HEADER_WORDS = NODE_WORDS | LABEL_WORDS
 
 
 def _label_lines(path: str) -> list[tuple[str, str]]:
     """The ``(node, label)`` pairs of a text labels file (compressed by its extension:
     .gz, .bz2, .xz), one per line, split at the tab (at runs of whitespace in a file
     without tabs); blank and ``#`` lines skipped, a first line of column names
-    (:data:`LABEL_HEADER_WORDS`) skipped with a log line. Any other line that is not two
+    (:data:`LABEL_HEADER_WORDS`) skipped with a log line (``label<TAB>node`` then reads
+    the columns in that order). Any other line that is not two
     non-empty fields is a :class:`~sepne_spark.errors.LabelsError` naming the file and line."""
     import bz2
     import gzip
@@ -294,13 +317,16 @@ def _label_lines(path: str) -> list[tuple[str, str]]:
         lines = fh.read().splitlines()
     tabbed = any("\t" in line for line in lines)
     pairs: list[tuple[str, str]] = []
-    first = True
+    first, swapped = True, False
     for number, line in enumerate(lines, 1):
         if not line.strip() or line.lstrip().startswith("#"):
             continue
         fields = [f.strip() for f in (line.split("\t") if tabbed else line.split())]
         if first and len(fields) == 2 and {f.lower() for f in fields} <= LABEL_HEADER_WORDS:
-            log.info("%s: line %d (%s) read as a header", path, number, " / ".join(fields))
+            # label<TAB>node: the columns as the header names them
+            swapped = fields[0].lower() in LABEL_WORDS and fields[1].lower() in NODE_WORDS
+            log.info("%s: line %d (%s) read as a header%s", path, number, " / ".join(fields),
+                     ": the label first, the node second" if swapped else "")
             first = False
             continue
         first = False
@@ -310,7 +336,7 @@ def _label_lines(path: str) -> list[tuple[str, str]]:
                    else "an empty " + ("node" if not fields[0] else "label"))
             hint = " (a comma-separated file? labels are node<TAB>label)" if len(fields) == 1 and "," in line else ""
             raise LabelsError(f"{path}:{number}: expected node<TAB>label, found {why}: {shown!r}{hint}")
-        pairs.append((fields[0], fields[1]))
+        pairs.append((fields[1], fields[0]) if swapped else (fields[0], fields[1]))
     return pairs
 
 
@@ -686,7 +712,8 @@ def _reconstruct_on_driver(spark: SparkSession, graph: Any, emb: DataFrame, sett
     with stage(spark, "r2", "M and W C^T over every entry, on the driver"):
         M = sparse_proximity(n, src, dst, w, settings["metric"], settings["window"], settings["scaling"])
         r2 = reconstruction_r2(M, W, Cm)
-    counts = {"n_nodes": n, "n_missing_embedding": n_missing, "n_zero_embedding": n_zero}
+    counts = {"n_nodes": n, "n_missing_embedding": n_missing, "n_zero_embedding": n_zero,
+              "scored": "W C^T" if has_ctx else "W W^T (no context column)"}
     return r2, counts
 
 
@@ -716,6 +743,7 @@ def _reconstruct_on_spark(spark: SparkSession, graph: Any, emb: DataFrame, setti
         prox.release()
     counts = {k: res.pop(k) for k in ("n_nodes", "n_missing_embedding", "n_zero_embedding")}
     _say_embedding_counts(counts["n_nodes"], counts["n_missing_embedding"], counts["n_zero_embedding"], has_ctx)
+    counts["scored"] = "W C^T" if has_ctx else "W W^T (no context column)"
     return res, counts
 
 
