@@ -9,8 +9,9 @@ two-step walk (the joins they replace), timed in one session.
 An SBM graph of ``--nodes`` nodes (``sepne_spark.generators.sbm_graph``, undirected,
 each edge both ways) is merged and cached; then, ``--repeat`` times and alternating
 the two ways, its entries of M are computed and counted, in a ``local[2]`` session with
-4 GiB of driver memory and ``--shuffle-partitions`` (the blocks' number). Each run's
-seconds and entry count are printed; the two ways must give the same count.
+4 GiB of driver memory and ``--shuffle-partitions`` (the blocks' number, at least
+``TWO_STEP_MIN_BLOCKS``, unless ``--blocks`` gives it). Each run's seconds and entry
+count are printed; the two ways must give the same count.
 """
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ from pyspark.sql import functions as F
 
 from sepne_spark.generators import sbm_graph
 from sepne_spark.graph import prepare_graph
-from sepne_spark.proximity import Proximity, transition
+from sepne_spark.proximity import TWO_STEP_MIN_BLOCKS, Proximity, transition, two_step_rows
 
 
 def main() -> None:
@@ -32,6 +33,7 @@ def main() -> None:
     p.add_argument("--communities", type=int, default=20)
     p.add_argument("--repeat", type=int, default=2)
     p.add_argument("--shuffle-partitions", type=int, default=8)
+    p.add_argument("--blocks", type=int, default=None, help="blocks of the products (default: the library's)")
     ns = p.parse_args()
     spark = (SparkSession.builder.master("local[2]").config("spark.driver.memory", "4g")
              .config("spark.ui.showConsoleProgress", "false")
@@ -41,7 +43,9 @@ def main() -> None:
     graph.edges.cache()
     rows = graph.edges.count()
     walks = graph.edges.groupBy("src").count().agg(F.sum(F.col("count") * F.col("count"))).first()[0]
-    print(f"{ns.nodes} nodes, {rows} edge rows, {walks} two-step walks, {ns.shuffle_partitions} shuffle partitions")
+    blocks = ns.blocks or max(ns.shuffle_partitions, TWO_STEP_MIN_BLOCKS)
+    print(f"{ns.nodes} nodes, {rows} edge rows, {walks} two-step walks, {ns.shuffle_partitions} shuffle partitions, "
+          f"{blocks} blocks")
     A = transition(graph.edges).cache()
     A.count()
     counts = {}
@@ -49,7 +53,8 @@ def main() -> None:
         for way in (("blocks", "joins") if r % 2 == 0 else ("joins", "blocks")):
             prox = Proximity(A, graph.vertices, "A+A2", "log", graph.edges, by_block=way == "blocks")
             start = time.time()
-            n = prox.rows(None).count()
+            entries = prox._scaled(two_step_rows(A, ns.blocks)) if way == "blocks" and ns.blocks else prox.rows(None)
+            n = entries.count()
             print(f"run {r + 1} {way}: {time.time() - start:.1f} s, {n} entries", flush=True)
             prox.release()
             counts.setdefault(way, set()).add(n)

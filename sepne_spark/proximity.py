@@ -271,6 +271,13 @@ class Proximity:
         return self._scaled(parts.groupBy("src", "dst").agg(ordered_sum("m").alias("m")))
 
 
+#: The fewest blocks of :func:`two_step_rows` (a local session has as many shuffle
+#: partitions as cores): 64 blocks of a graph of 1.6 x 10^6 edge rows took 25.6 s, 8
+#: took 28.5 s (BENCHMARKS.md, "The rows of A + A^2 by block"), and a block's entries
+#: are fewer in a Python worker's memory.
+TWO_STEP_MIN_BLOCKS = 64
+
+
 def two_step_rows(A: DataFrame, blocks: int | None = None) -> DataFrame:
     """Entries ``(src, dst, m)`` of A + A^2 for every row of A, as sparse products by
     block of rows: one Spark row per entry, none per two-step walk.
@@ -282,8 +289,10 @@ def two_step_rows(A: DataFrame, blocks: int | None = None) -> DataFrame:
     an entry added in ascending neighbour id, as the one-task path's A + A A does (so
     the entries do not depend on the blocks or on the order rows arrive in).
 
-    ``blocks``: the number of blocks; by default the session's shuffle partitions (no
-    job runs to count the rows: the entries stay lazy, as a transform's are).
+    ``blocks``: the number of blocks; by default the session's shuffle partitions, at
+    least :data:`TWO_STEP_MIN_BLOCKS` (no job runs to count the rows: the entries stay
+    lazy, as a transform's are). A block's task holds its rows, at most one row of A per
+    neighbour, and its entries, about 1 / blocks of them all.
     """
     import pandas as pd
     import scipy.sparse as sp
@@ -292,7 +301,7 @@ def two_step_rows(A: DataFrame, blocks: int | None = None) -> DataFrame:
     id_type = A.schema["src"].dataType
     if blocks is None:
         try:
-            blocks = int(A.sparkSession.conf.get("spark.sql.shuffle.partitions"))
+            blocks = max(int(A.sparkSession.conf.get("spark.sql.shuffle.partitions")), TWO_STEP_MIN_BLOCKS)
         except (TypeError, ValueError):
             blocks = 200  # Spark's default
     block = F.pmod(F.xxhash64(F.col("src").cast("string"), F.lit(0x5E9E)), F.lit(int(blocks)))
