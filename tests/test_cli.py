@@ -78,8 +78,10 @@ EMBED_MODULE = ["-m", "sepne_spark.jobs.embed"]
         ([str(ROOT / "jobs" / "evaluate.py")], ["classify", "--embedings", "emb", "--labels", "l.tsv"],
          ["unrecognized arguments: --embedings", "did you mean --embeddings?"]),
         # The embed job's --input names the edge list here too (not --input-format, of which
-        # it is a prefix).
+        # it is a prefix), and the message says the flag as written.
         ([str(ROOT / "jobs" / "evaluate.py")], ["linkpred", "--input", "missing.tsv"],
+         ["--input missing.tsv does not exist"]),
+        ([str(ROOT / "jobs" / "evaluate.py")], ["linkpred", "--edges", "missing.tsv"],
          ["--edges missing.tsv does not exist"]),
         # Options before the task: the task comes first.
         ([str(ROOT / "jobs" / "evaluate.py")], ["--embeddings", "emb", "--labels", "l.tsv"],

@@ -247,6 +247,8 @@ def parse_args(args: Sequence[str] | None) -> argparse.Namespace:
         ns.vectors = "concat"
     # The labels are read on the driver, from its own file system: not qualified.
     qualify_paths(ns, ("embeddings", "edges", "json"))
+    # the edge list's flag as written, for messages: --input is the embed job's word for it
+    ns.edges_flag = "--input" if "--input" in given_flags(argv) else "--edges"
     return ns
 
 
@@ -940,9 +942,10 @@ def _check_paths(ns: argparse.Namespace) -> None:
     for flag in ("embeddings", "labels", "edges"):
         value = getattr(ns, flag, None)
         if value:
-            check_inputs_exist([value], "--" + flag)
+            written = getattr(ns, "edges_flag", "--edges") if flag == "edges" else "--" + flag
+            check_inputs_exist([value], written)
             if flag == "edges":
-                check_edge_folders([value], "--edges")
+                check_edge_folders([value], written)
             inputs.append(value)
     if getattr(ns, "json", None) and ns.json != "-":
         check_json_path(ns.json, inputs)
