@@ -25,7 +25,7 @@ run: setup
 # The deploy checks (marker `deploy`: workers and jobs killed mid-run, the standalone
 # cluster, spark-submit of the built wheel from outside the checkout, README's example run
 # from the wheel, a session without the GraphFrames JARs, a model outliving its session,
-# four slower path checks) take half a minute to a minute or more each
+# five slower path checks) take half a minute to a minute or more each
 # and run in `make test-deploy` (-m deploy; tests/conftest.py leaves them out of any
 # run whose -m does not name them), so that `make test` stays under ten minutes.
 test:

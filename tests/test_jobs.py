@@ -374,6 +374,7 @@ def test_solve_progress_reports_first_set_then_throttles(capsys):
 
 
 @pytest.mark.e2e
+@pytest.mark.deploy  # about 50 s; the library's IO against the full run stays in make test (test_core)
 def test_saved_model_io_reads_only_the_neighbourhood(spark, tmp_path, capsys, caplog):
     """--model with --nodes and M = I + A: the input is never merged as a whole, and the
     vectors equal those of the path that merges it."""
