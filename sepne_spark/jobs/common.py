@@ -377,7 +377,7 @@ def check_inputs_exist(paths: Iterable[str], flag: str, allow_empty: bool = Fals
 
     A glob must match something. Spark's listing of a folder leaves a file that cannot
     be read out without a word (the job would embed the rest of the graph as if it were
-    all), so every data file is looked at (:func:`_data_files`). Remote paths are not
+    all), so every data file is looked at (:func:`data_files`). Remote paths are not
     checked here: Spark reports them.
     """
     files: list[tuple[str, str]] = []  # (the path given, one of its data files)
@@ -399,7 +399,7 @@ def check_inputs_exist(paths: Iterable[str], flag: str, allow_empty: bool = Fals
             raise UserError(f"{flag} {path} does not exist{where}")
         else:
             matches = [local]
-        files += [(path, file) for match in sorted(matches) for file in _data_files(match)]
+        files += [(path, file) for match in sorted(matches) for file in data_files(match)]
     for path, file in files:
         if not os.path.exists(file):  # a link whose target is gone
             raise UserError(f"{flag} {path}: {file} cannot be read: it links to {os.readlink(file)}, which does "
@@ -435,11 +435,15 @@ def _braces(pattern: str) -> list[str]:
     return [pattern]
 
 
-def _data_files(local: str) -> list[str]:
+#: Column names that name a table's nodes (a header line ``id``, a labels file's ``node``).
+NODE_WORDS = frozenset({"id", "ids", "node", "nodes", "node_id", "nodeid", "vertex", "vertices", "vertex_id"})
+
+
+def data_files(local: str, limit: int | None = None) -> list[str]:
     """The files Spark's readers take from the local path ``local``: the path itself, or
     a folder's files at any depth (through linked folders too, as Hadoop lists them),
     without those whose name (or a folder's on the way) starts with ``_`` or ``.``
-    (``_SUCCESS``, checksums, temporary folders)."""
+    (``_SUCCESS``, checksums, temporary folders); the first ``limit`` of them if given."""
     if not os.path.isdir(local):
         return [local]
     files, seen = [], set()
@@ -451,7 +455,20 @@ def _data_files(local: str) -> list[str]:
         seen.add(real)
         dirs[:] = sorted(d for d in dirs if not d.startswith((".", "_")))
         files += [os.path.join(folder, name) for name in sorted(names) if not name.startswith((".", "_"))]
+        if limit is not None and len(files) >= limit:
+            return files[:limit]
     return files
+
+
+def parquet_magic(file: str) -> bool | None:
+    """Whether the local ``file`` starts as Parquet does (``PAR1``, or ``PARE`` for an
+    encrypted footer); None for an empty file or one that cannot be read."""
+    try:
+        with open(file, "rb") as f:
+            head = f.read(4)
+    except OSError:
+        return None
+    return head in (b"PAR1", b"PARE") if head else None
 
 
 def check_input_format(paths: Iterable[str], fmt: str, flag: str) -> None:
@@ -465,13 +482,9 @@ def check_input_format(paths: Iterable[str], fmt: str, flag: str) -> None:
     for path in paths:
         if not is_local_path(path) or any(c in path for c in "*?[{"):
             continue
-        for file in _data_files(local_path(path)):
-            try:
-                with open(file, "rb") as f:
-                    magic = f.read(4)
-            except OSError:
-                continue  # named by check_inputs_exist
-            if magic and (fmt == "parquet") != (magic in (b"PAR1", b"PARE")):
+        for file in data_files(local_path(path)):
+            magic = parquet_magic(file)  # None (empty, unreadable): named by check_inputs_exist, or no data
+            if magic is not None and (fmt == "parquet") != magic:
                 shown = file if os.path.isabs(local_path(path)) else os.path.relpath(file)
                 what = "is not a Parquet file (it does not start with PAR1)" if fmt == "parquet" else \
                     f"is a Parquet file, not {fmt} text"
@@ -509,7 +522,7 @@ def check_edge_folders(paths: Iterable[str], flag: str) -> None:
         local = local_path(path)
         if not os.path.isdir(local):
             continue
-        stray = [os.path.relpath(f, local) for f in _data_files(local)
+        stray = [os.path.relpath(f, local) for f in data_files(local)
                  if "." in os.path.basename(f) and f.rsplit(".", 1)[-1].lower() in NOT_EDGE_LISTS]
         if stray:
             shown = ", ".join(stray[:3]) + (", ..." if len(stray) > 3 else "")

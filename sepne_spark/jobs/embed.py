@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 from sepne_spark import __version__
 from sepne_spark import settings as schema
 from sepne_spark.jobs.common import (
+    NODE_WORDS,
     JobArgumentParser,
     UserError,
     add_read_arguments,
@@ -56,9 +57,6 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers only
     from pyspark.sql import SparkSession
 
 log = logging.getLogger("sepne_spark.jobs.embed")
-
-#: Words that make a line of a ``--nodes @FILE`` a header (``id``), not an id.
-ID_HEADER_WORDS = frozenset({"id", "ids", "node", "nodes", "node_id", "nodeid", "vertex", "vertices", "vertex_id"})
 
 #: The generated graph's planted communities are scored on at most this many nodes.
 SCORED_NODES = 20_000
@@ -146,7 +144,7 @@ def _requested(spark, text: str):
         # a folder and after comments too (_is_id_line).
         ids = spark.read.text(path).select(F.trim("value").alias("id"))
         return ids.where((F.col("id") != "") & ~F.col("id").startswith("#")
-                         & ~F.lower("id").isin(*sorted(ID_HEADER_WORDS)))
+                         & ~F.lower("id").isin(*sorted(NODE_WORDS)))
     return spark.createDataFrame([(x.strip(),) for x in text.split(",") if x.strip()], "id string")
 
 
@@ -175,8 +173,8 @@ def _check_ids_file(path: str) -> None:
 
 def _is_id_line(line: str) -> bool:
     """Whether a stripped line of a ``--nodes`` file is an id: not blank, not a ``#``
-    comment, not a column name (:data:`ID_HEADER_WORDS`, a header)."""
-    return bool(line) and not line.startswith("#") and line.lower() not in ID_HEADER_WORDS
+    comment, not a column name (:data:`NODE_WORDS`, a header)."""
+    return bool(line) and not line.startswith("#") and line.lower() not in NODE_WORDS
 
 
 def _output_target(ns: argparse.Namespace) -> str:

@@ -45,17 +45,20 @@ from sepne_spark.progress import stage
 from sepne_spark.reading import spark_error_text
 from sepne_spark.sparse import sparse_proximity
 from sepne_spark.jobs.common import (
+    NODE_WORDS,
     JobArgumentParser,
     UserError,
     add_read_arguments,
     auto_settings,
     check_edge_folders,
     check_inputs_exist,
+    data_files,
     emit_json,
     given_flags,
     input_fingerprint,
     is_local_path,
     local_path,
+    parquet_magic,
     profile_arg,
     profile_names,
     qualify_paths,
@@ -257,22 +260,11 @@ def parse_args(args: Sequence[str] | None) -> argparse.Namespace:
 # ---------------------------------------------------------------------------
 
 
-def _is_parquet(path: str) -> bool:
-    """Whether ``path`` is a Parquet file: by its name, or by its first bytes (``PAR1``)."""
-    if path.lower().endswith(".parquet"):
-        return True
-    try:
-        with open(path, "rb") as f:
-            return f.read(4) == b"PAR1"
-    except OSError:
-        return False
-
-
 def _label_table(path: str) -> pd.DataFrame:
     """One labels file as a table of strings: Parquet (its columns named as a node and a
     label, :data:`NODE_WORDS` and :data:`LABEL_WORDS`, in either order; else its first
     two) or ``node<TAB>label`` text (whitespace-separated where it has no tab)."""
-    if _is_parquet(path):
+    if path.lower().endswith(".parquet") or parquet_magic(path):
         import pyarrow.parquet as pq
 
         from sepne_spark.errors import LabelsError
@@ -294,8 +286,7 @@ def _label_table(path: str) -> pd.DataFrame:
     return pd.DataFrame(_label_lines(path), columns=["node", "label"], dtype=str)
 
 
-#: Column names of a labels file's nodes, and of its labels.
-NODE_WORDS = frozenset({"node", "nodes", "id", "ids", "node_id", "vertex"})
+#: Column names of a labels file's labels (its nodes': :data:`NODE_WORDS`).
 LABEL_WORDS = frozenset({"label", "labels", "class", "classes", "category", "group", "community"})
 #: Words that make a labels file's first line a header (``node<TAB>label``).
 LABEL_HEADER_WORDS = NODE_WORDS | LABEL_WORDS
@@ -896,19 +887,8 @@ def check_embedding_columns(path: str, need_context: bool) -> None:
     if not is_local_path(path):
         return
     local = local_path(path)
-    files = [local] if os.path.isfile(local) else []
-    for folder, dirs, names in os.walk(local):  # the data files Spark reads: hidden names skipped
-        dirs[:] = sorted(d for d in dirs if not d.startswith(("_", ".")))
-        files += [os.path.join(folder, name) for name in sorted(names) if not name.startswith(("_", "."))]
-        if len(files) >= 8:
-            break
-    for file in files[:8]:
-        try:
-            with open(file, "rb") as data:
-                head = data.read(4)
-        except OSError:
-            continue
-        if head and head not in (b"PAR1", b"PARE"):  # an empty file is no part (Spark skips it); PARE: encrypted
+    for file in data_files(local, limit=8):
+        if parquet_magic(file) is False:  # an empty file is no part (Spark skips it)
             raise UserError(f"{path}: {os.path.relpath(file, local) if file != local else file} is not a Parquet "
                             "file; --embeddings takes the Parquet output of sepne-embed (columns id, embedding)")
     try:
