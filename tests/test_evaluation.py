@@ -28,7 +28,7 @@ from sepne_spark.evaluation import (
     sample_non_edges,
     split_edges,
 )
-from sepne_spark.errors import UserError
+from sepne_spark.errors import SettingError, UserError
 from sepne_spark.jobs import evaluate as evaluate_job
 from sepne_spark.solver import landmark_factors
 
@@ -341,7 +341,9 @@ def test_sample_non_edges(spark):
 
 def test_link_prediction_scores_community_structure(spark, caplog):
     n = 24
-    edges = spark.createDataFrame(_two_communities(n // 2, p=0.8), "src long, dst long")
+    pairs = _two_communities(n // 2, p=0.8)
+    # Both directions of each pair and a self-loop: the pairs are counted once, the rows apart
+    edges = spark.createDataFrame(pairs + [(v, u) for u, v in pairs] + [(3, 3)], "src long, dst long")
     seen = {}
 
     def fit_embed(train):
@@ -360,7 +362,10 @@ def test_link_prediction_scores_community_structure(spark, caplog):
     assert f"the AUC rests on {res['n_test_edges']} held-out edges" in caplog.text
     assert f"+/- {chance_auc_spread(res['n_test_edges']):.2f}" in caplog.text
     assert chance_auc_spread(4) == pytest.approx(0.2165, abs=1e-4)
-    assert res["n_train_edges"] == seen["train"]
+    assert res["n_train_rows"] == seen["train"] == 2 * res["n_train_edges"] + 1
+    with pytest.raises(SettingError, match=r"fraction must be in \(0, 1\), got 0"):
+        link_prediction(spark, edges, fit_embed, fraction=0)
+    assert res["n_train_edges"] + res["n_test_edges"] == len(pairs)
     assert res["n_test_missing"] == 0 and res["n_negative_missing"] == 0
     assert res["auc_embedding_embedding"] > 0.8
     assert res["auc_embedding_context"] == pytest.approx(res["auc_embedding_embedding"])

@@ -345,7 +345,7 @@ def link_prediction(
     fit_embed : callable
         ``fit_embed(train_edges_df) -> DataFrame(id, embedding[, context])``.
     fraction : float
-        Fraction of the edges held out.
+        Fraction of the edges held out, in (0, 1).
     seed : int
         Seed of the split and of the negative sample.
     directed : bool
@@ -356,10 +356,15 @@ def link_prediction(
     dict
         ``auc_embedding_context`` (``embedding_u . context_v``; None without context
         vectors), ``auc_embedding_embedding`` (``embedding_u . embedding_v``),
-        ``n_train_edges``, ``n_test_edges``, ``n_negative``, ``n_test_missing`` and
+        ``n_train_edges`` (the training graph's pairs, counted as ``n_test_edges`` is:
+        an undirected pair once, whatever its rows, self-loops left out),
+        ``n_train_rows`` (the rows of ``edges_df`` that ``fit_embed`` receives),
+        ``n_test_edges``, ``n_negative``, ``n_test_missing`` and
         ``n_negative_missing`` (pairs left out for lack of an embedding), ``fraction``,
         ``seed``, ``directed``.
     """
+    if not 0.0 < fraction < 1.0:  # split_edges takes 0 (nothing held out); a score needs held-out edges
+        raise SettingError(f"link_prediction: fraction must be in (0, 1), got {fraction}")
     session = edges_df.sparkSession  # everything runs on the DataFrames' own session
     del spark
     with stage(session, "split", f"holding out {fraction:g} of the edges, seed {seed}") as st:
@@ -380,7 +385,11 @@ def link_prediction(
         raise InputError(f"link prediction: {exc} (non-edges as many as the held-out edges; the graph is too "
                          "dense for --fraction; give a smaller one)") from None
     embeddings = fit_embed(train)
-    n_train = train.count()
+    a, b = _pair_cols(directed)
+    kept = train.select(a.alias("_a"), b.alias("_b"))
+    counted = kept.agg(F.count(F.lit(1)).alias("rows"),
+                       F.count_distinct(F.when(F.col("_a") != F.col("_b"), F.struct("_a", "_b"))).alias("pairs")).first()
+    n_train, n_train_rows = int(counted["pairs"]), int(counted["rows"])
     pairs = test.select("src", "dst", F.lit(1).alias("label")).unionByName(
         negatives.select("src", "dst", F.lit(0).alias("label"))
     )
@@ -395,7 +404,8 @@ def link_prediction(
     result: dict[str, Any] = {
         "auc_embedding_context": auc_ec,
         "auc_embedding_embedding": auc_ee,
-        "n_train_edges": int(n_train),
+        "n_train_edges": n_train,
+        "n_train_rows": n_train_rows,
         "n_test_edges": int(n_test),
         "n_negative": int(n_test),
         "n_test_missing": missing.get(1, 0),

@@ -868,7 +868,7 @@ def run_linkpred(spark: SparkSession, ns: argparse.Namespace) -> dict[str, Any]:
     res.update({"task": "linkpred", "edges": ns.edges, "profile": profile,
                 "settings": {k: v for k, v in settings.as_dict().items() if k not in ("spark", "context")}})
     print(f"link prediction: {res['n_test_edges']} held-out edges vs {res['n_negative']} non-edges, "
-          f"{res['n_train_edges']} training edges")
+          f"{res['n_train_edges']} training edges ({res['n_train_rows']} edge-list rows)")
     ec = res["auc_embedding_context"]
     print(f"  AUC embedding.context   : {ec:.4f}" if ec is not None else "  AUC embedding.context   : n/a")
     print(f"  AUC embedding.embedding : {res['auc_embedding_embedding']:.4f}")
