@@ -3,6 +3,7 @@ oracle comparison of embeddings. Test modules import helpers from here, never fr
 each other."""
 from __future__ import annotations
 
+import contextlib
 import re
 from dataclasses import dataclass
 
@@ -64,6 +65,32 @@ def random_graph(n: int = 60, m: int = 220, seed: int = 0, string_ids: bool = Tr
 def nothing_cached(spark) -> bool:
     """Whether the session's cache holds no table (persisted or waiting to be filled)."""
     return bool(spark._jsparkSession.sharedState().cacheManager().isEmpty())
+
+
+@contextlib.contextmanager
+def jvm_log(spark, *warn_loggers: str):
+    """Capture the JVM's log lines (log4j) while the block runs, with the loggers
+    ``warn_loggers`` at WARN (a job run earlier in the same session may have quieted
+    them); yields a callable returning the text captured so far."""
+    jvm = spark._jvm
+    ctx = jvm.org.apache.logging.log4j.LogManager.getContext(False)
+    config = ctx.getConfiguration()
+    for name in warn_loggers:
+        jvm.org.apache.logging.log4j.core.config.Configurator.setLevel(name, jvm.org.apache.logging.log4j.Level.WARN)
+    writer = jvm.java.io.StringWriter()
+    layout = jvm.org.apache.logging.log4j.core.layout.PatternLayout.createDefaultLayout()
+    appender = jvm.org.apache.logging.log4j.core.appender.WriterAppender.createAppender(
+        layout, None, writer, "sepne-test-capture", False, True)
+    appender.start()
+    config.addAppender(appender)
+    config.getRootLogger().addAppender(appender, None, None)
+    ctx.updateLoggers()
+    try:
+        yield lambda: str(writer.toString())
+    finally:
+        config.getRootLogger().removeAppender("sepne-test-capture")
+        ctx.updateLoggers()
+        appender.stop()
 
 
 def physical_plan(df) -> str:

@@ -16,7 +16,7 @@ from sepne_spark.jobs import embed
 from sepne_spark.model import SepNEModel, saved_metadata
 from sepne_spark.progress import DESCRIPTION_KEY, SolveProgress, is_connect, stage
 from sepne_spark.session import local_jars
-from tests.helpers import nothing_cached
+from tests.helpers import jvm_log, nothing_cached
 
 SMALL = ["--profile", "default", "--gen-nodes", "200", "--landmarks", "12", "--dim", "4", "--iters", "2", "--set-size", "60"]
 
@@ -34,7 +34,14 @@ def test_generated_graph_is_scored_on_a_bounded_sample(spark, tmp_path, capsys, 
     # nodes (a seeded sample), never by collecting every vector.
     monkeypatch.setattr(embed, "SCORED_NODES", 50)
     spark.catalog.clearCache()
-    assert embed.main(spark, SMALL + ["--output", str(tmp_path / "out"), "--json", "-"]) == 0
+    # main(spark, args) as a notebook calls it, Spark's readers at their WARN level: the
+    # check of the written files logs neither a hidden folder's warning nor a pattern's
+    # Java stack trace.
+    with jvm_log(spark, "org.apache.spark.sql.execution.streaming.sinks.FileStreamSink",
+                 "org.apache.spark.sql.execution.datasources.DataSource") as logged:
+        assert embed.main(spark, SMALL + ["--output", str(tmp_path / "out"), "--json", "-"]) == 0
+        jvm_lines = logged()
+    assert "Assume no metadata directory" not in jvm_lines and "All paths were ignored" not in jvm_lines
     assert nothing_cached(spark)  # the job leaves a long-lived session's cache as it found it
     printed = capsys.readouterr().out.splitlines()
     lines = [line for line in printed if "planted communities" in line]

@@ -688,9 +688,14 @@ def _run(spark, ns: argparse.Namespace, settings: schema.EmbedSettings, target: 
         # Before the output replaces the old one: the files hold every row computed (a
         # second writer of the same output, which the job does not support, could have
         # removed some), and every node has its row.
-        # The Parquet footers' row counts; the files by a pattern, as Spark's reader
-        # warns of a folder whose name starts with a dot (the temporary one).
-        on_disk = spark.read.parquet(tmp.rstrip("/") + "/*.parquet").count()
+        # The Parquet footers' row counts, the files named one by one: Spark's reader
+        # warns of a folder whose name starts with a dot (the temporary one), and a
+        # pattern's metadata probe logs a Java stack trace where no job has quieted it
+        # (main(spark, args) called from a notebook).
+        from sepne_spark.storage import data_files
+
+        files = data_files(tmp)
+        on_disk = spark.read.parquet(*files).count() if files else 0
         if on_disk != counts["output_rows"]:
             raise RuntimeError(f"the files written hold {on_disk} rows of the {counts['output_rows']} computed: "
                                f"did another run write {target} at the same time? The old output is kept")
