@@ -26,7 +26,7 @@ import json
 import logging
 import os
 import re
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 from pyspark import keyword_only
@@ -475,7 +475,9 @@ class SepNEModel(Model, _SepNEParams, MLWritable, MLReadable):
         return pipeline.landmark_rows(spark, self._state())
 
     def transform(self, dataset: Any, params: Any = None) -> DataFrame:
-        """Embed, lazily (no Spark job runs at the call, see :meth:`embed` for the exceptions).
+        """Embed, lazily: the solve runs at the first action on the result. At the call,
+        requested ids are checked to be nodes of the graph (a small query); :meth:`embed`
+        lists the other jobs a call can run.
 
         ``dataset`` is one of:
 
@@ -541,7 +543,9 @@ class SepNEModel(Model, _SepNEParams, MLWritable, MLReadable):
         ``graph`` is an edge-list DataFrame or a :class:`~sepne_spark.graph.Graph`; it
         may hold nodes and edges added after fitting. Landmarks, Phi, Psi, S_A and S_B
         are taken from the model as fitted. The result is lazy: the solve runs at the
-        first action on it, once (see :func:`sepne_spark.pipeline.embed`), except the label
+        first action on it, once (see :func:`sepne_spark.pipeline.embed`), except the check
+        that requested ids are nodes of ``graph`` (a small query, so that none being one
+        is an error here and a few missing ones a warning); the label
         propagation of ``LP`` sets; under a propagation by row blocks (graphs of over
         100,000 nodes), the solve and its products; and on the distributed path,
         ``unreached='anchor'`` (its counts and Gram matrix), after them: these run here,
@@ -683,6 +687,7 @@ _DATA_SCHEMA = "idType string, name string, part int, shape array<int>, values b
 #: Why a folder is no saved model (a saved model holds one of these folders).
 MODEL_FOLDERS = ("metadata", "model")
 NO_MODEL = "it holds neither metadata/ (a saved SepNEModel) nor model/ (a model saved by sepne-spark 0.1)"
+_NO_ESTIMATOR = "it holds no metadata/ (a saved SepNE)"
 _PART_VALUES = 1 << 20
 
 
@@ -735,12 +740,17 @@ class SepNEWriter(DefaultParamsWriter):
 
     def save(self, path: str) -> None:
         """Write to ``path``; raise ``FileExistsError`` if it exists and
-        :meth:`overwrite` was not called."""
+        :meth:`overwrite` was not called, and :class:`~sepne_spark.errors.UserError`
+        when :meth:`overwrite` would replace a file or a folder that holds no saved
+        estimator or model (a dataset, a folder of the user's), which would be lost."""
         from sepne_spark.errors import OutputExistsError
-        from sepne_spark.storage import atomic_write
+        from sepne_spark.storage import atomic_write, check_holds_only_a_dataset
 
+        write, target = self.staged(path)
+        if self.shouldOverwrite:
+            check_holds_only_a_dataset(target, "save path", model_folders=MODEL_FOLDERS)
         try:
-            atomic_write(*self.staged(path), overwrite=self.shouldOverwrite)
+            atomic_write(write, target, overwrite=self.shouldOverwrite)
         except OutputExistsError:
             raise OutputExistsError(f"{path} exists: save(path, overwrite=True), or write().overwrite().save(path), "
                                     "replaces it once the new one is written whole") from None
@@ -843,11 +853,11 @@ class SepNEReader(DefaultParamsReader):
 
     def load(self, path: str) -> "SepNE":
         """The :class:`SepNE` estimator saved at ``path``, with its uid and Params."""
-        _check_saved_path(self.sparkSession, path, "SepNE estimator")
+        _check_saved_path(self.sparkSession, path, "SepNE estimator", ("metadata",), _NO_ESTIMATOR)
         try:
             metadata = _load_metadata(path, self.sparkSession)
         except AnalysisException:
-            raise FileNotFoundError(f"no SepNE estimator at {path}: it holds no metadata/ (a saved SepNE)") from None
+            raise FileNotFoundError(f"no SepNE estimator at {path}: {_NO_ESTIMATOR}") from None
         _check_saved_class(path, metadata, SepNE)
         instance = SepNE()
         instance._resetUid(metadata["uid"])
@@ -855,17 +865,25 @@ class SepNEReader(DefaultParamsReader):
         return instance
 
 
-def _check_saved_path(spark: SparkSession, path: str, what: str) -> None:
-    """Raise ``FileNotFoundError`` when ``path`` does not exist, before Spark's readers
-    try it (they log a warning with a Java stack trace first)."""
+def _check_saved_path(spark: SparkSession, path: str, what: str, folders: Sequence[str], why: str) -> None:
+    """Raise ``FileNotFoundError`` when ``path`` does not exist, is a file, or is a folder
+    without any of ``folders`` (``why`` says which), before Spark's readers try it (they
+    log a warning with a Java stack trace first)."""
+    from pyarrow import fs
+
     from sepne_spark import storage
 
     try:
-        missing = not storage.exists(storage.resolve_output(spark, path))
+        kind, entries = storage.listing(storage.resolve_output(spark, path))
     except Exception:  # a file system the storage layer cannot reach from here: Spark's reader decides
         return
-    if missing:
+    if kind == fs.FileType.NotFound:
         raise FileNotFoundError(f"no {what} at {path}: the path does not exist")
+    if kind == fs.FileType.File:
+        raise FileNotFoundError(f"no {what} at {path}: it is a file (a saved {what} is a folder)")
+    if kind == fs.FileType.Directory and not any(
+            e.base_name in folders and e.type == fs.FileType.Directory for e in entries):
+        raise FileNotFoundError(f"no {what} at {path}: {why}")
 
 
 def _check_saved_class(path: str, metadata: dict[str, Any], cls: type) -> None:
@@ -897,7 +915,7 @@ class SepNEModelReader(MLReader):
 
         spark = self.sparkSession
         path = path.rstrip("/")
-        _check_saved_path(spark, path, "SepNE model")
+        _check_saved_path(spark, path, "SepNE model", MODEL_FOLDERS, NO_MODEL)
         try:
             metadata = _load_metadata(path, spark)
         except AnalysisException:
@@ -984,6 +1002,15 @@ def _as_graph(dataset: Any, directed: bool, duplicates: str, self_loops: str):
         raise TypeError(f"{expected}, got a {type(dataset).__module__}.{type(dataset).__name__}"
                         + (": spark.createDataFrame(it) first" if type(dataset).__name__ == "DataFrame" else ""))
     if not {"src", "dst"} <= {c.lower() for c in dataset.columns}:  # prepare_graph names SRC, Dst
+        if "id" in dataset.columns:  # with a column src, not taken for requested ids
+            raise InputError(f"{expected}, or a DataFrame of requested ids (a column named id and none named "
+                             f"src); the DataFrame has id and src, and no dst (columns {dataset.columns}): for "
+                             "requested ids drop src, df.drop('src'); for an edge list add dst")
+        cased = [c for c in dataset.columns if c.lower() == "id"]
+        if cased:
+            raise InputError(f"{expected}, or a DataFrame of requested ids (a column named id, in lower case, as "
+                             f"the edge list's columns are read); the DataFrame has {cased[0]!r}: rename it, "
+                             f"df.withColumnRenamed({cased[0]!r}, 'id')")
         raise InputError(f"{expected}, or a DataFrame of requested ids (a column named id); the DataFrame has "
                          f"columns {dataset.columns}")
     return prepare_graph(dataset, directed, duplicates=duplicates, self_loops=self_loops)

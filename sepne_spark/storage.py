@@ -512,15 +512,16 @@ def partition_folders(folder: str) -> list[str]:
     classic session's JVM and without pyarrow's set-up for it)."""
     from pyarrow import fs
 
-    _, infos = _listed(folder)
+    _, infos = listing(folder)
     return sorted(i.base_name for i in infos if i.type == fs.FileType.Directory and "=" in i.base_name
                   and not i.base_name.startswith((".", "_")))
 
 
-def _listed(path: str) -> tuple[Any, list]:
-    """``(type, entries)`` of ``path`` (pyarrow's ``FileType`` and, for a folder, its
-    ``FileInfo`` entries); ``(None, [])`` where this process cannot list it (a remote
-    file system without a classic session's JVM and without pyarrow's set-up for it)."""
+def listing(path: str) -> tuple[Any, list]:
+    """``(type, entries)`` of ``path``: pyarrow's ``FileType`` (``File``, ``Directory``,
+    ``NotFound``) and, for a folder, its ``FileInfo`` entries; ``(None, [])`` where this
+    process cannot list it (a remote file system without a classic session's JVM and
+    without pyarrow's set-up for it)."""
     from pyarrow import fs
 
     try:
@@ -601,8 +602,8 @@ def qualified(path: str | None, default_fs: str | None, flag: str) -> str | None
 
 def path_type(path: str) -> Any:
     """pyarrow's ``FileType`` of ``path`` (``File``, ``Directory``, ``NotFound``), or None
-    where this process cannot look (see :func:`_listed`)."""
-    return _listed(path)[0]
+    where this process cannot look (see :func:`listing`)."""
+    return listing(path)[0]
 
 
 def file_stamp(path: str) -> tuple[int, int] | None:
@@ -637,7 +638,7 @@ def check_holds_only_a_dataset(path: str, what: str = "output path", model_folde
     """
     from pyarrow import fs
 
-    kind, infos = _listed(path)
+    kind, infos = listing(path)
     if kind == fs.FileType.File:
         raise UserError(f"the {what} {path} is a file: replacing it with a folder would delete it; give a path of "
                         "its own")

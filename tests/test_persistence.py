@@ -10,7 +10,7 @@ from pyspark.ml import Pipeline, PipelineModel
 
 from sepne_spark import __version__
 from sepne_spark.model import SepNE, SepNEModel
-from tests.helpers import random_graph
+from tests.helpers import jvm_log, random_graph
 
 PARAMS = dict(dim=4, landmarks=8, metric="I+A", setSize=15, iters=5, lam=0.4, eta=0.1, seed=3)
 
@@ -117,10 +117,18 @@ def test_model_saved_in_the_0_1_layout_still_loads(spark, tmp_path, fitted):
     with pytest.raises(FileNotFoundError, match="no SepNE estimator at .*nowhere: the path does not exist"):
         SepNE.load(str(tmp_path / "nowhere"))
     (tmp_path / "empty").mkdir()
-    with pytest.raises(FileNotFoundError, match="no SepNE model at .*empty: it holds neither metadata/"):
-        SepNEModel.load(str(tmp_path / "empty"))
-    with pytest.raises(FileNotFoundError, match="no SepNE estimator at .*empty: it holds no metadata/"):
-        SepNE.load(str(tmp_path / "empty"))
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "a.txt").write_text("mine")
+    # Refused before Spark's readers try them: they log a Java stack trace first
+    with jvm_log(spark, "org.apache.spark.sql.execution.streaming.sinks.FileStreamSink") as logged:
+        for folder in ("empty", "notes"):
+            with pytest.raises(FileNotFoundError, match=f"no SepNE model at .*{folder}: it holds neither metadata/"):
+                SepNEModel.load(str(tmp_path / folder))
+            with pytest.raises(FileNotFoundError, match=f"no SepNE estimator at .*{folder}: it holds no metadata/"):
+                SepNE.load(str(tmp_path / folder))
+        with pytest.raises(FileNotFoundError, match="no SepNE model at .*a.txt: it is a file"):
+            SepNEModel.load(str(tmp_path / "notes" / "a.txt"))
+        assert "Exception" not in logged()
 
 
 def test_model_saved_before_a_setting_existed_takes_its_default(spark, tmp_path, edges, fitted):
@@ -190,10 +198,21 @@ def test_params_refuse_none_and_the_fit_names_the_default_dim(spark, edges):
 
 
 def test_an_estimator_and_a_model_are_not_loaded_as_each_other(spark, tmp_path, fitted):
-    from sepne_spark.errors import InputError
+    from sepne_spark.errors import InputError, UserError
 
     fitted.stages[0].save(str(tmp_path / "model"))
     SepNE(**PARAMS).save(str(tmp_path / "estimator"))
+    # overwrite=True replaces a saved estimator or model, and neither a file nor a folder of other data
+    fitted.stages[0].save(str(tmp_path / "estimator"), overwrite=True)
+    SepNE(**PARAMS).save(str(tmp_path / "estimator"), overwrite=True)
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "part-00000.parquet").write_bytes(b"PAR1")
+    (tmp_path / "notes.txt").write_text("mine")
+    with pytest.raises(UserError, match="the save path .*data holds no saved model .*part-00000.parquet"):
+        fitted.stages[0].save(str(tmp_path / "data"), overwrite=True)
+    with pytest.raises(UserError, match="the save path .*notes.txt is a file: replacing it with a folder would"):
+        SepNE(**PARAMS).save(str(tmp_path / "notes.txt"), overwrite=True)
+    assert (tmp_path / "notes.txt").read_text() == "mine" and (tmp_path / "data" / "part-00000.parquet").exists()
     with pytest.raises(InputError, match="holds a fitted SepNEModel, not a SepNE: load it with SepNEModel.load"):
         SepNE.load(str(tmp_path / "model"))
     with pytest.raises(InputError, match=r"holds a SepNE estimator \(its parameters; fit it to get a model\), "
@@ -228,6 +247,15 @@ def test_fit_names_the_param_for_a_graph_read_otherwise_and_embed_checks_its_arg
         model.embed(["a"], edges)
     with pytest.raises(SettingError, match="nodes must be the number of nodes of the graph"):
         model.embed(None, edges, nodes=-1)
+    # Requested ids that cannot be taken as such: the column at fault is named
+    from sepne_spark.errors import InputError
+
+    with pytest.raises(InputError, match=re.escape("has id and src, and no dst (columns ['id', 'src']): for "
+                                                   "requested ids drop src, df.drop('src')")):
+        model.transform(spark.createDataFrame([("a", "b")], "id string, src string"))
+    with pytest.raises(InputError, match=re.escape("the DataFrame has 'ID': rename it, df.withColumnRenamed('ID', "
+                                                   "'id')")):
+        model.transform(spark.createDataFrame([("a",)], "ID string"))
 
 
 def test_model_arrays_are_saved_as_raw_parts_and_the_one_row_layout_still_loads(spark, tmp_path, fitted,
