@@ -416,6 +416,19 @@ def test_an_empty_nodes_list_is_refused(tmp_path):
             embed._checked(["--generated", "--nodes", f"@{ids}", "--output", str(tmp_path / "out")])
     ids.write_text("# wanted\n7\n", encoding="utf-8")
     embed._checked(["--generated", "--nodes", f"@{ids}", "--output", str(tmp_path / "out")])
+    # An edge list given as ids (a file, or a folder's gzip'd file): several fields on a line
+    import gzip
+
+    edges = tmp_path / "edges"
+    edges.mkdir()
+    (edges / "a.tsv").write_text("# ids\nnode\n", encoding="utf-8")
+    with gzip.open(edges / "b.tsv.gz", "wt") as f:
+        f.write("# edges\n1\t2\n2\t3\n")
+    (tmp_path / "e.csv").write_text("src,dst\n1,2\n", encoding="utf-8")
+    for given, where, line in ((edges, "b.tsv.gz", 2), (tmp_path / "e.csv", tmp_path / "e.csv", 1)):
+        with pytest.raises(UserError, match=f"--nodes file {where}, line {line}: .* holds several fields; --nodes "
+                                            "@FILE takes one id per line"):
+            embed._checked(["--generated", "--nodes", f"@{given}", "--output", str(tmp_path / "out")])
 
 
 @pytest.mark.unit

@@ -63,12 +63,18 @@ def test_l2_normalize_keeps_zero_rows():
     np.testing.assert_allclose(out, [[0.6, 0.8], [0.0, 0.0], [-1.0, 0.0]])
 
 
-def test_separable_problem_reaches_f1_one():
+def test_separable_problem_reaches_f1_one(caplog):
     rng = np.random.default_rng(0)
     centers = np.array([[1.0, 0, 0], [0, 1.0, 0], [0, 0, 1.0]])
     y = np.repeat(np.arange(3), 40)
     X = centers[y] * 5 + rng.normal(scale=0.3, size=(120, 3))
-    res = node_classification(X, [[c] for c in y], train_ratios=(0.3, 0.8), n_splits=3, seed=1)
+    with caplog.at_level("INFO", logger="sepne_spark"):
+        res = node_classification(X, [[c] for c in y], train_ratios=(0.3, 0.8), n_splits=3, seed=1)
+    # a line per split says how far a long run is
+    progress = [r.getMessage() for r in caplog.records if r.getMessage().startswith("classification: split")]
+    assert [m.split(" done")[0] for m in progress] == [f"classification: split {i} of 3" for i in (1, 2, 3)]
+    assert progress[-1].endswith(f"micro-F1 {res['results'][0.3]['micro_f1'][-1]:.4f} at 0.3, "
+                                 f"{res['results'][0.8]['micro_f1'][-1]:.4f} at 0.8")
     # a ratio whose product with n is whole in decimals but not in floating point
     # (0.57 x 100 = 56.99999...) trains on that whole number of nodes
     assert node_classification(X[:100], list(y[:100]), train_ratios=(0.57,), n_splits=1)["results"][0.57][

@@ -3,6 +3,7 @@ check and the protocol of the SepNE paper (:func:`node_classification`)."""
 from __future__ import annotations
 
 import logging
+import time
 from collections import abc
 from typing import Any, Callable, Hashable, Iterable, Mapping, Sequence
 
@@ -339,6 +340,7 @@ def node_classification(
             raise SettingError(f"train ratio must be in (0, 1), got {r}")
     per: dict[float, dict[str, list[float]]] = {r: {"micro_f1": [], "macro_f1": []} for r in ratios}
     sizes: dict[float, tuple[int, int]] = {}
+    started = time.monotonic()
     for s in range(int(n_splits)):
         perm = np.random.default_rng([int(seed), s]).permutation(n)
         for r in ratios:
@@ -351,6 +353,11 @@ def node_classification(
             micro, macro = f1_scores(Y[te], pred)
             per[r]["micro_f1"].append(micro)
             per[r]["macro_f1"].append(macro)
+        # One line per split: a long run (many labels, many nodes) shows how far it is.
+        elapsed = time.monotonic() - started
+        log.info("classification: split %d of %d done, %.1f s (about %.0f s to go): micro-F1 %s", s + 1,
+                 int(n_splits), elapsed, elapsed / (s + 1) * (int(n_splits) - s - 1),
+                 ", ".join(f"{per[r]['micro_f1'][-1]:.4f} at {r:g}" for r in ratios))
     results: dict[float, dict[str, Any]] = {}
     for r in ratios:
         mi, ma = np.array(per[r]["micro_f1"]), np.array(per[r]["macro_f1"])

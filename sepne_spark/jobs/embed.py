@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
+import gzip
 import logging
 import os
 import re
@@ -36,6 +37,7 @@ from sepne_spark.jobs.common import (
     check_edge_folders,
     check_input_format,
     check_inputs_exist,
+    data_files,
     emit_json,
     given_flags,
     given_read_options,
@@ -107,7 +109,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_read_arguments(io)
     io.add_argument("--nodes", default=None,
                     help="embed only these ids (IO): a comma-separated list or @FILE with one id per line (blank and # "
-                         "lines skipped, and a line that names the column: id, node, ...)")
+                         "lines skipped, and a line that names the column: id, node, ...); @FOLDER reads its files")
     io.add_argument("--save-model", default=None, metavar="PATH",
                     help="also save the fitted model here (an existing one is replaced with --overwrite, "
                     "or with --run-date when it is the model that date's earlier run saved)")
@@ -160,15 +162,29 @@ def _exists(path: str) -> bool:
 
 
 def _check_ids_file(path: str) -> None:
-    """Refuse a local ``--nodes`` file without an id (empty, or blanks and ``#`` lines
-    only) before Spark starts; it is read line by line up to its first id."""
-    if not is_local_path(path) or not os.path.isfile(local_path(path)):
-        return  # a folder or a remote file: the job's check of the ids covers it
-    with open(local_path(path), encoding="utf-8-sig", errors="replace") as f:  # a byte-order mark is no id
-        if any(_is_id_line(line.strip()) for line in f):
-            return
-    raise UserError(f"--nodes file {path} holds no id (one id per line; blank and # lines, and a column name such "
-                    "as id, are skipped)")
+    """Refuse, before Spark starts, a local ``--nodes`` file without an id (empty, or
+    blanks and ``#`` lines only), and a local file or folder whose first id line (in each
+    of its first files) holds a tab or a comma: several fields, such as an edge list's,
+    where one id per line is read (every line would be a missing id). Each file is read
+    line by line up to its first id; a gzip'd one (``.gz``) as Spark reads it."""
+    if not is_local_path(path):
+        return  # a remote file: the job's check of the ids covers it
+    local = local_path(path)
+    files = data_files(local, limit=8)
+    for file in files:
+        opener = gzip.open if file.endswith(".gz") else open
+        try:
+            with opener(file, "rt", encoding="utf-8-sig", errors="replace") as f:  # a byte-order mark is no id
+                first = next(((n, line.strip()) for n, line in enumerate(f, 1) if _is_id_line(line.strip())), None)
+        except (OSError, EOFError):  # not gzip after all, unreadable: Spark's read reports it
+            continue
+        if first is not None and ("\t" in first[1] or "," in first[1]):
+            where = os.path.relpath(file, local) if file != local else path
+            raise UserError(f"--nodes file {where}, line {first[0]}: {first[1][:80]!r} holds several fields; "
+                            "--nodes @FILE takes one id per line (an edge list is --input)")
+        if first is None and file == local:
+            raise UserError(f"--nodes file {path} holds no id (one id per line; blank and # lines, and a column "
+                            "name such as id, are skipped)")
 
 
 def _is_id_line(line: str) -> bool:
