@@ -1002,11 +1002,11 @@ def _as_graph(dataset: Any, directed: bool, duplicates: str, self_loops: str):
         raise TypeError(f"{expected}, got a {type(dataset).__module__}.{type(dataset).__name__}"
                         + (": spark.createDataFrame(it) first" if type(dataset).__name__ == "DataFrame" else ""))
     if not {"src", "dst"} <= {c.lower() for c in dataset.columns}:  # prepare_graph names SRC, Dst
-        if "id" in dataset.columns:  # with a column src, not taken for requested ids
+        if {"id", "src"} <= set(dataset.columns):  # with a column src, not taken for requested ids
             raise InputError(f"{expected}, or a DataFrame of requested ids (a column named id and none named "
                              f"src); the DataFrame has id and src, and no dst (columns {dataset.columns}): for "
                              "requested ids drop src, df.drop('src'); for an edge list add dst")
-        cased = [c for c in dataset.columns if c.lower() == "id"]
+        cased = [c for c in dataset.columns if c.lower() == "id" and c != "id"]
         if cased:
             raise InputError(f"{expected}, or a DataFrame of requested ids (a column named id, in lower case, as "
                              f"the edge list's columns are read); the DataFrame has {cased[0]!r}: rename it, "

@@ -76,7 +76,8 @@ def test_transform_of_requested_ids_keeps_their_other_columns(spark):
     # Ids of a type that is no id (true would be read as node 1) are refused at the call
     with pytest.raises(RequestedIdsError, match="the requested ids' column id is boolean: node ids are strings"):
         model.transform(spark.createDataFrame([(True, "t")], "id boolean, tag string"))
-    with pytest.raises(InputError, match=r"or a DataFrame of requested ids \(a column named id\)"):
+    with pytest.raises(InputError, match=r"or a DataFrame of requested ids \(a column named id, in lower case.*"
+                                         r"the DataFrame has 'ID': rename it, df.withColumnRenamed\('ID', 'id'\)"):
         model.transform(spark.createDataFrame([(1,)], "ID long"))
     # IO embeds requested ids only: a whole graph is refused (it ran RP sets unasked).
     with pytest.raises(SettingError, match="partition IO embeds only requested ids"):
