@@ -795,7 +795,7 @@ def test_job_linkpred_with_a_profile(spark, tmp_path):
 
 
 @pytest.mark.e2e
-def test_job_linkpred_runs_auto_on_the_training_graph(spark, tmp_path):
+def test_job_linkpred_runs_auto_on_the_training_graph(spark, tmp_path, capsys):
     edges = tmp_path / "edges.tsv"
     edges.write_text("".join(f"{a}\t{b}\n" for a, b in _two_communities(20, p=0.5)), encoding="utf-8")
     out = tmp_path / "lp.json"
@@ -811,6 +811,10 @@ def test_job_linkpred_runs_auto_on_the_training_graph(spark, tmp_path):
     # The steps after the solve changed the embeddings, not the context vectors: said
     assert res["auc_embedding_context"] is not None
     assert res["context_note"].startswith("the embeddings went through propagation of 3 terms")
+    # embedding.embedding, the score to read, comes first; the training graph counted in pairs and rows
+    printed = [line for line in capsys.readouterr().out.splitlines() if "AUC" in line or "training edges" in line]
+    assert printed[0].endswith(f"{res['n_train_edges']} training edges ({res['n_train_rows']} edge-list rows)")
+    assert [line.split(":")[0].strip() for line in printed[1:]] == ["AUC embedding.embedding", "AUC embedding.context"]
 
 
 def test_embeddings_that_are_not_parquet_are_named_with_sparks_reason(spark, tmp_path):

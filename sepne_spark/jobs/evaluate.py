@@ -870,8 +870,9 @@ def run_linkpred(spark: SparkSession, ns: argparse.Namespace) -> dict[str, Any]:
     print(f"link prediction: {res['n_test_edges']} held-out edges vs {res['n_negative']} non-edges, "
           f"{res['n_train_edges']} training edges ({res['n_train_rows']} edge-list rows)")
     ec = res["auc_embedding_context"]
-    print(f"  AUC embedding.context   : {ec:.4f}" if ec is not None else "  AUC embedding.context   : n/a")
+    # The score to read first (README): the steps after the solve leave the context vectors as they were.
     print(f"  AUC embedding.embedding : {res['auc_embedding_embedding']:.4f}")
+    print(f"  AUC embedding.context   : {ec:.4f}" if ec is not None else "  AUC embedding.context   : n/a")
     if res["n_test_missing"] or res["n_negative_missing"]:
         print(f"  left out for lack of an embedding: {res['n_test_missing']} held-out, "
               f"{res['n_negative_missing']} negative pairs")
