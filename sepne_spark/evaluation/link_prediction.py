@@ -73,6 +73,13 @@ def split_edges(
         ``test``: the held-out pairs, one row each, columns ``(src, dst)`` (for an
         undirected graph ``src <= dst`` as compared by Spark).
     """
+    train, test, _ = _split(edges_df, fraction, seed, directed)
+    return train, test
+
+
+def _split(edges_df: DataFrame, fraction: float, seed: int, directed: bool) -> tuple[DataFrame, DataFrame, int]:
+    """:func:`split_edges`, and the number of pairs of the graph (self-loops left out),
+    which its one counting job finds."""
     if not 0.0 <= fraction < 1.0:
         raise SettingError(f"fraction must be in [0, 1), got {fraction}")
     a, b = _pair_cols(directed)
@@ -117,7 +124,7 @@ def split_edges(
     held = candidates.where(_uniform(seed, 12, F.col("_a"), F.col("_b")) < F.lit(q)).select("_a", "_b")
     train = keyed.join(held, ["_a", "_b"], "left_anti").drop("_a", "_b")
     test = held.select(F.col("_a").alias("src"), F.col("_b").alias("dst"))
-    return train, test
+    return train, test, n_pairs
 
 
 def sample_non_edges(
@@ -368,7 +375,7 @@ def link_prediction(
     session = edges_df.sparkSession  # everything runs on the DataFrames' own session
     del spark
     with stage(session, "split", f"holding out {fraction:g} of the edges, seed {seed}") as st:
-        train, test = split_edges(edges_df, fraction, seed=seed, directed=directed)
+        train, test, n_pairs = _split(edges_df, fraction, seed, directed)
         n_test = test.count()
         st.count(held_out=int(n_test))
     if n_test == 0:
@@ -385,11 +392,7 @@ def link_prediction(
         raise InputError(f"link prediction: {exc} (non-edges as many as the held-out edges; the graph is too "
                          "dense for --fraction; give a smaller one)") from None
     embeddings = fit_embed(train)
-    a, b = _pair_cols(directed)
-    kept = train.select(a.alias("_a"), b.alias("_b"))
-    counted = kept.agg(F.count(F.lit(1)).alias("rows"),
-                       F.count_distinct(F.when(F.col("_a") != F.col("_b"), F.struct("_a", "_b"))).alias("pairs")).first()
-    n_train, n_train_rows = int(counted["pairs"]), int(counted["rows"])
+    n_train, n_train_rows = n_pairs - int(n_test), train.count()  # a held-out pair leaves with all its rows
     pairs = test.select("src", "dst", F.lit(1).alias("label")).unionByName(
         negatives.select("src", "dst", F.lit(0).alias("label"))
     )
