@@ -252,9 +252,9 @@ class Proximity:
         Every row of A + A^2 (the window of 2) is built by block of rows, as sparse
         products (:func:`two_step_rows`); the rows of some nodes (the landmarks', the
         requested ids'), and longer windows, by joins (:meth:`_walks`)."""
-        Ar = _semi(self.A, nodes, "src")
         if self.metric != "I+A" and nodes is None and self.window == 2 and self.by_block:
             return self._scaled(two_step_rows(self.A))
+        Ar = _semi(self.A, nodes, "src")
         if self.metric != "I+A":
             return self._scaled(self._walks(Ar, forward=True))
         parts = Ar.select("src", "dst", F.col("a").alias("m")).unionByName(self._identity(nodes))

@@ -377,7 +377,7 @@ def check_inputs_exist(paths: Iterable[str], flag: str, allow_empty: bool = Fals
 
     A glob must match something. Spark's listing of a folder leaves a file that cannot
     be read out without a word (the job would embed the rest of the graph as if it were
-    all), so every data file is looked at (:func:`data_files`). Remote paths are not
+    all), so every data file is looked at (:func:`local_data_files`). Remote paths are not
     checked here: Spark reports them.
     """
     files: list[tuple[str, str]] = []  # (the path given, one of its data files)
@@ -399,7 +399,7 @@ def check_inputs_exist(paths: Iterable[str], flag: str, allow_empty: bool = Fals
             raise UserError(f"{flag} {path} does not exist{where}")
         else:
             matches = [local]
-        files += [(path, file) for match in sorted(matches) for file in data_files(match)]
+        files += [(path, file) for match in sorted(matches) for file in local_data_files(match)]
     for path, file in files:
         if not os.path.exists(file):  # a link whose target is gone
             raise UserError(f"{flag} {path}: {file} cannot be read: it links to {os.readlink(file)}, which does "
@@ -439,8 +439,10 @@ def _braces(pattern: str) -> list[str]:
 NODE_WORDS = frozenset({"id", "ids", "node", "nodes", "node_id", "nodeid", "vertex", "vertices", "vertex_id"})
 
 
-def data_files(local: str, limit: int | None = None) -> list[str]:
-    """The files Spark's readers take from the local path ``local``: the path itself, or
+def local_data_files(local: str, limit: int | None = None) -> list[str]:
+    """The files Spark's readers take from the local path ``local``, at any depth, for
+    the checks before Spark starts (:func:`sepne_spark.storage.data_files` lists one
+    folder's files on any file system the session reaches): the path itself, or
     a folder's files at any depth (through linked folders too, as Hadoop lists them),
     without those whose name (or a folder's on the way) starts with ``_`` or ``.``
     (``_SUCCESS``, checksums, temporary folders); the first ``limit`` of them if given."""
@@ -482,7 +484,7 @@ def check_input_format(paths: Iterable[str], fmt: str, flag: str) -> None:
     for path in paths:
         if not is_local_path(path) or any(c in path for c in "*?[{"):
             continue
-        for file in data_files(local_path(path)):
+        for file in local_data_files(local_path(path)):
             magic = parquet_magic(file)  # None (empty, unreadable): named by check_inputs_exist, or no data
             if magic is not None and (fmt == "parquet") != magic:
                 shown = file if os.path.isabs(local_path(path)) else os.path.relpath(file)
@@ -522,7 +524,7 @@ def check_edge_folders(paths: Iterable[str], flag: str) -> None:
         local = local_path(path)
         if not os.path.isdir(local):
             continue
-        stray = [os.path.relpath(f, local) for f in data_files(local)
+        stray = [os.path.relpath(f, local) for f in local_data_files(local)
                  if "." in os.path.basename(f) and f.rsplit(".", 1)[-1].lower() in NOT_EDGE_LISTS]
         if stray:
             shown = ", ".join(stray[:3]) + (", ..." if len(stray) > 3 else "")

@@ -37,12 +37,12 @@ from sepne_spark.jobs.common import (
     check_edge_folders,
     check_input_format,
     check_inputs_exist,
-    data_files,
     emit_json,
     given_flags,
     given_read_options,
     in_flag_words,
     is_local_path,
+    local_data_files,
     local_path,
     mark_written,
     profile_arg,
@@ -170,7 +170,7 @@ def _check_ids_file(path: str) -> None:
     if not is_local_path(path):
         return  # a remote file: the job's check of the ids covers it
     local = local_path(path)
-    files = data_files(local, limit=8)
+    files = local_data_files(local, limit=8)
     for file in files:
         opener = gzip.open if file.endswith(".gz") else open
         try:

@@ -52,11 +52,11 @@ from sepne_spark.jobs.common import (
     auto_settings,
     check_edge_folders,
     check_inputs_exist,
-    data_files,
     emit_json,
     given_flags,
     input_fingerprint,
     is_local_path,
+    local_data_files,
     local_path,
     parquet_magic,
     profile_arg,
@@ -888,7 +888,7 @@ def check_embedding_columns(path: str, need_context: bool) -> None:
     if not is_local_path(path):
         return
     local = local_path(path)
-    for file in data_files(local, limit=8):
+    for file in local_data_files(local, limit=8):
         if parquet_magic(file) is False:  # an empty file is no part (Spark skips it)
             raise UserError(f"{path}: {os.path.relpath(file, local) if file != local else file} is not a Parquet "
                             "file; --embeddings takes the Parquet output of sepne-embed (columns id, embedding)")
