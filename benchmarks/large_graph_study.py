@@ -149,6 +149,11 @@ GRAPHS = {
     "dcsbm-300k-d15-s4": lambda: generated("dcsbm", 300_000, 100, 15, 0.7, 4),
     "dcsbm-300k-d40-s4": lambda: generated("dcsbm", 300_000, 100, 40, 0.7, 4),
     "dcsbm-1m-d15-s5": lambda: generated("dcsbm", 1_000_000, 100, 15, 0.7, 5),
+    # The log-ratio rounds for the I+A tier (finding 22): seed 7.
+    "dcsbm-10k-d65-s7": lambda: generated("dcsbm", 10_312, 39, 65, 0.6, 7),
+    "dcsbm-30k-d40-s7": lambda: generated("dcsbm", 30_000, 30, 40, 0.7, 7),
+    "dcsbm-100k-s7": lambda: generated("dcsbm", 100_000, 100, 15, 0.7, 7),
+    "sbm-50k-d25-s7": lambda: generated("sbm", 50_000, 50, 25, 0.7, 7),
     "cora": lambda: load_dataset("cora"),
     "citeseer": lambda: load_dataset("citeseer"),
     "wiki": lambda: load_dataset("wiki"),

@@ -21,7 +21,7 @@ With ``--validation`` the scores read no test node (for choosing settings): only
 training part of each outer split, cut into three folds (:func:`validation_scores`).
 
 A Markdown row per method goes to stdout, with the ratio sepne-spark / ProNE of each
-cell; the records go to ``--out`` (JSON).
+cell; the records go to ``--out`` (JSON; ``sepne`` is a list, one record per ``--args``).
 
 The generator (degree-corrected, overlapping): node ``i`` has a weight ``theta_i`` from
 a power law of exponent ``--exponent`` (hubs and many nodes of degree 1 or 2) and
@@ -221,7 +221,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                     help="score on validation folds of the training parts only (for choosing settings), "
                          "--splits outer splits")
     ap.add_argument("--ratios", type=float, nargs="+", default=[0.1, 0.5, 0.9], help="training ratios")
-    ap.add_argument("--args", default="", help="extra embed job flags, one string (e.g. \"--profile social\")")
+    ap.add_argument("--args", action="append", default=None,
+                    help="extra embed job flags, one string (e.g. \"--profile social\"); repeat it to run the "
+                         "job once per string on the same graph (default: one run, no flags)")
     ap.add_argument("--no-prone", action="store_true")
     ap.add_argument("--workdir", default="/tmp/sepne-multilabel")
     ap.add_argument("--out", default=None, help="JSON records (default WORKDIR/results.json)")
@@ -241,24 +243,25 @@ def main(argv: Sequence[str] | None = None) -> int:
           f"{graph['largest_label']}", file=sys.stderr)
     spark = start_session("local[2]", args.driver_memory)
     records: dict[str, Any] = {"machine": machine_info(), "graph": graph, "argv": list(argv or sys.argv[1:])}
-    extra = args.args.split()
-    run, ids, X = run_sepne(spark, graph, extra, os.path.join(args.workdir, "out", graph["name"]))
-    records["sepne"] = {"total_s": round(run["total_s"], 2), "args": extra,
-                        **scores(ids, X, labels, args)}
+    records["sepne"] = []
+    for flags in args.args or [""]:
+        extra = flags.split()
+        run, ids, X = run_sepne(spark, graph, extra, os.path.join(args.workdir, "out", graph["name"]))
+        records["sepne"].append({"total_s": round(run["total_s"], 2), "args": extra,
+                                 **scores(ids, X, labels, args)})
+        print(f"sepne {flags or '(no flags)'}: {records['sepne'][-1]}", file=sys.stderr, flush=True)
     if not args.no_prone:
         info, ids, X = run_prone(graph, X.shape[1])
         records["prone"] = {**info, **scores(ids, X, labels, args)}
     cells = [f"{k}_{r:g}" for r in args.ratios for k in ("micro", "macro")]
     print("| method | total s | zero rows | " + " | ".join(c.replace("_", " ") for c in cells) + " |")
     print("|---|---|---|" + "---|" * len(cells))
-    for name in ("sepne", "prone"):
-        if name in records:
-            r = records[name]
+    for name, r in [("sepne", r) for r in records["sepne"]] + [("prone", records.get("prone"))]:
+        if r is not None:
             print(f"| {name} {' '.join(r.get('args', []))} | {r['total_s']} | {r['zero_rows']} | "
                   + " | ".join(f"{r[c]:.4f}" for c in cells) + " |")
-    if "prone" in records:
-        print("| sepne / ProNE | | | " + " | ".join(f"{records['sepne'][c] / records['prone'][c]:.3f}"
-                                                  for c in cells) + " |")
+            if name == "sepne" and "prone" in records:
+                print("| sepne / ProNE | | | " + " | ".join(f"{r[c] / records['prone'][c]:.3f}" for c in cells) + " |")
     out = args.out or os.path.join(args.workdir, "results.json")
     with open(out, "w") as fh:
         json.dump(records, fh, indent=2)
