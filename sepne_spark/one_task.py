@@ -23,6 +23,7 @@ and ``tests/test_pipeline.py`` run both paths.
 from __future__ import annotations
 
 import sys
+import time
 import warnings
 from typing import Any, Mapping
 
@@ -34,6 +35,7 @@ from pyspark.sql.types import BinaryType, DataType, IntegerType, StructField, St
 
 from sepne_spark.errors import InputError
 from sepne_spark.graph import NO_EDGES
+from sepne_spark.progress import TaskProgress
 from sepne_spark.set_stage import output_schema
 from sepne_spark.solver import RepairedFactorisation, SetConstants
 from sepne_spark.sparse import embed_all, landmark_summaries, sparse_proximity, walk_summaries
@@ -186,12 +188,18 @@ def embed_graph(
                                              "averageSteps", "refineOperator", "unreachedLength", "seed")}
 
     def run(pdf: pd.DataFrame) -> pd.DataFrame:
+        progress = TaskProgress("solve_write")
+        start = time.perf_counter()
         local = _Local(pdf, settings)
         n = len(local.index)
+        progress.step(f"proximity of {n:,} nodes and {len(local.w):,} edge rows", time.perf_counter() - start)
+        start = time.perf_counter()
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", RepairedFactorisation)
             W, C = embed_all(local.M, local.landmarks, local.sets, constants, int(settings["iters"]),
                              settings["dtype"])
+        solved = local.sets[local.sets >= 0]
+        progress.step(f"solve of {len(solved):,} nodes in {len(np.unique(solved)):,} sets", time.perf_counter() - start)
         for w in caught:  # to the executor log, as the distributed solve does
             print(f"sepne solve WARNING: {w.message}", file=sys.stderr, flush=True)
         if not (np.isfinite(W).all() and np.isfinite(C).all()):
@@ -205,10 +213,12 @@ def embed_graph(
             A = sp.csr_matrix((local.w, (local.src, local.dst)), shape=(n, n))
         if order > 1 or steps or averaging:
             W = smooth(A, W, order, float(settings["propagationMu"]), float(settings["propagationTheta"]), steps,
-                       averaging, str(settings["refineOperator"]))
+                       averaging, str(settings["refineOperator"]), report=progress.step)
         if unreached == "anchor":
+            start = time.perf_counter()
             W, _ = anchor_unreached(A, W, local.index.to_numpy(), float(settings["unreachedLength"]),
                                     int(settings["seed"]))
+            progress.step("anchoring of the rows still zero", time.perf_counter() - start)
         is_landmark = np.zeros(n, dtype=bool)
         is_landmark[local.landmarks] = True
         embedded = is_landmark | (local.sets >= 0)

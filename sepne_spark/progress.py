@@ -22,6 +22,9 @@ level: ``set_verbosity("WARNING")`` keeps only warnings.
 
 Inside the solve stage each Python worker reports finished sets on its stderr (the
 executor log) at most every :data:`REPORT_EVERY_S` seconds; see :class:`SolveProgress`.
+A stage that runs in one task (a graph of up to 100,000 nodes: solve, refinement,
+filter and averaging in one worker) reports each of its steps there as it ends; see
+:class:`TaskProgress`.
 """
 from __future__ import annotations
 
@@ -247,6 +250,22 @@ class StepProgress:
         note = f" ({self.first_note})" if self.count == 1 and self.first_note else ""
         log.info("%s %d of %d done, %s%s, %.0f s", self.what, self.count, self.total, label, note,
                  time.time() - self.started)
+
+
+class TaskProgress:
+    """Progress of a stage that runs in one task, inside its Python worker process.
+
+    Prints to the worker's stderr (the executor log, or the console in local mode) one
+    line per step as it ends, ``sepne <stage> [worker PID]: <step> in <seconds> s``:
+    the driver's heartbeat says only that the stage still runs, this says how far it is.
+    """
+
+    def __init__(self, stage: str) -> None:
+        self.stage = stage
+
+    def step(self, what: str, seconds: float) -> None:
+        """Report the step ``what``, ended after ``seconds``."""
+        print(f"sepne {self.stage} [worker {os.getpid()}]: {what} in {seconds:.1f} s", file=sys.stderr, flush=True)
 
 
 class SolveProgress:

@@ -46,7 +46,7 @@ from pyspark.sql.types import StructField, StructType
 
 from sepne_spark.blocks import BlockGraph, gram
 from sepne_spark.errors import SettingError
-from sepne_spark.progress import StepProgress
+from sepne_spark.progress import StepProgress, TaskProgress
 from sepne_spark.proximity import log_ratio
 from sepne_spark.spectral import (
     REFINE_OPERATORS,
@@ -282,7 +282,8 @@ def _in_one_task(
         n = len(index)
         A = sp.csr_matrix((ed["w"].to_numpy(np.float64), (index.get_indexer(ed["a"]), index.get_indexer(ed["b"]))),
                           shape=(n, n))
-        Z = smooth(A, E, order, mu, theta, refine_steps, average_steps, refine_operator)
+        Z = smooth(A, E, order, mu, theta, refine_steps, average_steps, refine_operator,
+                   report=TaskProgress("propagate").step)
         return pd.DataFrame({"id": index.to_numpy(), column: list(Z)})
 
     return parts.groupBy(F.lit(0).alias("one")).applyInPandas(run, schema=schema)

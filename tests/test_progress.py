@@ -9,7 +9,7 @@ import sys
 import time
 from pathlib import Path
 
-from sepne_spark.progress import stage
+from sepne_spark.progress import TaskProgress, stage
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -99,3 +99,9 @@ def test_heartbeat_inside_a_long_stage(spark, caplog, monkeypatch):
     assert len(beats) >= 2, caplog.messages
     assert re.fullmatch(r"SepNE summaries_svd: still running, \d+ s", beats[0]), beats
     assert len(caplog.messages) == after, "the heartbeat went on after the stage ended"
+
+
+def test_a_one_task_stage_prints_a_line_per_step_to_the_workers_stderr(capsys):
+    TaskProgress("solve_write").step("refinement: 64 rounds (pmi)", 12.345)
+    err = capsys.readouterr().err
+    assert re.fullmatch(r"sepne solve_write \[worker \d+\]: refinement: 64 rounds \(pmi\) in 12\.3 s\n", err), err
