@@ -154,6 +154,10 @@ GRAPHS = {
     "dcsbm-30k-d40-s7": lambda: generated("dcsbm", 30_000, 30, 40, 0.7, 7),
     "dcsbm-100k-s7": lambda: generated("dcsbm", 100_000, 100, 15, 0.7, 7),
     "sbm-50k-d25-s7": lambda: generated("sbm", 50_000, 50, 25, 0.7, 7),
+    # The log-ratio rounds for the dense graphs of the I+A tier (finding 23): seed 8.
+    "dcsbm-20k-d50-s8": lambda: generated("dcsbm", 20_000, 40, 50, 0.7, 8),
+    "sbm-30k-d40-s8": lambda: generated("sbm", 30_000, 30, 40, 0.7, 8),
+    "dcsbm-80k-d60-s8": lambda: generated("dcsbm", 80_000, 50, 60, 0.7, 8),
     "cora": lambda: load_dataset("cora"),
     "citeseer": lambda: load_dataset("citeseer"),
     "wiki": lambda: load_dataset("wiki"),
