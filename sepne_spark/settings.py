@@ -59,6 +59,7 @@ from sepne_spark.unreached import UNREACHED
 log = logging.getLogger(__name__)
 
 __all__ = [
+    "AUTO_DENSE_DEGREE",
     "AUTO_LARGE",
     "AUTO_LOG_RATIO_AVERAGE_STEPS",
     "AUTO_LOG_RATIO_NODES",
@@ -1008,6 +1009,12 @@ AUTO_LOG_RATIO_AVERAGE_STEPS = 3
 #: (benchmarks/LARGE_GRAPH_STUDY.md, findings 20 and 21).
 AUTO_SPREAD = 2.0
 AUTO_SPREAD_ROUNDS = 4
+#: ... except that up to :data:`AUTO_LOG_RATIO_NODES` nodes an I + A graph of at least this
+#: mean degree (edge rows per node) takes :data:`AUTO_LOG_RATIO_ROUNDS` rounds of the
+#: one-hop log-ratio matrix instead of its transition rounds (dense graphs, such as
+#: social networks of overlapping communities: benchmarks/LARGE_GRAPH_STUDY.md, findings
+#: 22 and 23).
+AUTO_DENSE_DEGREE = 24
 AUTO_SMALL, AUTO_LARGE = "document-quality", "social"
 
 
@@ -1050,9 +1057,11 @@ def auto_profile(nodes: int, edge_rows: int, two_step_walks: int | None = None) 
           :data:`AUTO_LOG_RATIO_AVERAGE_STEPS` averaging steps last); otherwise the
           profile's M = I + A with the landmark subspaces of the two-step walks
           (``landmark_factors: walks``, from the k landmark rows of A^2 only), from
-          :data:`AUTO_MORE_LANDMARKS_NODES` nodes 2,000 landmarks, and
-          :data:`AUTO_SPREAD_ROUNDS` refinement rounds instead of 8 when the
-          :func:`degree_spread` is above :data:`AUTO_SPREAD`.
+          :data:`AUTO_MORE_LANDMARKS_NODES` nodes 2,000 landmarks, and, up to
+          :data:`AUTO_LOG_RATIO_NODES` nodes when the mean degree is at least
+          :data:`AUTO_DENSE_DEGREE`, :data:`AUTO_LOG_RATIO_ROUNDS` refinement rounds by
+          the one-hop log-ratio matrix, otherwise :data:`AUTO_SPREAD_ROUNDS` refinement
+          rounds instead of 8 when the :func:`degree_spread` is above :data:`AUTO_SPREAD`.
     """
     window = _auto_window(nodes, edge_rows)
     if window is None:
@@ -1068,7 +1077,9 @@ def auto_profile(nodes: int, edge_rows: int, two_step_walks: int | None = None) 
         else:
             if nodes >= AUTO_MORE_LANDMARKS_NODES:
                 over["landmarks"] = 2000
-            if degree_spread(nodes, edge_rows, two_step_walks) > AUTO_SPREAD:
+            if nodes <= AUTO_LOG_RATIO_NODES and edge_rows >= AUTO_DENSE_DEGREE * nodes:
+                over.update(refine_operator="pmi", refine_steps=AUTO_LOG_RATIO_ROUNDS)
+            elif degree_spread(nodes, edge_rows, two_step_walks) > AUTO_SPREAD:
                 over["refine_steps"] = AUTO_SPREAD_ROUNDS
         base = load_profile(AUTO_LARGE)
         return AUTO_LARGE, {**over, **_tiny(nodes, base, over)}

@@ -235,7 +235,7 @@ def test_auto_profile_by_size():
     two_hop = {"metric": "A+A2", "scaling": "log", "landmark_factors": "rows"}
     log_ratio_rounds = {**two_hop, "refine_operator": "pmi", "refine_steps": 64, "average_steps": 3}
     assert settings.auto_profile(4000, 80000, 1_600_000) == ("social", log_ratio_rounds)
-    assert settings.auto_profile(5000, 250_000, 4 * 10**7) == ("social", {"refine_steps": 4})  # 3.2: hubs
+    assert settings.auto_profile(5000, 100_000, 4 * 10**7) == ("social", {"refine_steps": 4})  # 20: hubs
     # Up to 2,449 nodes M has at most 6 x 10^6 entries whatever the density.
     assert settings.auto_profile(2400, 200_000) == ("document-quality", {})
     with pytest.raises(ValueError, match="two-step walk"):
@@ -252,8 +252,15 @@ def test_auto_profile_by_size():
     # hubs (degree spread above 2) 4 refinement rounds instead of 8, at every size.
     assert settings.degree_spread(4, 8, 16) == 1.0  # a 2-regular graph of 4 nodes
     assert settings.degree_spread(5, 8, 20) == pytest.approx(1.5625)  # a star of 5: degrees 4, 1, 1, 1, 1
-    assert settings.auto_profile(10_000, 500_000, 4 * 10**7) == ("social", {})  # spread 1.6
     assert settings.auto_profile(10_000, 150_000, 10**8) == ("social", {"refine_steps": 4})  # spread 44
+    # ... but up to 100,000 nodes a graph of mean degree 24 or more, whatever its spread,
+    # takes 64 rounds by the log-ratio matrix.
+    dense = {"refine_operator": "pmi", "refine_steps": 64}
+    assert settings.auto_profile(10_000, 500_000, 4 * 10**7) == ("social", dense)  # mean degree 50, spread 1.6
+    assert settings.auto_profile(10_000, 240_000, 10**8) == ("social", dense)  # 24, spread 17
+    assert settings.auto_profile(10_000, 239_999, 10**8) == ("social", {"refine_steps": 4})
+    assert settings.auto_profile(100_000, 2_400_000, 10**9) == ("social", {"landmarks": 2000, **dense})
+    assert settings.auto_profile(100_001, 2_400_024, 10**9) == ("social", {"landmarks": 2000, "refine_steps": 4})
     assert settings.auto_profile(100_000, 2 * 10**6, 10**8) == ("social", {"landmarks": 2000, "refine_steps": 4})
     assert settings.auto_profile(100_000, 2 * 10**6, 6 * 10**7) == ("social", {"landmarks": 2000})  # spread 1.5
     assert settings.auto_profile(100_001, 2 * 10**6, 10**8) == ("social", {"landmarks": 2000, "refine_steps": 4})
