@@ -141,14 +141,14 @@ class AutoChoice:
     """Sum of the squared out-degrees, counted only when the choice needs it."""
 
     def describe(self, changed: Mapping[str, Any] | None = None) -> str:
-        """``document-quality for 2708 nodes (landmarks 250, ...)``: the choice in words,
+        """``document-quality for 2,708 nodes (landmarks 250, ...)``: the choice in words,
         with ``changed`` (default: :attr:`changed`) as the settings shown."""
         from sepne_spark.settings import redacted
 
         changed = self.changed if changed is None else changed
         shown = ", ".join(f"{k} {redacted(v) if k == 'spark' else v}" for k, v in changed.items())
         walks = f", {self.two_step_walks:,} two-step walks" if self.two_step_walks is not None else ""
-        return f"{self.profile} for {self.nodes} nodes{walks}" + (f" ({shown})" if shown else "")
+        return f"{self.profile} for {self.nodes:,} nodes{walks}" + (f" ({shown})" if shown else "")
 
 
 def choose_profile(graph: Graph, nodes: int | None = None, edge_rows: int | None = None,

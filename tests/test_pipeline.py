@@ -213,7 +213,7 @@ def test_from_profile_auto_chooses_from_the_graphs_size_as_the_job_does(spark, c
         est = SepNE.fromProfile("auto", _edges(spark, g), iters=7)
     assert est.settings() == _expected_auto(nodes, 2 * len(pairs), None, iters=7)
     assert est.getLandmarks() == nodes // 2 and est.getMetric() == "A+A2" and est.getUnreached() == "anchor"
-    assert f"profile auto: document-quality for {nodes} nodes" in caplog.text
+    assert f"profile auto: document-quality for {nodes:,} nodes" in caplog.text
     assert "so its vectors have" in caplog.text  # dim narrowed to the landmarks, and said so
     # A Graph is fitted as it was read: its direction is taken unless given, with any profile.
     directed = prepare_graph(_edges(spark, g), directed=True)
@@ -229,7 +229,7 @@ def test_from_profile_auto_chooses_from_the_graphs_size_as_the_job_does(spark, c
     assert (few.getLandmarks(), few.getDim()) == (12, 12)
     assert "landmarks=12 gives vectors of 12 dimensions" in caplog.text
     # The log names auto's changes that were kept (dim, bounded by the landmarks given).
-    assert f"profile auto: document-quality for {nodes} nodes (dim 12)" in caplog.text
+    assert f"profile auto: document-quality for {nodes:,} nodes (dim 12)" in caplog.text
     few.fit(_edges(spark, g)).release()
     with pytest.raises(InputError, match="the graph has no edges"):
         SepNE.fromProfile("auto", spark.createDataFrame([], "src string, dst string"))
