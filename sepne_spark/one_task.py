@@ -23,7 +23,6 @@ and ``tests/test_pipeline.py`` run both paths.
 from __future__ import annotations
 
 import sys
-import time
 import warnings
 from typing import Any, Mapping
 
@@ -189,17 +188,15 @@ def embed_graph(
 
     def run(pdf: pd.DataFrame) -> pd.DataFrame:
         progress = TaskProgress("solve_write")
-        start = time.perf_counter()
         local = _Local(pdf, settings)
         n = len(local.index)
-        progress.step(f"proximity of {n:,} nodes and {len(local.w):,} edge rows", time.perf_counter() - start)
-        start = time.perf_counter()
+        progress.step(f"proximity of {n:,} nodes and {len(local.w):,} edge rows")
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", RepairedFactorisation)
             W, C = embed_all(local.M, local.landmarks, local.sets, constants, int(settings["iters"]),
                              settings["dtype"])
         solved = local.sets[local.sets >= 0]
-        progress.step(f"solve of {len(solved):,} nodes in {len(np.unique(solved)):,} sets", time.perf_counter() - start)
+        progress.step(f"solve of {len(solved):,} nodes in {len(np.unique(solved)):,} sets")
         for w in caught:  # to the executor log, as the distributed solve does
             print(f"sepne solve WARNING: {w.message}", file=sys.stderr, flush=True)
         if not (np.isfinite(W).all() and np.isfinite(C).all()):
@@ -215,10 +212,9 @@ def embed_graph(
             W = smooth(A, W, order, float(settings["propagationMu"]), float(settings["propagationTheta"]), steps,
                        averaging, str(settings["refineOperator"]), report=progress.step)
         if unreached == "anchor":
-            start = time.perf_counter()
             W, _ = anchor_unreached(A, W, local.index.to_numpy(), float(settings["unreachedLength"]),
                                     int(settings["seed"]))
-            progress.step("anchoring of the rows still zero", time.perf_counter() - start)
+            progress.step("anchoring of the rows still zero")
         is_landmark = np.zeros(n, dtype=bool)
         is_landmark[local.landmarks] = True
         embedded = is_landmark | (local.sets >= 0)

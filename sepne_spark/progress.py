@@ -256,16 +256,21 @@ class TaskProgress:
     """Progress of a stage that runs in one task, inside its Python worker process.
 
     Prints to the worker's stderr (the executor log, or the console in local mode) one
-    line per step as it ends, ``sepne <stage> [worker PID]: <step> in <seconds> s``:
-    the driver's heartbeat says only that the stage still runs, this says how far it is.
+    line per step as it ends, ``sepne <stage> [worker PID]: <step> in <seconds> s``,
+    the seconds since the previous step ended (or since the counter was made): the
+    driver's heartbeat says only that the stage still runs, this says how far it is.
     """
 
     def __init__(self, stage: str) -> None:
         self.stage = stage
+        self.last = time.perf_counter()
 
-    def step(self, what: str, seconds: float) -> None:
-        """Report the step ``what``, ended after ``seconds``."""
-        print(f"sepne {self.stage} [worker {os.getpid()}]: {what} in {seconds:.1f} s", file=sys.stderr, flush=True)
+    def step(self, what: str) -> None:
+        """Report the step ``what``, which has just ended."""
+        now = time.perf_counter()
+        print(f"sepne {self.stage} [worker {os.getpid()}]: {what} in {now - self.last:.1f} s", file=sys.stderr,
+              flush=True)
+        self.last = now
 
 
 class SolveProgress:

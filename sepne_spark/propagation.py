@@ -282,8 +282,8 @@ def _in_one_task(
         n = len(index)
         A = sp.csr_matrix((ed["w"].to_numpy(np.float64), (index.get_indexer(ed["a"]), index.get_indexer(ed["b"]))),
                           shape=(n, n))
-        Z = smooth(A, E, order, mu, theta, refine_steps, average_steps, refine_operator,
-                   report=TaskProgress("propagate").step)
+        progress = TaskProgress("propagate")
+        Z = smooth(A, E, order, mu, theta, refine_steps, average_steps, refine_operator, report=progress.step)
         return pd.DataFrame({"id": index.to_numpy(), column: list(Z)})
 
     return parts.groupBy(F.lit(0).alias("one")).applyInPandas(run, schema=schema)

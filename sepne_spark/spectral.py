@@ -86,7 +86,6 @@ rounds to get there (64 against 8).
 """
 from __future__ import annotations
 
-import time
 from typing import Callable
 
 import numpy as np
@@ -404,7 +403,7 @@ def average(A: sp.spmatrix | sp.sparray, E: np.ndarray, steps: int) -> np.ndarra
 
 def smooth(A: sp.spmatrix | sp.sparray, E: np.ndarray, order: int, mu: float, theta: float,
            refine_steps: int = 0, average_steps: int = 0, refine_operator: str = "transition",
-           report: Callable[[str, float], None] | None = None) -> np.ndarray:
+           report: Callable[[str], None] | None = None) -> np.ndarray:
     """The whole spectral stage on one machine (what
     :func:`sepne_spark.propagation.propagate_embeddings` computes in Spark):
     ``refine_steps`` rounds of :func:`refine` (with ``refine_operator``) when asked, then
@@ -415,24 +414,19 @@ def smooth(A: sp.spmatrix | sp.sparray, E: np.ndarray, order: int, mu: float, th
     and the vectors (averaged, when asked) are returned as they are, as the Spark stage
     returns them.
 
-    ``report(step, seconds)``, when given, is called after each step that runs, with its
-    name (``"refinement: 64 rounds (pmi)"``, ``"filter: order 3"``, ``"averaging: 3
-    steps"``) and the seconds it took: the one-task stages print them to the executor
-    log (:class:`sepne_spark.progress.TaskProgress`)."""
-    def timed(name: str, fn: Callable[[], np.ndarray]) -> np.ndarray:
-        start = time.perf_counter()
-        out = fn()
-        if report is not None:
-            report(name, time.perf_counter() - start)
-        return out
-
+    ``report(step)``, when given, is called as each step that runs ends, with its name
+    (``"refinement: 64 rounds (pmi)"``, ``"filter: order 3"``, ``"averaging: 3
+    steps"``): the one-task stages time them and print them to the executor log
+    (:class:`sepne_spark.progress.TaskProgress`)."""
+    done = report or (lambda step: None)
     X = np.asarray(E, dtype=np.float64)
     if order > 1 or refine_steps:
         if refine_steps:
-            X = timed(f"refinement: {refine_steps} round{'s' * (refine_steps != 1)} ({refine_operator})",
-                      lambda: refine(A, X, refine_steps, refine_operator))
-        X = timed(f"filter: order {order}" if order > 1 else "normalising and re-orthogonalising",
-                  lambda: reorthogonalize(propagate(A, l2_normalize(X), order=order, mu=mu, theta=theta)))
+            X = refine(A, X, refine_steps, refine_operator)
+            done(f"refinement: {refine_steps} round{'s' * (refine_steps != 1)} ({refine_operator})")
+        X = reorthogonalize(propagate(A, l2_normalize(X), order=order, mu=mu, theta=theta))
+        done(f"filter: order {order}" if order > 1 else "normalising and re-orthogonalising")
     if average_steps:
-        X = timed(f"averaging: {average_steps} step{'s' * (average_steps != 1)}", lambda: average(A, X, average_steps))
+        X = average(A, X, average_steps)
+        done(f"averaging: {average_steps} step{'s' * (average_steps != 1)}")
     return X

@@ -101,7 +101,12 @@ def test_heartbeat_inside_a_long_stage(spark, caplog, monkeypatch):
     assert len(caplog.messages) == after, "the heartbeat went on after the stage ended"
 
 
-def test_a_one_task_stage_prints_a_line_per_step_to_the_workers_stderr(capsys):
-    TaskProgress("solve_write").step("refinement: 64 rounds (pmi)", 12.345)
-    err = capsys.readouterr().err
-    assert re.fullmatch(r"sepne solve_write \[worker \d+\]: refinement: 64 rounds \(pmi\) in 12\.3 s\n", err), err
+def test_a_one_task_stage_prints_a_line_per_step_to_the_workers_stderr(capsys, monkeypatch):
+    clock = iter([100.0, 112.345, 112.5])  # made, then two steps: each timed from the one before
+    monkeypatch.setattr("sepne_spark.progress.time.perf_counter", lambda: next(clock))
+    progress = TaskProgress("solve_write")
+    progress.step("refinement: 64 rounds (pmi)")
+    progress.step("filter: order 3")
+    err = capsys.readouterr().err.splitlines()
+    assert re.fullmatch(r"sepne solve_write \[worker \d+\]: refinement: 64 rounds \(pmi\) in 12\.3 s", err[0]), err
+    assert err[1].endswith(": filter: order 3 in 0.2 s"), err
