@@ -192,16 +192,11 @@ def run_sepne(spark, graph: dict[str, Any], extra: Sequence[str], output: str) -
 
 
 def run_prone(graph: dict[str, Any], d: int) -> tuple[dict, np.ndarray, np.ndarray]:
-    import scipy.sparse as sp
-
-    from prone import prone
+    from prone import prone, undirected_adjacency
 
     t = time.time()
     e = np.loadtxt(os.path.join(graph["root"], "edges.tsv"), dtype=np.int64, ndmin=2)
-    ids, inv = np.unique(e.ravel(), return_inverse=True)
-    s, t_ = inv[0::2], inv[1::2]
-    n = len(ids)
-    A = sp.csr_matrix((np.ones(2 * len(s)), (np.concatenate([s, t_]), np.concatenate([t_, s]))), shape=(n, n))
+    ids, A = undirected_adjacency(e[:, 0], e[:, 1])
     _, emb, _ = prone(A, d=d)
     return {"total_s": round(time.time() - t, 2)}, ids, emb
 

@@ -90,6 +90,17 @@ def dense_svd_embedding(Y: np.ndarray, d: int) -> np.ndarray:
     return l2_normalize(U[:, :d] * np.sqrt(s[:d]))
 
 
+def undirected_adjacency(src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, sp.csr_matrix]:
+    """``(ids, A)``: the sorted node ids of an edge list and its undirected 0/1 adjacency
+    over them (both directions, a repeated pair once), as ProNE reads a graph."""
+    ids, inv = np.unique(np.concatenate([src, dst]), return_inverse=True)
+    s, t = inv[: len(src)], inv[len(src):]
+    A = sp.csr_matrix((np.ones(2 * len(s)), (np.concatenate([s, t]), np.concatenate([t, s]))),
+                      shape=(len(ids), len(ids)))
+    A.data[:] = 1.0
+    return ids, A
+
+
 def prone(
     A: sp.spmatrix, d: int = 128, order: int = 10, mu: float = 0.2, theta: float = 0.5, seed: int = 0
 ) -> tuple[np.ndarray, np.ndarray, dict[str, float]]:

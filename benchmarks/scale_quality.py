@@ -87,20 +87,15 @@ def run_prone(spark, graph: dict[str, Any], output: str, d: int) -> dict[str, An
     import numpy as np
     import pandas as pd
     import pyarrow.parquet as pq
-    import scipy.sparse as sp
 
-    from prone import prone
+    from prone import prone, undirected_adjacency
 
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     t = time.time()
     table = pq.read_table(graph["edges_path"], columns=["src", "dst"])
     src = table.column("src").to_numpy()
     dst = table.column("dst").to_numpy()
-    ids, inv = np.unique(np.concatenate([src, dst]), return_inverse=True)
-    s, t_ = inv[: len(src)], inv[len(src):]
-    n = len(ids)
-    A = sp.csr_matrix((np.ones(2 * len(s)), (np.concatenate([s, t_]), np.concatenate([t_, s]))), shape=(n, n))
-    A.data[:] = 1.0  # undirected 0/1 graph: repeated pairs once
+    ids, A = undirected_adjacency(src, dst)
     _, emb, seconds = prone(A, d=d)
     total = time.time() - t
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
