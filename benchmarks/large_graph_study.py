@@ -158,6 +158,10 @@ GRAPHS = {
     "dcsbm-20k-d50-s8": lambda: generated("dcsbm", 20_000, 40, 50, 0.7, 8),
     "sbm-30k-d40-s8": lambda: generated("sbm", 30_000, 30, 40, 0.7, 8),
     "dcsbm-80k-d60-s8": lambda: generated("dcsbm", 80_000, 50, 60, 0.7, 8),
+    # The densest graphs of the I+A tier (finding 25): seed 11.
+    "dcsbm-15k-d100-s11": lambda: generated("dcsbm", 15_000, 30, 100, 0.7, 11),
+    "sbm-20k-d80-s11": lambda: generated("sbm", 20_000, 25, 80, 0.7, 11),
+    "dcsbm-50k-d120-s11": lambda: generated("dcsbm", 50_000, 50, 120, 0.7, 11),
     "cora": lambda: load_dataset("cora"),
     "citeseer": lambda: load_dataset("citeseer"),
     "wiki": lambda: load_dataset("wiki"),
