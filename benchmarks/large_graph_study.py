@@ -162,6 +162,10 @@ GRAPHS = {
     "dcsbm-15k-d100-s11": lambda: generated("dcsbm", 15_000, 30, 100, 0.7, 11),
     "sbm-20k-d80-s11": lambda: generated("sbm", 20_000, 25, 80, 0.7, 11),
     "dcsbm-50k-d120-s11": lambda: generated("dcsbm", 50_000, 50, 120, 0.7, 11),
+    # One averaging step after the log-ratio rounds of the I+A tier (finding 26): seed 12.
+    "dcsbm-12k-d40-s12": lambda: generated("dcsbm", 12_000, 30, 40, 0.7, 12),
+    "sbm-40k-d30-s12": lambda: generated("sbm", 40_000, 40, 30, 0.75, 12),
+    "dcsbm-60k-d90-s12": lambda: generated("dcsbm", 60_000, 60, 90, 0.7, 12),
     "cora": lambda: load_dataset("cora"),
     "citeseer": lambda: load_dataset("citeseer"),
     "wiki": lambda: load_dataset("wiki"),
