@@ -620,6 +620,7 @@ def test_the_steps_after_the_solve_in_words():
     assert spectral_steps({**none, "refineSteps": 48, "refineOperator": "pmi", "propagation": 3}) == \
         ["48 refinement rounds by the log-ratio matrix", "propagation of 3 terms (5 products)"]
     assert spectral_steps({**none, "refineOperator": "pmi"}) == []  # no rounds: the operator is moot
+    assert spectral_steps({**none, "refineSteps": 1, "averageSteps": 1}) == ["1 refinement round", "1 averaging step"]
     assert spectral_steps({**none, "refineSteps": 64, "refineOperator": "pmi", "propagation": 3,
                            "averageSteps": 3}) == ["64 refinement rounds by the log-ratio matrix",
                                                    "propagation of 3 terms (5 products)", "3 averaging steps"]
