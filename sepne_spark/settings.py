@@ -60,6 +60,7 @@ log = logging.getLogger(__name__)
 
 __all__ = [
     "AUTO_DENSE_DEGREE",
+    "AUTO_DENSE_AVERAGE_STEPS",
     "AUTO_LARGE",
     "AUTO_LOG_RATIO_AVERAGE_STEPS",
     "AUTO_LOG_RATIO_NODES",
@@ -1015,6 +1016,9 @@ AUTO_SPREAD_ROUNDS = 4
 #: social networks of overlapping communities: benchmarks/LARGE_GRAPH_STUDY.md, findings
 #: 22 and 23).
 AUTO_DENSE_DEGREE = 24
+#: ... followed there by this many steps of neighbourhood averaging of the filter's
+#: output (finding 26).
+AUTO_DENSE_AVERAGE_STEPS = 1
 AUTO_SMALL, AUTO_LARGE = "document-quality", "social"
 
 
@@ -1060,7 +1064,8 @@ def auto_profile(nodes: int, edge_rows: int, two_step_walks: int | None = None) 
           :data:`AUTO_MORE_LANDMARKS_NODES` nodes 2,000 landmarks, and, up to
           :data:`AUTO_LOG_RATIO_NODES` nodes when the mean degree is at least
           :data:`AUTO_DENSE_DEGREE`, :data:`AUTO_LOG_RATIO_ROUNDS` refinement rounds by
-          the one-hop log-ratio matrix, otherwise :data:`AUTO_SPREAD_ROUNDS` refinement
+          the one-hop log-ratio matrix and :data:`AUTO_DENSE_AVERAGE_STEPS` averaging
+          step last, otherwise :data:`AUTO_SPREAD_ROUNDS` refinement
           rounds instead of 8 when the :func:`degree_spread` is above :data:`AUTO_SPREAD`.
     """
     window = _auto_window(nodes, edge_rows)
@@ -1078,7 +1083,8 @@ def auto_profile(nodes: int, edge_rows: int, two_step_walks: int | None = None) 
             if nodes >= AUTO_MORE_LANDMARKS_NODES:
                 over["landmarks"] = 2000
             if nodes <= AUTO_LOG_RATIO_NODES and edge_rows >= AUTO_DENSE_DEGREE * nodes:
-                over.update(refine_operator="pmi", refine_steps=AUTO_LOG_RATIO_ROUNDS)
+                over.update(refine_operator="pmi", refine_steps=AUTO_LOG_RATIO_ROUNDS,
+                            average_steps=AUTO_DENSE_AVERAGE_STEPS)
             elif degree_spread(nodes, edge_rows, two_step_walks) > AUTO_SPREAD:
                 over["refine_steps"] = AUTO_SPREAD_ROUNDS
         base = load_profile(AUTO_LARGE)

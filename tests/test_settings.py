@@ -254,8 +254,8 @@ def test_auto_profile_by_size():
     assert settings.degree_spread(5, 8, 20) == pytest.approx(1.5625)  # a star of 5: degrees 4, 1, 1, 1, 1
     assert settings.auto_profile(10_000, 150_000, 10**8) == ("social", {"refine_steps": 4})  # spread 44
     # ... but up to 100,000 nodes a graph of mean degree 24 or more, whatever its spread,
-    # takes 64 rounds by the log-ratio matrix.
-    dense = {"refine_operator": "pmi", "refine_steps": 64}
+    # takes 64 rounds by the log-ratio matrix and one averaging step last.
+    dense = {"refine_operator": "pmi", "refine_steps": 64, "average_steps": 1}
     assert settings.auto_profile(10_000, 500_000, 4 * 10**7) == ("social", dense)  # mean degree 50, spread 1.6
     assert settings.auto_profile(10_000, 240_000, 10**8) == ("social", dense)  # 24, spread 17
     assert settings.auto_profile(10_000, 239_999, 10**8) == ("social", {"refine_steps": 4})
