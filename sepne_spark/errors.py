@@ -16,6 +16,7 @@ with status 2. Those that a library caller passes a bad value for are also
 * :class:`MissingExtraError`: a task needs an optional package that is not installed.
 * :class:`OutputExistsError`: an output that exists (or an earlier run's that was set
   aside) and was not to be replaced.
+* :class:`ConcurrentWriteError`: another run wrote the same output at the same time.
 
 :class:`JobStopped` is no error: a job's command stopped by a signal (SIGTERM from a
 scheduler) raises it to unwind, as ``KeyboardInterrupt`` does for Ctrl-C.
@@ -25,7 +26,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 __all__ = ["SepNEError", "UserError", "SettingError", "UnknownParamError", "InputError", "DuplicateIdsError", "RequestedIdsError", "LabelsError",
-           "MissingExtraError", "OutputExistsError", "JobStopped", "check_choice"]
+           "MissingExtraError", "OutputExistsError", "ConcurrentWriteError", "JobStopped", "check_choice"]
 
 
 class SepNEError(Exception):
@@ -73,6 +74,12 @@ class MissingExtraError(UserError, ImportError):
 class OutputExistsError(UserError, FileExistsError):
     """An output path that holds data (or an earlier run's output set aside there) and
     was not to be replaced: pass ``overwrite=True`` (``--overwrite``)."""
+
+
+class ConcurrentWriteError(UserError, RuntimeError):
+    """Another run started writing the same output path while this one wrote it, and
+    removed this run's temporary output as an unfinished run's leftover: this run
+    replaced nothing (the other run's output stands, whole)."""
 
 
 class JobStopped(BaseException):

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 from urllib.parse import urlparse
 
-from sepne_spark.errors import OutputExistsError, SettingError, UserError
+from sepne_spark.errors import ConcurrentWriteError, OutputExistsError, SettingError, UserError
 
 log = logging.getLogger(__name__)
 
@@ -701,7 +701,11 @@ def atomic_write(write: Callable[[str], None], path: str, overwrite: bool = Fals
     killed outright (``kill -9``, a lost driver) cannot clean up: the next write to the
     same ``path`` removes the temporaries it left, and if it died in the instant between
     its two moves (old output aside, new one not yet in place) puts the old output back.
-    Two runs writing the same ``path`` at the same time are not supported.
+    Two runs writing the same ``path`` at the same time are not supported: the later one
+    takes the earlier one's temporary path for such a leftover and removes it, and the
+    earlier one then raises :class:`~sepne_spark.errors.ConcurrentWriteError` before it
+    replaces anything, rather than move a partial output into place (a writer such as
+    Spark's recreates the folders it writes into, so the removal alone would not stop it).
     """
     atomic_writes([(write, path)], overwrite=overwrite)
 
@@ -745,10 +749,11 @@ def atomic_writes(writes: Sequence[tuple[Callable[[str], None], str]], overwrite
         head, _, name = path.rpartition("/")
         tmp_uri = f"{head}/.{name}.tmp-{token}" if head else f".{name}.tmp-{token}"
         parent = inner.rsplit("/", 1)[0] if "/" in inner else ""
+        tmp = _filesystem(tmp_uri)[1]
         staged.append(_Staged(
             write=write, path=path, tmp_uri=tmp_uri, filesystem=filesystem, inner=inner,
-            tmp=_filesystem(tmp_uri)[1], old=f"{parent}/.{name}.old-{token}" if parent else f".{name}.old-{token}",
-            parent=parent, existed=exists_now,
+            tmp=tmp, old=f"{parent}/.{name}.old-{token}" if parent else f".{name}.old-{token}",
+            parent=parent, existed=exists_now, marker=f"{tmp}.run",
         ))
     created: list = []  # the folders each write creates (a dated output's root, ...): lowest, highest
     try:
@@ -759,10 +764,19 @@ def atomic_writes(writes: Sequence[tuple[Callable[[str], None], str]], overwrite
                     top, folder = folder, (folder.rsplit("/", 1)[0] if "/" in folder else "")
                 out.filesystem.create_dir(out.parent, recursive=True)
                 created.append((out.filesystem, out.parent, top))
+            with out.filesystem.open_output_stream(out.marker) as stream:
+                stream.write(b"")
             out.write(out.tmp_uri)
+        for out in staged:
+            if out.filesystem.get_file_info(out.marker).type == fs.FileType.NotFound:
+                raise ConcurrentWriteError(
+                    f"another run writing {out.path} at the same time removed this run's temporary output "
+                    f"({out.tmp_uri}) as an unfinished run's: this run replaced nothing; run one writer per "
+                    "output path at a time")
     except BaseException:
         for out in staged:
             _remove(out.filesystem, out.tmp)
+            _remove(out.filesystem, out.marker)
         for filesystem, lowest, top in reversed(created):
             _remove_created(filesystem, lowest, top)
         raise
@@ -785,20 +799,24 @@ def atomic_writes(writes: Sequence[tuple[Callable[[str], None], str]], overwrite
                 out.filesystem.move(out.old, out.inner)
         for out in staged:
             _remove(out.filesystem, out.tmp)
+            _remove(out.filesystem, out.marker)
         for filesystem, lowest, top in reversed(created):
             _remove_created(filesystem, lowest, top)
         raise
     for out in placed:
         if out.existed:
             _remove(out.filesystem, out.old)
+        _remove(out.filesystem, out.marker)
         log.info("wrote %s", out.path)
 
 
 @dataclass(frozen=True)
 class _Staged:
     """One output of :func:`atomic_writes`: its write, final and temporary locations
-    (``inner``, ``tmp`` and the set-aside ``old``: paths inside ``filesystem``), and
-    whether an output was there before."""
+    (``inner``, ``tmp`` and the set-aside ``old``: paths inside ``filesystem``), whether an
+    output was there before, and the empty file beside ``tmp`` whose presence after the
+    write shows that no other run removed ``tmp`` meanwhile (``marker``; named as a
+    temporary, so a later run's recovery removes it with ``tmp``)."""
 
     write: Callable[[str], None]
     path: str
@@ -809,6 +827,7 @@ class _Staged:
     old: str
     parent: str
     existed: bool
+    marker: str
 
 
 def _remove_created(filesystem, lowest: str, top: str | None) -> None:
@@ -843,7 +862,8 @@ def _recover(filesystem, inner: str) -> None:
         log.warning("%s is missing but an earlier run left the previous output aside: restoring it", inner)
         filesystem.move(old.pop().path, inner)
     for info in tmp + old:
-        log.warning("removing %s, left by an earlier run that did not finish", info.path)
+        if not (info.type == fs.FileType.File and info.base_name.endswith(".run")):  # a temporary's marker
+            log.warning("removing %s, left by an earlier run that did not finish", info.path)
         _remove(filesystem, info.path)
 
 

@@ -150,6 +150,57 @@ def test_next_write_cleans_up_after_a_killed_run(tmp_path, caplog):
     assert sorted(os.listdir(base)) == [".other.tmp-cccc", "emb"]
 
 
+@pytest.mark.parametrize("overwrite", [False, True])
+def test_a_write_whose_temporary_another_run_removed_replaces_nothing(tmp_path, overwrite):
+    """Two runs writing one output at once: the later one's recovery removes the earlier
+    one's temporary folder; the earlier one, whose writer (like Spark's tasks) recreates
+    its folders and goes on, must fail rather than move its partial output into place."""
+    import threading
+
+    from sepne_spark.errors import ConcurrentWriteError
+
+    out = tmp_path / "emb"
+    if overwrite:
+        atomic_write(_parts("first"), str(out))
+    halfway, resume = threading.Event(), threading.Event()
+
+    def slow(p: str) -> None:
+        for i in range(3):
+            Path(p).mkdir(exist_ok=True)
+            (Path(p) / f"part-{i}").write_text("slow")
+            if i == 0:
+                halfway.set()
+                resume.wait(60)
+
+    failed: list[BaseException] = []
+
+    def first_run() -> None:
+        try:
+            atomic_write(slow, str(out), overwrite=overwrite)
+        except BaseException as exc:  # noqa: BLE001 - kept for the main thread's asserts
+            failed.append(exc)
+
+    run = threading.Thread(target=first_run)
+    run.start()
+    assert halfway.wait(60)
+    atomic_write(_parts("second"), str(out), overwrite=True)  # removes the slow run's temporary
+    resume.set()
+    run.join(60)
+    assert len(failed) == 1 and isinstance(failed[0], ConcurrentWriteError), failed
+    assert "replaced nothing" in str(failed[0])
+    assert {f.name: f.read_text() for f in out.iterdir()} == {f"part-{i}": "second" for i in range(3)}
+    assert os.listdir(tmp_path) == ["emb"]  # no temporary, no marker left
+
+
+def _parts(text: str):
+    """A write of three part files holding ``text``."""
+    def write(p: str) -> None:
+        Path(p).mkdir()
+        for i in range(3):
+            (Path(p) / f"part-{i}").write_text(text)
+    return write
+
+
 class _Conf:
     """The one call :func:`resolve_output` makes on a session: ``conf.get``."""
 
