@@ -442,10 +442,10 @@ def spectral_steps(params: Mapping[str, Any]) -> list[str]:
     their order (empty when none does): for the stage's description and the job's
     summary."""
     order, steps, averaging = _propagation_order(params), _refine_steps(params), _average_steps(params)
-    return (([f"{steps} refinement round{'s' * (steps > 1)}"
+    return (([f"{steps} refinement round{'s' * (steps != 1)}"
               + (" by the log-ratio matrix" if _refine_operator(params) == "pmi" else "")] if steps else [])
             + ([f"propagation of {order} terms ({sparse_products(order)} products)"] if order > 1 else [])
-            + ([f"{averaging} averaging step{'s' * (averaging > 1)}"] if averaging else []))
+            + ([f"{averaging} averaging step{'s' * (averaging != 1)}"] if averaging else []))
 
 
 def _spectral_plan(params: Mapping[str, Any], plan: dict[str, Any]) -> None:

@@ -161,7 +161,7 @@ def test_a_write_whose_temporary_another_run_removed_replaces_nothing(tmp_path, 
 
     out = tmp_path / "emb"
     if overwrite:
-        atomic_write(_parts("first"), str(out))
+        atomic_write(_writer("first"), str(out))
     halfway, resume = threading.Event(), threading.Event()
 
     def slow(p: str) -> None:
@@ -183,22 +183,13 @@ def test_a_write_whose_temporary_another_run_removed_replaces_nothing(tmp_path, 
     run = threading.Thread(target=first_run)
     run.start()
     assert halfway.wait(60)
-    atomic_write(_parts("second"), str(out), overwrite=True)  # removes the slow run's temporary
+    atomic_write(_writer("second"), str(out), overwrite=True)  # removes the slow run's temporary
     resume.set()
     run.join(60)
     assert len(failed) == 1 and isinstance(failed[0], ConcurrentWriteError), failed
     assert "replaced nothing" in str(failed[0])
-    assert {f.name: f.read_text() for f in out.iterdir()} == {f"part-{i}": "second" for i in range(3)}
+    assert os.listdir(out) == ["part-0"] and _content(out) == "second"  # the second run's, whole
     assert os.listdir(tmp_path) == ["emb"]  # no temporary, no marker left
-
-
-def _parts(text: str):
-    """A write of three part files holding ``text``."""
-    def write(p: str) -> None:
-        Path(p).mkdir()
-        for i in range(3):
-            (Path(p) / f"part-{i}").write_text(text)
-    return write
 
 
 class _Conf:
