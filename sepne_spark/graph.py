@@ -21,8 +21,8 @@ from sepne_spark.reading import read_edges
 
 log = logging.getLogger(__name__)
 
-__all__ = ["DUPLICATE_POLICIES", "SELF_LOOP_POLICIES", "Graph", "incident_ends", "load_graph", "prepare_graph",
-           "requested_ids", "rows_of"]
+__all__ = ["DUPLICATE_POLICIES", "SELF_LOOP_POLICIES", "Graph", "count_edges", "incident_ends",
+           "load_graph", "prepare_graph", "requested_ids", "rows_of"]
 
 DUPLICATE_POLICIES = ("sum", "max")
 SELF_LOOP_POLICIES = ("drop", "keep")
@@ -55,6 +55,8 @@ class Graph:
     input_rows : int, optional
         Valid edge lines (rows) of the input, when the reader counted them
         (:func:`load_graph`): it bounds the nodes (at most twice as many) without a job.
+    input_self_loops : int, optional
+        How many of those are self-loops ``(u, u)``, when the reader counted them.
     """
 
     edges: DataFrame
@@ -65,6 +67,7 @@ class Graph:
     duplicates: str = "sum"
     self_loops: str = "drop"
     input_rows: int | None = None
+    input_self_loops: int | None = None
 
 
 #: How the error that :func:`prepare_graph` raises inside a plan for a bad row begins.
@@ -83,6 +86,7 @@ def prepare_graph(
     self_loops: str = "drop",
     bad_lines: int = 0,
     input_rows: int | None = None,
+    input_self_loops: int | None = None,
     check: bool = True,
 ) -> Graph:
     """Canonicalise a raw edge list into a :class:`Graph`.
@@ -108,6 +112,8 @@ def prepare_graph(
         Number of skipped input lines, recorded in :attr:`Graph.bad_lines`.
     input_rows : int, optional
         Number of valid input lines (rows), recorded in :attr:`Graph.input_rows`.
+    input_self_loops : int, optional
+        How many of them are self-loops, recorded in :attr:`Graph.input_self_loops`.
     check : bool, default True
         Check every row as part of the plan (no extra pass): a null or empty id, or a
         null, negative, NaN or infinite weight, fails the first action with an error
@@ -214,6 +220,7 @@ def prepare_graph(
         edges=edges, vertices=vertices, directed=directed, bad_lines=int(bad_lines),
         raw=raw, duplicates=duplicates, self_loops=self_loops,
         input_rows=None if input_rows is None else int(input_rows),
+        input_self_loops=None if input_self_loops is None else int(input_self_loops),
     )
 
 
@@ -353,7 +360,31 @@ def load_graph(
     counts: dict[str, int] = {}
     raw, skipped = read_edges(spark, path, fmt, bad_lines=bad_lines, counts=counts, **read_options)
     return prepare_graph(raw, directed, duplicates=duplicates, self_loops=self_loops, bad_lines=skipped,
-                         input_rows=counts.get("rows"), check=False)
+                         input_rows=counts.get("rows"), input_self_loops=counts.get("self_loops"), check=False)
+
+
+def count_edges(graph: Graph) -> tuple[int, dict[str, int] | None]:
+    """The rows of ``graph.edges`` and what canonicalising the input made of its lines:
+    one pass over ``graph.edges`` (persist it first to keep it), none over the input
+    (the reader counted its lines and self-loops).
+
+    Returns
+    -------
+    (int, dict or None)
+        The edge rows, and ``input_lines``; ``self_loops_dropped``; ``repeats_merged``,
+        the lines that repeat an edge already read (for an undirected graph in either
+        direction), merged into it by the ``duplicates`` policy; ``edges``, the edges
+        left (an undirected edge once). The dict is None when the reader did not count
+        (a DataFrame given to :func:`prepare_graph`).
+    """
+    row = graph.edges.agg(F.count(F.lit(1)).alias("rows"), F.expr("count_if(src = dst)").alias("loops")).first()
+    edge_rows, kept_loops = int(row["rows"]), int(row["loops"] or 0)
+    if graph.input_rows is None or graph.input_self_loops is None:
+        return edge_rows, None
+    dropped = graph.input_self_loops if graph.self_loops == "drop" else 0
+    edges = edge_rows if graph.directed else (edge_rows - kept_loops) // 2 + kept_loops
+    return edge_rows, {"input_lines": graph.input_rows, "self_loops_dropped": dropped,
+                       "repeats_merged": graph.input_rows - dropped - edges, "edges": edges}
 
 
 _MAX_EXAMPLES = 5  # missing ids quoted in a warning or an error

@@ -574,6 +574,7 @@ def _read_text(
             F.expr(f"count_if(reason = {_R_OK}) AS good"),
             F.expr("count_if(reason > 0) AS bad"),
             F.expr(f"count_if(reason = {_R_FIELDS}) AS bad_fields"),
+            F.expr(f"count_if(reason = {_R_OK} AND src = dst) AS loops"),
             F.expr("min(CASE WHEN reason > 0 THEN _row END) AS first_bad"),
         )
         splits = summary.coalesce(1).collect()  # one row per file split
@@ -613,9 +614,10 @@ def _read_text(
                          f"edge{detail}")
     if bad:
         log.warning("skipped %d bad line%s in %s; the first: %s", bad, "s" if bad != 1 else "", where, first_msg)
-    log.info("read %d edge lines from %s (%d split%s)", good, where, len(splits), "s" if len(splits) != 1 else "")
+    log.info("read %s edge lines from %s (%d split%s)", f"{good:,}", where, len(splits),
+             "s" if len(splits) != 1 else "")
     if counts is not None:
-        counts["rows"] = good
+        counts.update(rows=good, self_loops=sum(int(r["loops"]) for r in splits))
 
     edges = (
         _classify_text(spark.read.text(paths), layout)
@@ -822,6 +824,7 @@ def _read_parquet(
         stats = checked.agg(
             F.sum((r == _R_OK).cast("long")).alias("good"),
             F.sum((r > 0).cast("long")).alias("bad"),
+            F.sum(((r == _R_OK) & (F.col("src") == F.col("dst"))).cast("long")).alias("loops"),
             F.min(
                 F.when(
                     r > 0,
@@ -859,9 +862,9 @@ def _read_parquet(
         raise InputError(f"no edges in {where}: the data have no valid rows{detail}")
     if bad:
         log.warning("skipped %d bad row%s in %s; the first: %s", bad, "s" if bad != 1 else "", where, first_msg)
-    log.info("read %d edge rows from %s", good, where)
+    log.info("read %s edge rows from %s", f"{good:,}", where)
     if counts is not None:
-        counts["rows"] = good
+        counts.update(rows=good, self_loops=int(stats["loops"] or 0))
     # A plan of its own: without the metadata columns (row indexes cost a little per row).
     edges = spark.read.parquet(*paths).select(*edge_cols).where(r == _R_OK).select("src", "dst", "weight")
     return edges, (bad if bad_lines == "skip" else 0)
@@ -1002,8 +1005,8 @@ def read_edges(
         Lines starting with this (after leading whitespace) are ignored; ``None`` or
         ``""`` disables comments. Blank lines are always ignored.
     counts : dict, optional
-        Receives ``rows``: the number of valid edge lines (rows), which the validating
-        pass counts anyway.
+        Receives ``rows``, the number of valid edge lines (rows), and ``self_loops``, how
+        many of them are self-loops, which the validating pass counts anyway.
 
     Returns
     -------

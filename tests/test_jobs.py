@@ -483,7 +483,8 @@ def test_manifest_and_summary_a_person_can_trust(spark, tmp_path, capfd, caplog,
     g = random_graph(80, 400, seed=11)
     edges = tmp_path / "in" / "edges.tsv"
     edges.parent.mkdir()
-    edges.write_text("".join(f"{s}\t{d}\t{w}\n" for s, d, w in g.rows), encoding="utf-8")
+    lines = [*g.rows, (g.rows[0][0], g.rows[0][0], 1.0), g.rows[1]]  # a self-loop and a repeated line
+    edges.write_text("".join(f"{s}\t{d}\t{w}\n" for s, d, w in lines), encoding="utf-8")
     out = tmp_path / "emb"
     capfd.readouterr()
     argv = ["--input", str(edges), "--output", str(out), "--profile", "document", "--landmarks", "12",
@@ -496,6 +497,15 @@ def test_manifest_and_summary_a_person_can_trust(spark, tmp_path, capfd, caplog,
     manifest = json.loads((out / "_manifest.json").read_text())
 
     assert manifest["profile"] == "document"
+    pairs = {(min(s, d), max(s, d)) for s, d, _ in lines if s != d}
+    loops = sum(s == d for s, d, _ in lines)
+    counts = manifest["counts"]
+    assert (counts["input_lines"], counts["self_loops_dropped"], counts["edges"]) == (len(lines), loops, len(pairs))
+    repeats = len(lines) - loops - len(pairs)
+    assert counts["repeats_merged"] == repeats >= 1
+    assert (f"edge rows (an undirected edge counts twice) from {len(lines)} lines ({loops} self-loops dropped, "
+            f"{repeats} repeat{'s' * (repeats != 1)} merged)") in printed
+    assert f"{loops} self-loops dropped (--self-loops keep keeps them)" in caplog.text
     assert manifest["spark_app_id"] == spark.conf.get("spark.app.id")
     (fingerprint,) = manifest["input_files"]
     stat = edges.stat()

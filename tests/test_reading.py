@@ -16,7 +16,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from sepne_spark.errors import UserError
-from sepne_spark.graph import Graph, incident_ends, load_graph, prepare_graph, rows_of
+from sepne_spark.graph import Graph, count_edges, incident_ends, load_graph, prepare_graph, rows_of
 from sepne_spark.reading import InputError, read_edges
 from tests.helpers import physical_plan
 
@@ -470,6 +470,28 @@ def test_load_graph_end_to_end(spark, tmp_path):
     assert sorted(r.id for r in graph.vertices.collect()) == ["1", "2", "3", "4"]
     with pytest.raises(ValueError, match="unknown read option"):
         load_graph(spark, path, directed=True, delimiter="\t")
+
+
+def test_counts_of_dropped_self_loops_and_merged_repeats_match_the_lines(spark, tmp_path):
+    """count_edges reports what canonicalising made of the lines (the reader counts the
+    lines and self-loops in its validating pass), as a count over the lines says, for
+    text and Parquet, directed or not, self-loops dropped or kept."""
+    lines = [(1, 2), (2, 1), (1, 2), (2, 3), (3, 3), (3, 3), (4, 4), (3, 4), (4, 3), (5, 1)]
+    text = write(tmp_path, "g.tsv", "".join(f"{u}\t{v}\t1\n" for u, v in lines))
+    parquet = str(tmp_path / "g.parquet")
+    pq.write_table(pa.table({"src": [u for u, _ in lines], "dst": [v for _, v in lines]}), parquet)
+    # each format with each direction and each self-loop policy
+    for path, directed, self_loops in ((text, False, "drop"), (text, True, "keep"), (parquet, False, "keep"),
+                                       (parquet, True, "drop")):
+        kept = [(u, v) for u, v in lines if self_loops == "keep" or u != v]
+        edges = len({(u, v) if directed else (min(u, v), max(u, v)) for u, v in kept})
+        loops = sum(u == v for u, v in lines)
+        graph = load_graph(spark, path, directed=directed, self_loops=self_loops)
+        rows, merged = count_edges(graph)
+        assert rows == graph.edges.count()
+        assert merged == {"input_lines": len(lines), "self_loops_dropped": loops if self_loops == "drop" else 0,
+                          "repeats_merged": len(kept) - edges, "edges": edges}, (path, directed, self_loops)
+    assert count_edges(prepare_graph(edges_df(spark, [("a", "b", 1.0)]), False)) == (2, None)  # no reader's counts
 
 
 @pytest.mark.unit

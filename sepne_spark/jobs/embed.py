@@ -384,14 +384,27 @@ def _used(used: dict, param: str) -> Any:
     return used.get(param, schema.setting(re.sub(r"(?<!^)([A-Z])", r"_\1", param).lower()).default)
 
 
+def merge_text(merged: dict[str, int], graph: Any) -> str:
+    """The input lines and what became of them (:func:`~sepne_spark.graph.count_edges`), in words."""
+    loops, repeats = merged["self_loops_dropped"], merged["repeats_merged"]
+    how = "weights summed" if graph.duplicates == "sum" else "the largest weight kept"
+    parts = ([f"{loops:,} self-loop{'s' * (loops != 1)} dropped (--self-loops keep keeps them)"] if loops else []) + (
+        [f"{repeats:,} repeat{'s' * (repeats != 1)} of an edge"
+         + ("" if graph.directed else " (in either direction)") + f" merged into it, {how} (--duplicates)"]
+        if repeats else [])
+    kind = "directed" if graph.directed else "undirected"
+    return (f"{merged['input_lines']:,} edge lines: {'; '.join(parts)}; {merged['edges']:,} {kind} "
+            f"edge{'s' * (merged['edges'] != 1)} left")
+
+
 def zero_reason(used: dict, what: str) -> str:
     """Why nodes got the zero vector, given the settings used: without propagation or
     averaging no node of their set reaches a landmark through M; with them (and any
     refinement, which spreads the same way), no node within their reach got a vector from
     the solve either."""
     if _used(used, "unreached") == "anchor":
-        return ("they have no edge of non-zero weight (every node with one that no landmark reaches got the "
-                "anchor, --unreached anchor)")
+        return ("they have no edge of non-zero weight to another node (every node with one that no landmark "
+                "reaches got the anchor, --unreached anchor)")
     steps = _used(used, "averageSteps")
     if _used(used, "propagation") <= 1 and steps <= 0:
         return f"neither they nor the other nodes of their set reach a landmark through M ({what})"
@@ -554,7 +567,7 @@ def _run(spark, ns: argparse.Namespace, settings: schema.EmbedSettings, target: 
     from pyspark.sql import functions as F
 
     from sepne_spark.jobs.common import input_fingerprint
-    from sepne_spark.graph import load_graph, prepare_graph
+    from sepne_spark.graph import count_edges, load_graph, prepare_graph
     from sepne_spark.model import SepNE, SepNEModel, requested_ids
     from sepne_spark.pipeline import spectral_steps
     from sepne_spark.progress import stage
@@ -617,12 +630,15 @@ def _run(spark, ns: argparse.Namespace, settings: schema.EmbedSettings, target: 
         # the graph is never merged or counted as a whole (SepNEModel.embeds_locally).
         local = model is not None and requested is not None and model.embeds_locally(graph, requested)
         n_nodes = n_edges = None
+        merged = None
         if not local:
             for frame in (graph.edges, graph.vertices):
                 frame.persist()
                 cleanup.append(frame.unpersist)
-            n_edges = graph.edges.count()
+            n_edges, merged = count_edges(graph)
             n_nodes = graph.vertices.count()
+            if merged and (merged["self_loops_dropped"] or merged["repeats_merged"]):
+                log.info("%s", merge_text(merged, graph))
             st.count(nodes=n_nodes, edge_rows=n_edges)
     if local:
         log.info("read %s: validated; only the requested nodes' neighbourhood is used (%.1f s)", source, timings["read"])
@@ -670,7 +686,7 @@ def _run(spark, ns: argparse.Namespace, settings: schema.EmbedSettings, target: 
     if local:
         counts["rows_of_A_read"] = int(model.plan["rows_read"])
     else:
-        counts.update(input_nodes=n_nodes, input_edge_rows=n_edges)
+        counts.update(input_nodes=n_nodes, input_edge_rows=n_edges, **(merged or {}))
     plan = dict(model.plan)
     plan.update(asked)  # the job's own check saw the ids as given (the model's, those found)
     for key in ("requested", "requested_missing"):
@@ -719,8 +735,8 @@ def _run(spark, ns: argparse.Namespace, settings: schema.EmbedSettings, target: 
             raise RuntimeError(f"wrote {counts['output_rows']} rows for {expected} nodes; the old output is kept")
         if counts["zero_embeddings"]:
             log.warning(
-                "%d of %d nodes got an all-zero embedding: %s; %s", counts["zero_embeddings"],
-                counts["output_rows"], zero_reason(used, what), zero_advice(used, n_nodes),
+                "%s of %s nodes got an all-zero embedding: %s; %s", f"{counts['zero_embeddings']:,}",
+                f"{counts['output_rows']:,}", zero_reason(used, what), zero_advice(used, n_nodes),
             )
         timings["total"] = time.time() - started
         manifest.update({
@@ -759,10 +775,14 @@ def _run(spark, ns: argparse.Namespace, settings: schema.EmbedSettings, target: 
     atomic_writes(writes, overwrite=ns.overwrite or bool(ns.run_date))
     mark_written([target] + ([ns.save_model] if ns.save_model else []))
     timings["total"] = time.time() - started  # the manifest's is up to its writing
-    print(f"SepNE embedded {counts['output_rows']} nodes of {source}")
-    size = (f"neighbourhood of the requested nodes: {counts['rows_of_A_read']} rows of A" if local
+    print(f"SepNE embedded {counts['output_rows']:,} nodes of {source}")
+    size = (f"neighbourhood of the requested nodes: {counts['rows_of_A_read']:,} rows of A" if local
             else f"{n_nodes:,} nodes, {n_edges:,} edges" if settings.directed
             else f"{n_nodes:,} nodes, {n_edges:,} edge rows (an undirected edge counts twice)")
+    if merged and (merged["self_loops_dropped"] or merged["repeats_merged"]):
+        loops, repeats = merged["self_loops_dropped"], merged["repeats_merged"]
+        size += (f" from {merged['input_lines']:,} lines ({loops:,} self-loop{'s' * (loops != 1)} dropped, "
+                 f"{repeats:,} repeat{'s' * (repeats != 1)} merged)")
     after = spectral_steps(used)  # what ran over the graph after the solve
     print(f"  {size}; k={len(model.landmark_ids)} ({used['landmarkStrategy']}), "
           f"d={model.factors.Phi.shape[0]}, metric {what}, partition {plan['setup']}, set size {used['setSize']}"
