@@ -35,7 +35,6 @@ from pyspark.ml import Estimator, Model
 from pyspark.ml.param import Param, Params
 from pyspark.ml.util import DefaultParamsReader, DefaultParamsWriter, MLReadable, MLReader, MLWritable
 from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql import functions as F
 
 from sepne_spark import __version__, pipeline
 from sepne_spark.errors import InputError, RequestedIdsError, SettingError, UnknownParamError, UserError  # noqa: F401 - RequestedIdsError re-exported here
