@@ -3,7 +3,9 @@
     .venv/bin/python benchmarks/scale_quality.py --sizes 1e4 1e5 --models sbm dcsbm
 
 For every graph model (``sbm``: uniform stochastic block model; ``dcsbm``: degree-
-corrected, power-law degrees with hubs and many degree-1 nodes) and size, it generates
+corrected, power-law degrees with hubs and many degree-1 nodes; ``lfr``: the LFR
+benchmark of Lancichinetti, Fortunato and Radicchi, power-law degrees and power-law
+community sizes, drawn by NetworkX, which only this model needs) and size, it generates
 the graph once into ``--workdir`` (Parquet, :mod:`sepne_spark.generators`), then in one
 process and one Spark session:
 
@@ -56,9 +58,12 @@ def ensure_graph(spark, workdir: str, model: str, nodes: int, communities: int, 
     if os.path.exists(info_path):
         with open(info_path) as fh:
             return json.load(fh)
-    gen = {"sbm": sbm_graph, "dcsbm": dcsbm_graph}[model]
     t = time.time()
-    edges, labels = gen(spark, nodes, communities, avg_degree, mixing, seed, partitions=shuffle_partitions(nodes))
+    if model == "lfr":
+        edges, labels = lfr_graph(spark, nodes, communities, avg_degree, mixing, seed)
+    else:
+        gen = {"sbm": sbm_graph, "dcsbm": dcsbm_graph}[model]
+        edges, labels = gen(spark, nodes, communities, avg_degree, mixing, seed, partitions=shuffle_partitions(nodes))
     write_edges(edges, os.path.join(root, "edges"), "parquet", overwrite=True)
     # Only nodes with an edge are nodes of the graph the job reads.
     written = spark.read.parquet(os.path.join(root, "edges"))
@@ -70,6 +75,34 @@ def ensure_graph(spark, workdir: str, model: str, nodes: int, communities: int, 
     with open(info_path, "w") as fh:
         json.dump(info, fh, indent=2)
     return info
+
+
+def lfr_graph(spark, nodes: int, communities: int, avg_degree: float, mixing: float, seed: int):
+    """An LFR benchmark graph (``networkx.LFR_benchmark_graph``) as ``src, dst`` and
+    ``node, label`` DataFrames: degree exponent 2.5, community-size exponent 1.5, sizes
+    from ``s`` to ``10 s`` with ``s`` chosen so that about ``communities`` communities
+    hold the nodes (a size law of exponent 1.5 on [s, 10 s] has mean 3.16 s), degrees up
+    to the largest community's size (a node's neighbours inside its community must fit
+    in it) and at most 50 times the mean."""
+    try:
+        import networkx as nx
+    except ImportError:
+        raise SystemExit("the lfr model needs NetworkX: pip install networkx") from None
+    import numpy as np
+    import pandas as pd
+
+    smallest = max(10, round(nodes / (3.16 * communities)))
+    G = nx.LFR_benchmark_graph(nodes, 2.5, 1.5, mixing, average_degree=avg_degree,
+                               max_degree=int(min(10 * smallest, 50 * avg_degree)), min_community=smallest,
+                               max_community=10 * smallest, seed=seed)
+    label = np.empty(nodes, dtype=np.int32)
+    for j, members in enumerate(sorted({min(G.nodes[v]["community"]): G.nodes[v]["community"] for v in G}.values(),
+                                       key=min)):
+        label[list(members)] = j
+    pairs = np.array([(u, v) for u, v in G.edges() if u != v], dtype=np.int64)
+    edges = spark.createDataFrame(pd.DataFrame({"src": pairs[:, 0], "dst": pairs[:, 1]}))
+    labels = spark.createDataFrame(pd.DataFrame({"node": np.arange(nodes, dtype=np.int64), "label": label}))
+    return edges, labels
 
 
 def zero_fraction(spark, output: str) -> tuple[int, float]:
@@ -107,7 +140,7 @@ def run_prone(spark, graph: dict[str, Any], output: str, d: int) -> dict[str, An
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--sizes", nargs="+", type=_size, default=[10_000, 100_000])
-    p.add_argument("--models", nargs="+", choices=["sbm", "dcsbm"], default=["sbm", "dcsbm"])
+    p.add_argument("--models", nargs="+", choices=["sbm", "dcsbm", "lfr"], default=["sbm", "dcsbm"])
     p.add_argument("--communities", type=int, default=50)
     p.add_argument("--avg-degree", type=float, default=15.0)
     p.add_argument("--mixing", type=float, default=0.6)
