@@ -110,6 +110,15 @@ def generated(kind: str, n: int, communities: int, degree: float, mixing: float,
     return Graph(name, _adjacency(n, src, dst), labels.astype(np.int64), (0.1, 0.5))
 
 
+def lfr_generated(n: int, communities: int, degree: float, mixing: float, seed: int) -> Graph:
+    """An LFR graph (:mod:`lfr`: power-law community sizes; needs NetworkX)."""
+    from lfr import lfr_edges_numpy
+
+    src, dst, labels = lfr_edges_numpy(n, communities, degree, mixing, seed)
+    return Graph(f"lfr-n{n}-c{communities}-d{degree:g}-mu{mixing:g}-s{seed}", _adjacency(n, src, dst), labels,
+                 (0.1, 0.5))
+
+
 GRAPHS = {
     "sbm-10k": lambda: generated("sbm", 10_000, 50, 15, 0.7, 1),
     "dcsbm-10k": lambda: generated("dcsbm", 10_000, 50, 15, 0.7, 1),
@@ -170,6 +179,18 @@ GRAPHS = {
     "citeseer": lambda: load_dataset("citeseer"),
     "wiki": lambda: load_dataset("wiki"),
 }
+
+
+def graph(name: str) -> Graph:
+    """A graph of :data:`GRAPHS`, or ``KIND:NODES:COMMUNITIES:DEGREE:MIXING:SEED`` with KIND
+    one of sbm, dcsbm, lfr (``lfr:5000:40:15:0.6:1``)."""
+    if name in GRAPHS:
+        return GRAPHS[name]()
+    kind, *fields_ = name.split(":")
+    if kind not in ("sbm", "dcsbm", "lfr") or len(fields_) != 5:
+        raise SystemExit(f"unknown graph {name!r}: a name of GRAPHS or KIND:NODES:COMMUNITIES:DEGREE:MIXING:SEED")
+    n, c, d, mu, seed = int(fields_[0]), int(fields_[1]), float(fields_[2]), float(fields_[3]), int(fields_[4])
+    return lfr_generated(n, c, d, mu, seed) if kind == "lfr" else generated(kind, n, c, d, mu, seed)
 
 
 # --------------------------------------------------------------------------- SepNE
@@ -460,7 +481,7 @@ def _fit_predict(X: np.ndarray, y: np.ndarray, tr: np.ndarray, te: np.ndarray, L
 
 def evaluate(G: Graph, E: np.ndarray, test_splits: int = 5, val_splits: int = 3, folds: int = 3) -> dict:
     lab = np.flatnonzero(G.labels >= 0)
-    if G.name.startswith(("sbm", "dcsbm")) and lab.size > EVAL_SAMPLE:
+    if G.name.startswith(("sbm", "dcsbm", "lfr")) and lab.size > EVAL_SAMPLE:
         lab = np.sort(np.random.default_rng(12345).choice(lab, EVAL_SAMPLE, replace=False))
     X = l2_normalize(E[lab])
     y = G.labels[lab]
@@ -500,7 +521,7 @@ def zero_fraction(G: Graph, E: np.ndarray) -> float:
 def run(graph_names: list[str], method_names: list[str], test_splits: int = 5, val_splits: int = 3) -> None:
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     for gname in graph_names:
-        G = GRAPHS[gname]()
+        G = graph(gname)
         deg = np.diff(G.A.indptr)
         print(f"# {gname}: n={G.n} edges={G.A.nnz // 2} mean degree={deg.mean():.2f} max={deg.max()} "
               f"degree-1 {np.mean(deg == 1):.3f} isolated {np.mean(deg == 0):.3f}", flush=True)

@@ -78,29 +78,14 @@ def ensure_graph(spark, workdir: str, model: str, nodes: int, communities: int, 
 
 
 def lfr_graph(spark, nodes: int, communities: int, avg_degree: float, mixing: float, seed: int):
-    """An LFR benchmark graph (``networkx.LFR_benchmark_graph``) as ``src, dst`` and
-    ``node, label`` DataFrames: degree exponent 2.5, community-size exponent 1.5, sizes
-    from ``s`` to ``10 s`` with ``s`` chosen so that about ``communities`` communities
-    hold the nodes (a size law of exponent 1.5 on [s, 10 s] has mean 3.16 s), degrees up
-    to the largest community's size (a node's neighbours inside its community must fit
-    in it) and at most 50 times the mean."""
-    try:
-        import networkx as nx
-    except ImportError:
-        raise SystemExit("the lfr model needs NetworkX: pip install networkx") from None
+    """An LFR graph (:func:`lfr.lfr_edges_numpy`) as ``src, dst`` and ``node, label`` DataFrames."""
     import numpy as np
     import pandas as pd
 
-    smallest = max(10, round(nodes / (3.16 * communities)))
-    G = nx.LFR_benchmark_graph(nodes, 2.5, 1.5, mixing, average_degree=avg_degree,
-                               max_degree=int(min(10 * smallest, 50 * avg_degree)), min_community=smallest,
-                               max_community=10 * smallest, seed=seed)
-    label = np.empty(nodes, dtype=np.int32)
-    for j, members in enumerate(sorted({min(G.nodes[v]["community"]): G.nodes[v]["community"] for v in G}.values(),
-                                       key=min)):
-        label[list(members)] = j
-    pairs = np.array([(u, v) for u, v in G.edges() if u != v], dtype=np.int64)
-    edges = spark.createDataFrame(pd.DataFrame({"src": pairs[:, 0], "dst": pairs[:, 1]}))
+    from lfr import lfr_edges_numpy
+
+    src, dst, label = lfr_edges_numpy(nodes, communities, avg_degree, mixing, seed)
+    edges = spark.createDataFrame(pd.DataFrame({"src": src, "dst": dst}))
     labels = spark.createDataFrame(pd.DataFrame({"node": np.arange(nodes, dtype=np.int64), "label": label}))
     return edges, labels
 
