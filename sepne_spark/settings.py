@@ -63,6 +63,7 @@ __all__ = [
     "AUTO_DENSE_AVERAGE_STEPS",
     "AUTO_LARGE",
     "AUTO_LOG_RATIO_AVERAGE_STEPS",
+    "AUTO_LOG_RATIO_DENSE_DEGREE",
     "AUTO_LOG_RATIO_NODES",
     "AUTO_LOG_RATIO_ROUNDS",
     "AUTO_MAX_ENTRIES",
@@ -1001,8 +1002,12 @@ AUTO_MORE_LANDMARKS_NODES = 50_000
 #: profile's rounds of the transition matrix.
 AUTO_LOG_RATIO_NODES = 100_000
 AUTO_LOG_RATIO_ROUNDS = 64
-#: ... followed by this many steps of neighbourhood averaging of the filter's output.
+#: ... followed by this many steps of neighbourhood averaging of the filter's output
+#: (finding 17) ...
 AUTO_LOG_RATIO_AVERAGE_STEPS = 3
+#: ... or by :data:`AUTO_DENSE_AVERAGE_STEPS` on a graph of at least this mean degree
+#: (edge rows per node): the sparser the graph, the more steps it wants (finding 27).
+AUTO_LOG_RATIO_DENSE_DEGREE = 16
 #: The M = I + A tier takes :data:`AUTO_SPREAD_ROUNDS` refinement rounds instead of the
 #: profile's 8 when the degree spread ``n sum(d^2) / (sum d)^2`` is above
 #: :data:`AUTO_SPREAD` (graphs with hubs; power iteration there drifts towards
@@ -1058,7 +1063,9 @@ def auto_profile(nodes: int, edge_rows: int, two_step_walks: int | None = None) 
           :data:`AUTO_MAX_TWO_STEP_WALKS` (and, up to :data:`AUTO_LOG_RATIO_NODES` nodes,
           :data:`AUTO_LOG_RATIO_ROUNDS` refinement rounds by the one-hop log-ratio
           matrix in place of the profile's 8 by the transition matrix, and
-          :data:`AUTO_LOG_RATIO_AVERAGE_STEPS` averaging steps last); otherwise the
+          :data:`AUTO_LOG_RATIO_AVERAGE_STEPS` averaging steps last, or
+          :data:`AUTO_DENSE_AVERAGE_STEPS` from a mean degree of
+          :data:`AUTO_LOG_RATIO_DENSE_DEGREE`); otherwise the
           profile's M = I + A with the landmark subspaces of the two-step walks
           (``landmark_factors: walks``, from the k landmark rows of A^2 only), from
           :data:`AUTO_MORE_LANDMARKS_NODES` nodes 2,000 landmarks, and, up to
@@ -1077,8 +1084,9 @@ def auto_profile(nodes: int, edge_rows: int, two_step_walks: int | None = None) 
         if two_step_walks <= AUTO_MAX_TWO_STEP_WALKS:
             over = {"metric": "A+A2", "scaling": "log", "landmark_factors": "rows"}
             if nodes <= AUTO_LOG_RATIO_NODES:
+                dense = edge_rows >= AUTO_LOG_RATIO_DENSE_DEGREE * nodes
                 over.update(refine_operator="pmi", refine_steps=AUTO_LOG_RATIO_ROUNDS,
-                            average_steps=AUTO_LOG_RATIO_AVERAGE_STEPS)
+                            average_steps=AUTO_DENSE_AVERAGE_STEPS if dense else AUTO_LOG_RATIO_AVERAGE_STEPS)
         else:
             if nodes >= AUTO_MORE_LANDMARKS_NODES:
                 over["landmarks"] = 2000

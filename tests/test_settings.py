@@ -234,7 +234,10 @@ def test_auto_profile_by_size():
     assert settings.auto_needs_walks(4000, 80000)
     two_hop = {"metric": "A+A2", "scaling": "log", "landmark_factors": "rows"}
     log_ratio_rounds = {**two_hop, "refine_operator": "pmi", "refine_steps": 64, "average_steps": 3}
-    assert settings.auto_profile(4000, 80000, 1_600_000) == ("social", log_ratio_rounds)
+    # from a mean degree of 16, one averaging step instead of three
+    assert settings.auto_profile(4000, 80000, 1_600_000) == ("social", {**log_ratio_rounds, "average_steps": 1})
+    assert settings.auto_profile(4000, 64000, 1_600_000) == ("social", {**log_ratio_rounds, "average_steps": 1})
+    assert settings.auto_profile(4000, 63999, 1_600_000) == ("social", log_ratio_rounds)
     assert settings.auto_profile(5000, 100_000, 4 * 10**7) == ("social", {"refine_steps": 4})  # 20: hubs
     # Up to 2,449 nodes M has at most 6 x 10^6 entries whatever the density.
     assert settings.auto_profile(2400, 200_000) == ("document-quality", {})
