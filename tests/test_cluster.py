@@ -236,7 +236,7 @@ def test_cluster_job_survives_a_lost_worker_and_matches_local_mode(spark, cluste
     cluster.kill_worker(victim)
     assert job.poll() is None, "the job ended before the worker was killed: the solve stage was too short"
     text = _finish(job, workdir)
-    assert "SepNE embedded 2400 nodes" in text
+    assert "SepNE embedded 2,400 nodes" in text
     origin = [line for line in text.splitlines() if "sepne-embed: sepne-spark" in line]
     assert origin and ".whl/sepne_spark" in origin[0], origin
     assert "label propagation: GraphFrames" in text, "LP did not go through GraphFrames on the cluster"

@@ -163,7 +163,7 @@ def test_the_embed_job_runs_through_spark_remote(spark, remote):
     nodes = len({a for a, _, _ in g.rows} | {b for _, b, _ in g.rows})  # the islands' too
     assert job.returncode == 0, job.stderr[-3000:]
     assert "connecting to the Spark Connect server at sc://127.0.0.1:" in job.stderr
-    assert f"SepNE embedded {nodes} nodes" in job.stdout
+    assert f"SepNE embedded {nodes:,} nodes" in job.stdout
     assert spark.read.parquet(str(out)).count() == nodes
 
 
