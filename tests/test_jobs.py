@@ -505,7 +505,9 @@ def test_manifest_and_summary_a_person_can_trust(spark, tmp_path, capfd, caplog,
     assert counts["repeats_merged"] == repeats >= 1
     assert (f"edge rows (an undirected edge counts twice) from {len(lines)} lines ({loops} self-loops dropped, "
             f"{repeats} repeat{'s' * (repeats != 1)} merged)") in printed
-    assert f"{loops} self-loops dropped (--self-loops keep keeps them)" in caplog.text
+    assert (f"{len(lines)} edge lines: {loops} self-loops dropped, {repeats} repeat{'s' * (repeats != 1)} merged "
+            "(--self-loops keep keeps self-loops; a repeat is an edge read again in either direction, merged by "
+            f"--duplicates sum); {len(pairs)} edges left") in caplog.text
     assert manifest["spark_app_id"] == spark.conf.get("spark.app.id")
     (fingerprint,) = manifest["input_files"]
     stat = edges.stat()

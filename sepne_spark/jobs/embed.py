@@ -384,17 +384,14 @@ def _used(used: dict, param: str) -> Any:
     return used.get(param, schema.setting(re.sub(r"(?<!^)([A-Z])", r"_\1", param).lower()).default)
 
 
-def merge_text(merged: dict[str, int], graph: Any) -> str:
-    """The input lines and what became of them (:func:`~sepne_spark.graph.count_edges`), in words."""
-    loops, repeats = merged["self_loops_dropped"], merged["repeats_merged"]
-    how = "weights summed" if graph.duplicates == "sum" else "the largest weight kept"
-    parts = ([f"{loops:,} self-loop{'s' * (loops != 1)} dropped (--self-loops keep keeps them)"] if loops else []) + (
-        [f"{repeats:,} repeat{'s' * (repeats != 1)} of an edge"
-         + ("" if graph.directed else " (in either direction)") + f" merged into it, {how} (--duplicates)"]
-        if repeats else [])
-    kind = "directed" if graph.directed else "undirected"
-    return (f"{merged['input_lines']:,} edge lines: {'; '.join(parts)}; {merged['edges']:,} {kind} "
-            f"edge{'s' * (merged['edges'] != 1)} left")
+def merged_parts(merged: dict[str, int] | None) -> list[str]:
+    """The self-loops dropped and the repeats merged of :func:`~sepne_spark.graph.count_edges`,
+    in words, those that are not 0 (none without the reader's counts): for the log and the
+    summary."""
+    if not merged:
+        return []
+    return [f"{n:,} {word}{'s' * (n != 1)} {done}" for n, word, done in (
+        (merged["self_loops_dropped"], "self-loop", "dropped"), (merged["repeats_merged"], "repeat", "merged")) if n]
 
 
 def zero_reason(used: dict, what: str) -> str:
@@ -637,8 +634,11 @@ def _run(spark, ns: argparse.Namespace, settings: schema.EmbedSettings, target: 
                 cleanup.append(frame.unpersist)
             n_edges, merged = count_edges(graph)
             n_nodes = graph.vertices.count()
-            if merged and (merged["self_loops_dropped"] or merged["repeats_merged"]):
-                log.info("%s", merge_text(merged, graph))
+            if merged_parts(merged):
+                log.info("%s edge lines: %s (--self-loops keep keeps self-loops; a repeat is an edge read again%s, "
+                         "merged by --duplicates %s); %s edges left", f"{merged['input_lines']:,}",
+                         ", ".join(merged_parts(merged)), "" if graph.directed else " in either direction",
+                         graph.duplicates, f"{merged['edges']:,}")
             st.count(nodes=n_nodes, edge_rows=n_edges)
     if local:
         log.info("read %s: validated; only the requested nodes' neighbourhood is used (%.1f s)", source, timings["read"])
@@ -779,10 +779,8 @@ def _run(spark, ns: argparse.Namespace, settings: schema.EmbedSettings, target: 
     size = (f"neighbourhood of the requested nodes: {counts['rows_of_A_read']:,} rows of A" if local
             else f"{n_nodes:,} nodes, {n_edges:,} edges" if settings.directed
             else f"{n_nodes:,} nodes, {n_edges:,} edge rows (an undirected edge counts twice)")
-    if merged and (merged["self_loops_dropped"] or merged["repeats_merged"]):
-        loops, repeats = merged["self_loops_dropped"], merged["repeats_merged"]
-        size += (f" from {merged['input_lines']:,} lines ({loops:,} self-loop{'s' * (loops != 1)} dropped, "
-                 f"{repeats:,} repeat{'s' * (repeats != 1)} merged)")
+    if merged_parts(merged):
+        size += f" from {merged['input_lines']:,} lines ({', '.join(merged_parts(merged))})"
     after = spectral_steps(used)  # what ran over the graph after the solve
     print(f"  {size}; k={len(model.landmark_ids)} ({used['landmarkStrategy']}), "
           f"d={model.factors.Phi.shape[0]}, metric {what}, partition {plan['setup']}, set size {used['setSize']}"
