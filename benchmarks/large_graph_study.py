@@ -104,19 +104,15 @@ def load_dataset(name: str) -> Graph:
 
 
 def generated(kind: str, n: int, communities: int, degree: float, mixing: float, seed: int) -> Graph:
-    fn = sbm_edges_numpy if kind == "sbm" else dcsbm_edges_numpy
+    """A generated graph: ``sbm``, ``dcsbm`` (:mod:`sepne_spark.generators`) or ``lfr``
+    (:mod:`lfr`: power-law community sizes; needs NetworkX)."""
+    if kind == "lfr":
+        from lfr import lfr_edges_numpy as fn
+    else:
+        fn = sbm_edges_numpy if kind == "sbm" else dcsbm_edges_numpy
     src, dst, labels = fn(n, communities, degree, mixing, seed)
-    name = f"{kind}-n{n}-c{communities}-d{degree:g}-mu{mixing:g}"
+    name = f"{kind}-n{n}-c{communities}-d{degree:g}-mu{mixing:g}" + (f"-s{seed}" if kind == "lfr" else "")
     return Graph(name, _adjacency(n, src, dst), labels.astype(np.int64), (0.1, 0.5))
-
-
-def lfr_generated(n: int, communities: int, degree: float, mixing: float, seed: int) -> Graph:
-    """An LFR graph (:mod:`lfr`: power-law community sizes; needs NetworkX)."""
-    from lfr import lfr_edges_numpy
-
-    src, dst, labels = lfr_edges_numpy(n, communities, degree, mixing, seed)
-    return Graph(f"lfr-n{n}-c{communities}-d{degree:g}-mu{mixing:g}-s{seed}", _adjacency(n, src, dst), labels,
-                 (0.1, 0.5))
 
 
 GRAPHS = {
@@ -190,7 +186,7 @@ def graph(name: str) -> Graph:
     if kind not in ("sbm", "dcsbm", "lfr") or len(fields_) != 5:
         raise SystemExit(f"unknown graph {name!r}: a name of GRAPHS or KIND:NODES:COMMUNITIES:DEGREE:MIXING:SEED")
     n, c, d, mu, seed = int(fields_[0]), int(fields_[1]), float(fields_[2]), float(fields_[3]), int(fields_[4])
-    return lfr_generated(n, c, d, mu, seed) if kind == "lfr" else generated(kind, n, c, d, mu, seed)
+    return generated(kind, n, c, d, mu, seed)
 
 
 # --------------------------------------------------------------------------- SepNE
