@@ -3,7 +3,8 @@
 NumPy/SciPy only (no Spark session), deterministic (every seed fixed), BLAS on one
 thread. For each graph (a uniform SBM or a degree-corrected SBM from
 :mod:`sepne_spark.generators`, or a document graph from ``$SEPNE_DATA_DIR``) and each
-method it records, as one JSON line in ``benchmarks/results/large_graph_study.jsonl``:
+method it records, as one JSON line in ``benchmarks/results/large_graph_study.jsonl``
+(or the file ``$STUDY_RESULTS`` names):
 
 * ``val``: the model-selection score, computed inside the training part of each split
   only (3-fold cross-validation of the training nodes, mean of 3 splits), per ratio;
@@ -62,7 +63,7 @@ from sepne_spark.solver import landmark_factors, row_space_factors, set_constant
 from sepne_spark.spectral import average, propagate, refine, reorthogonalize, sparse_products  # noqa: E402
 
 DATA_DIR = Path(os.environ.get("SEPNE_DATA_DIR", "/work/shared/datasets"))
-RESULTS = ROOT / "benchmarks" / "results" / "large_graph_study.jsonl"
+RESULTS = Path(os.environ.get("STUDY_RESULTS", ROOT / "benchmarks" / "results" / "large_graph_study.jsonl"))
 EVAL_SAMPLE = 5000
 
 
