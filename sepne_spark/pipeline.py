@@ -318,8 +318,9 @@ def walk_products(A: DataFrame, landmarks: DataFrame) -> int:
 #: the hubs of its power-law DC-SBM (1.8 x 10^11 products without repeats). It was 10^8
 #: when each product was a joined row; with the sparse products, an LFR graph of 300,000
 #: nodes whose bound is 2.3 x 10^9 took 81 s for these summaries (28 s for M00's own),
-#: and the walks' subspaces took its F1 from 0.941 to 1.114 of ProNE's at 10% labels
-#: (BENCHMARKS.md, "LFR graphs").
+#: and the walks' subspaces took its F1 from 0.941 to 1.114 of ProNE's at 10% labels;
+#: on a denser one of the same size, 8.2 x 10^9 products, they took 124 s and the whole
+#: job peaked at 10.5 GB on 2 cores (BENCHMARKS.md, "LFR graphs").
 MAX_DISTRIBUTED_WALK_PRODUCTS = 10_000_000_000
 
 
