@@ -192,12 +192,17 @@ class Proximity:
         base = self.vertices if nodes is None else nodes
         return base.select(F.col("id").alias("src"), F.col("id").alias("dst"), F.lit(1.0).alias("m"))
 
-    def _walks(self, start: DataFrame, forward: bool) -> DataFrame:
+    def _walks(self, start: DataFrame, forward: bool, ends: DataFrame | None = None) -> DataFrame:
         """Summed entries ``(src, dst, m)`` of A + A^2 + ... + A^window from ``start``.
 
         ``forward``: ``start`` holds rows of A and each step multiplies by A on the
         right (rows of the powers); otherwise ``start`` holds columns of A and each step
         multiplies by A on the left (columns of the powers).
+
+        ``ends`` (``id``; the window of 2 only): only the entries whose other end (the
+        column of a row, the row of a column) is one of these nodes, with the walks'
+        last step joined to those nodes' edges alone, so that the joins cost in
+        proportion to them. The entries kept are those of the whole rows, unchanged.
 
         With the window of 2 each entry is an :func:`ordered_sum` of its walks. Longer
         windows have far more walks per entry (a path count of about n d^T for average
@@ -209,21 +214,25 @@ class Proximity:
         Entries of powers of the row-normalised A are at most 1 and of M at most the
         window, so the integers cannot overflow.
         """
+        if ends is not None and self.window != 2:
+            raise ValueError("the walks' far ends can be restricted with the window of 2 only")
+        far_end = "dst" if forward else "src"
         first = start.select("src", "dst", F.col("a").alias("m"))
+        last = _semi(self.A, ends, far_end)
 
         def step(cur: DataFrame) -> DataFrame:
             if forward:
-                x, y = cur.alias("x"), self.A.alias("y")
+                x, y = cur.alias("x"), last.alias("y")
                 value = F.col("x.m") * F.col("y.a")
             else:
-                x, y = self.A.alias("x"), cur.alias("y")
+                x, y = last.alias("x"), cur.alias("y")
                 value = F.col("x.a") * F.col("y.m")
             return x.join(y, F.col("x.dst") == F.col("y.src")).select(
                 F.col("x.src").alias("src"), F.col("y.dst").alias("dst"), value.alias("m")
             )
 
         if self.window == 2:
-            parts = first.unionByName(step(first))
+            parts = _semi(first, ends, far_end).unionByName(step(first))
             return parts.groupBy("src", "dst").agg(ordered_sum("m").alias("m"))
 
         def fixed(df: DataFrame) -> DataFrame:
@@ -246,27 +255,34 @@ class Proximity:
             parts = parts.unionByName(t)
         return to_double(summed(parts))
 
-    def rows(self, nodes: DataFrame | None = None) -> DataFrame:
+    def rows(self, nodes: DataFrame | None = None, ends: DataFrame | None = None) -> DataFrame:
         """Entries ``(src, dst, m)`` of the rows of M for ``nodes`` (all rows if None).
 
         Every row of A + A^2 (the window of 2) is built by block of rows, as sparse
         products (:func:`two_step_rows`); the rows of some nodes (the landmarks', the
-        requested ids'), and longer windows, by joins (:meth:`_walks`)."""
+        requested ids'), and longer windows, by joins (:meth:`_walks`). ``ends``
+        (``id``): only the entries in these nodes' columns, for the rows of ``nodes``
+        of A + A^2 (:meth:`_walks`)."""
+        if ends is not None and (self.metric == "I+A" or nodes is None):
+            raise ValueError("entries restricted to some columns are for the rows of some nodes of A + A^2")
         if self.metric != "I+A" and nodes is None and self.window == 2 and self.by_block:
             return self._scaled(two_step_rows(self.A))
         Ar = _semi(self.A, nodes, "src")
         if self.metric != "I+A":
-            return self._scaled(self._walks(Ar, forward=True))
+            return self._scaled(self._walks(Ar, forward=True, ends=ends))
         parts = Ar.select("src", "dst", F.col("a").alias("m")).unionByName(self._identity(nodes))
         return self._scaled(parts.groupBy("src", "dst").agg(ordered_sum("m").alias("m")))
 
-    def cols(self, nodes: DataFrame | None = None) -> DataFrame:
-        """Entries ``(src, dst, m)`` of the columns of M for ``nodes`` (all if None)."""
+    def cols(self, nodes: DataFrame | None = None, ends: DataFrame | None = None) -> DataFrame:
+        """Entries ``(src, dst, m)`` of the columns of M for ``nodes`` (all if None);
+        ``ends``: only those in these nodes' rows, as :meth:`rows`."""
+        if ends is not None and (self.metric == "I+A" or nodes is None):
+            raise ValueError("entries restricted to some rows are for the columns of some nodes of A + A^2")
         if nodes is None:
             return self.rows(None)
         Ac = _semi(self.A, nodes, "dst")
         if self.metric != "I+A":
-            return self._scaled(self._walks(Ac, forward=False))
+            return self._scaled(self._walks(Ac, forward=False, ends=ends))
         parts = Ac.select("src", "dst", F.col("a").alias("m")).unionByName(self._identity(nodes))
         return self._scaled(parts.groupBy("src", "dst").agg(ordered_sum("m").alias("m")))
 

@@ -1,6 +1,8 @@
 """The distributed SepNE against the dense NumPy oracle of the same equations."""
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 from chispa import assert_df_equality
@@ -215,11 +217,56 @@ def test_walk_factors_fall_back_to_m00_when_the_landmarks_are_hubs(spark, monkey
     A = spark.createDataFrame([(g.ids[a], g.ids[b], 1.0) for a, b in zip(*np.nonzero(B))], "src string, dst string, a double")
     lm = spark.createDataFrame([(i, j) for j, i in enumerate(model.landmark_ids)], "id string, l int")
     assert pipeline.walk_products(A, lm) == want
-    monkeypatch.setattr(pipeline, "MAX_DISTRIBUTED_WALK_PRODUCTS", want - 1)
+    # A sample of the nodes below MIN_WALK_SAMPLE: M00's subspaces (a sample of 2.5%).
+    monkeypatch.setattr(pipeline, "MAX_DISTRIBUTED_WALK_PRODUCTS", int(want * pipeline.MIN_WALK_SAMPLE * 0.8))
     with caplog.at_level("WARNING", logger="sepne_spark.pipeline"):
         fallback = SepNE(landmarkFactors="walks", **kw).fit(edges)
     assert "landmark subspaces are M00's own" in caplog.text
     np.testing.assert_array_equal(fallback.factors.Phi, model.factors.Phi)
+
+
+def test_walk_factors_over_the_limit_sum_a_sample_of_the_nodes(spark, monkeypatch, caplog):
+    """Over the limit of products, S_A and S_B of the walks are sums over a seeded sample
+    of the nodes scaled by 1 / p (the landmarks' entries all kept for M00): against the
+    dense equations over the same nodes, and not the sums over every node."""
+    from sepne_spark import pipeline
+
+    g = random_graph(seed=23)
+    edges = edges_df(spark, g, True)
+    kw = dict(dim=D, landmarks=K, metric="I+A", partition="RP", setSize=SET, lam=LAM, eta=ETA, iters=ITERS,
+              directed=True, seed=3, oneTaskNodes=0, landmarkFactors="walks")
+    full = SepNE(**kw).fit(edges)
+    pos = g.index()
+    L = np.array([pos[i] for i in full.landmark_ids])
+    B = np.zeros((len(g.ids), len(g.ids)))
+    B[g.src, g.dst] = 1.0
+    products = int(((B[L].sum(axis=0) @ B) ** 2).sum() + ((B @ B[:, L].sum(axis=1)) ** 2).sum())
+    monkeypatch.setattr(pipeline, "MAX_DISTRIBUTED_WALK_PRODUCTS", products // 3)
+    with caplog.at_level("INFO", logger="sepne_spark.pipeline"):
+        model = SepNE(**kw).fit(edges)
+    assert "summed over a sample of 33.3% of the nodes" in caplog.text
+    # The nodes drawn: the hash of (id, seed) in the first p of its range.
+    vertices = spark.createDataFrame([(i,) for i in g.ids], "id string")
+    lm = spark.createDataFrame([(i, j) for j, i in enumerate(model.landmark_ids)], "id string, l int")
+    nodes, p = pipeline.walk_sample(SimpleNamespace(vertices=vertices), lm, products, 3)
+    drawn = np.array(sorted(pos[r["id"]] for r in nodes.collect()))
+    others = np.setdiff1d(drawn, L)
+    assert 0.15 * len(g.ids) < len(others) < 0.5 * len(g.ids)
+    assert 0 <= (products // 3) / products - p < 2 ** -20
+    A = dense.transition_matrix(len(g.ids), g.src, g.dst, g.weight, directed=True)
+    W = dense.weight_matrix(len(g.ids), g.src, g.dst, g.weight, directed=True)
+    walks = dense.log_scaled(dense.proximity_from_transition(A, "A+A2"), W)
+    scale = np.zeros(len(g.ids))
+    scale[others] = 1 / np.sqrt(p)
+    scale[L] = 1.0
+    W00, W_A, W_B = dense.landmark_summaries(scale[:, None] * walks * scale[None, :], L)
+    M00, S_A, S_B = dense.landmark_summaries(g.proximity("I+A", True, True), L)
+    want = row_space_factors(M00, S_A, S_B, D, subspaces=(W_A + W00 @ W00.T, W_B + W00.T @ W00))
+    for got, ref in ((model.factors.Phi, want.Phi), (model.factors.Psi, want.Psi), (model.factors.P, want.P)):
+        np.testing.assert_allclose(got, ref, rtol=0, atol=1e-9 * np.abs(ref).max())
+    assert not np.allclose(np.abs(model.factors.Phi), np.abs(full.factors.Phi), atol=1e-3)
+    model.release()
+    full.release()
 
 
 @pytest.mark.parametrize("string_ids", [True, False])

@@ -40,3 +40,17 @@ def test_two_step_rows_are_the_dense_a_plus_a2_whatever_the_blocks(spark, string
     # Proximity.rows() of the whole graph takes them (the log scaling after, as before)
     scaled = Proximity(A, None, "A+A2", "log", edges.where("src != dst"))
     assert "FlatMapGroupsInPandas" in scaled.rows(None)._jdf.queryExecution().executedPlan().toString()
+
+
+def test_walks_restricted_to_some_ends_only_for_the_rows_of_a_plus_a2_with_the_window_of_2(spark):
+    """Entries kept only in some columns (the walks' Gram sums over a sample of the
+    nodes) are the window of 2's: longer windows, I + A and every row refuse them."""
+    A = spark.createDataFrame([("a", "b", 1.0), ("b", "a", 1.0)], "src string, dst string, a double")
+    nodes = spark.createDataFrame([("a",)], "id string")
+    vertices = spark.createDataFrame([("a",), ("b",)], "id string")
+    with pytest.raises(ValueError, match="window of 2"):
+        Proximity(A, vertices, "A+A2", window=3).rows(nodes, ends=nodes)
+    with pytest.raises(ValueError, match="rows of some nodes"):
+        Proximity(A, vertices, "I+A").rows(nodes, ends=nodes)
+    with pytest.raises(ValueError, match="columns of some nodes"):
+        Proximity(A, vertices, "A+A2").cols(None, ends=nodes)
