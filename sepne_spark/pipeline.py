@@ -333,8 +333,9 @@ MAX_DISTRIBUTED_WALK_PRODUCTS = 10_000_000_000
 #: keeps M00's own subspaces. On an LFR graph of 100,000 nodes, the walks' Gram sums from
 #: 30% / 10% / 3% of the nodes scored 0.460 / 0.464 / 0.434 of validation micro-F1 at 10%
 #: labels, against 0.475 from every node and 0.373 from M00's subspaces
-#: (benchmarks/LARGE_GRAPH_STUDY.md, finding 31). The graphs measured with hubs for
-#: landmarks (5 x 10^12 products, p = 0.002) stay with M00's.
+#: (benchmarks/LARGE_GRAPH_STUDY.md, finding 31). The graphs of 10^6 nodes and more
+#: measured with hubs for landmarks (5 x 10^12 products and more, p <= 0.002) stay with
+#: M00's.
 MIN_WALK_SAMPLE = 0.03
 #: The sample is drawn by a hash of the node id and the seed, in steps of 2^-20.
 _SAMPLE_STEPS = 1 << 20
