@@ -332,11 +332,13 @@ MAX_DISTRIBUTED_WALK_PRODUCTS = 10_000_000_000
 #: expectation, at the cost of the limit), while p is at least this; below it the fit
 #: keeps M00's own subspaces. On an LFR graph of 100,000 nodes, the walks' Gram sums from
 #: 30% / 10% / 3% of the nodes scored 0.460 / 0.464 / 0.434 of validation micro-F1 at 10%
-#: labels, against 0.475 from every node and 0.373 from M00's subspaces
-#: (benchmarks/LARGE_GRAPH_STUDY.md, finding 31). The graphs of 10^6 nodes and more
-#: measured with hubs for landmarks (5 x 10^12 products and more, p <= 0.002) stay with
-#: M00's.
-MIN_WALK_SAMPLE = 0.03
+#: labels, against 0.475 from every node and 0.373 from M00's subspaces; on a DC-SBM of
+#: that size whose landmarks are hubs, 10% / 5% / 2% scored 0.213 / 0.194 / 0.167
+#: against 0.210 and 0.187: small samples of sums that a few nodes dominate are worse
+#: than none (benchmarks/LARGE_GRAPH_STUDY.md, finding 31). The graphs of 10^6 nodes
+#: and more measured with hubs for landmarks (5 x 10^12 products and more, p <= 0.002)
+#: stay with M00's.
+MIN_WALK_SAMPLE = 0.05
 #: The sample is drawn by a hash of the node id and the seed, in steps of 2^-20.
 _SAMPLE_STEPS = 1 << 20
 
