@@ -286,9 +286,7 @@ def _fit(graph: Graph, params: Mapping[str, Any], timings: dict[str, float] | No
             st.count(walks="skipped")
             walks = False
         if walks:
-            W00, W_A, W_B, *share = walked
-            if share and share[0] < 1:
-                st.count(walks=f"sampled {100 * share[0]:.1f}% of the nodes")
+            W00, W_A, W_B = walked
             factors = row_space_factors(M00, S_A, S_B, params["dim"],
                                         subspaces=(W_A + W00 @ W00.T, W_B + W00.T @ W00))
         elif params["landmarkFactors"] == "rows":
@@ -361,20 +359,19 @@ def walk_sample(graph: Graph, landmarks: DataFrame, products: int, seed: int) ->
 
 
 def walk_summaries(A: DataFrame, graph: Graph, landmarks: DataFrame, k: int,
-                   seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray, float] | None:
+                   seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """M00, S_A and S_B of the log-scaled A + A^2 from its k landmark rows and columns
-    (about k d^2 entries for mean degree d), whatever the model's metric, and the share
-    of the nodes S_A and S_B were summed over: ``landmarkFactors="walks"`` takes the
-    landmark subspaces from them. The distributed form of
-    :func:`sepne_spark.sparse.walk_summaries`. When their Gram matrices would take more
-    than :data:`MAX_DISTRIBUTED_WALK_PRODUCTS` products (:func:`walk_products`), S_A and
+    (about k d^2 entries for mean degree d), whatever the model's metric:
+    ``landmarkFactors="walks"`` takes the landmark subspaces from them. The distributed
+    form of :func:`sepne_spark.sparse.walk_summaries`. When their Gram matrices would
+    take more than :data:`MAX_DISTRIBUTED_WALK_PRODUCTS` products (:func:`walk_products`), S_A and
     S_B are sums over a sample of the nodes scaled to the whole (:func:`walk_sample`:
     the walks are joined for those nodes only), or None when the sample would be under
     :data:`MIN_WALK_SAMPLE` (the one-task fit has its own bound,
     :data:`sepne_spark.one_task.MAX_ONE_TASK_WALK_PRODUCTS`)."""
     products = walk_products(A, landmarks)
     ends, share = walk_sample(graph, landmarks, products, seed)
-    if products > MAX_DISTRIBUTED_WALK_PRODUCTS:
+    if share < 1:  # over the limit: a sample, or none
         log.info("two-step walks from the landmarks: up to %s Gram products, over the limit of %s: %s",
                  f"{products:,}", f"{MAX_DISTRIBUTED_WALK_PRODUCTS:,}",
                  f"summed over a sample of {100 * share:.1f}% of the nodes" if share else
@@ -389,7 +386,7 @@ def walk_summaries(A: DataFrame, graph: Graph, landmarks: DataFrame, k: int,
         rows, cols = (df.persist() for df in (walks.rows(landmarks, ends), walks.cols(landmarks, ends)))
         held += [rows, cols]
         W00, W_A, W_B = landmark_summaries(landmark_blocks(rows, cols, landmarks), landmarks, k)
-        return W00, W_A / share, W_B / share, share
+        return W00, W_A / share, W_B / share
     finally:
         for df in held:
             df.unpersist()

@@ -634,10 +634,11 @@ def _run(spark, ns: argparse.Namespace, settings: schema.EmbedSettings, target: 
                 cleanup.append(frame.unpersist)
             n_edges, merged = count_edges(graph)
             n_nodes = graph.vertices.count()
-            if merged_parts(merged):
+            dropped = merged_parts(merged)
+            if dropped:
                 log.info("%s edge lines: %s (--self-loops keep keeps self-loops; a repeat is an edge read again%s, "
                          "merged by --duplicates %s); %s edges left", f"{merged['input_lines']:,}",
-                         ", ".join(merged_parts(merged)), "" if graph.directed else " in either direction",
+                         ", ".join(dropped), "" if graph.directed else " in either direction",
                          graph.duplicates, f"{merged['edges']:,}")
             st.count(nodes=n_nodes, edge_rows=n_edges)
     if local:
@@ -779,8 +780,9 @@ def _run(spark, ns: argparse.Namespace, settings: schema.EmbedSettings, target: 
     size = (f"neighbourhood of the requested nodes: {counts['rows_of_A_read']:,} rows of A" if local
             else f"{n_nodes:,} nodes, {n_edges:,} edges" if settings.directed
             else f"{n_nodes:,} nodes, {n_edges:,} edge rows (an undirected edge counts twice)")
-    if merged_parts(merged):
-        size += f" from {merged['input_lines']:,} lines ({', '.join(merged_parts(merged))})"
+    dropped = merged_parts(merged)
+    if dropped:
+        size += f" from {merged['input_lines']:,} lines ({', '.join(dropped)})"
     after = spectral_steps(used)  # what ran over the graph after the solve
     print(f"  {size}; k={len(model.landmark_ids)} ({used['landmarkStrategy']}), "
           f"d={model.factors.Phi.shape[0]}, metric {what}, partition {plan['setup']}, set size {used['setSize']}"
