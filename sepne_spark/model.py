@@ -381,6 +381,7 @@ class SepNE(Estimator, _SepNEParams, MLWritable, MLReadable):
                         "of %d nodes leaves many nodes with zero vectors; SepNE.fromProfile(\"auto\", edges) "
                         "chooses the settings from the graph's size, as the embed job does", cache.nodes)
         model = SepNEModel(fitted.landmark_ids, fitted.factors, fitted.S_A, fitted.S_B, fitted.id_type)
+        model.fit_notes = dict(fitted.notes)
         self._copyValues(model)
         model._hold_fitted_values()
         model._fitted = cache
@@ -425,6 +426,12 @@ class SepNEModel(Model, _SepNEParams, MLWritable, MLReadable):
         self.timings: dict[str, float] = {}
         #: what the last :meth:`embed` set up: ``setup`` (RP, LP, IO), ``sets``, ``nodes``
         self.plan: dict[str, Any] = {}
+        #: what the fit did that the Params do not say, saved with the model:
+        #: ``landmark_subspaces`` (``"M00"``, ``"rows"`` or ``"walks"``; ``"M00"`` also when
+        #: ``landmarkFactors="walks"`` and the walks were over the limit of products) and,
+        #: when the walks' Gram sums ran over a sample of the nodes, ``walk_sample`` (its
+        #: share); empty for a model saved before 2026-12-06
+        self.fit_notes: dict[str, Any] = {}
         self._fitted_values: dict[str, Any] = {}  # FITTED_PARAMS' values at the fit
 
     def copy(self, extra: Any = None) -> "SepNEModel":
@@ -434,6 +441,7 @@ class SepNEModel(Model, _SepNEParams, MLWritable, MLReadable):
         that = super().copy(extra)
         that.plan = dict(self.plan)
         that.timings = dict(self.timings)
+        that.fit_notes = dict(self.fit_notes)
         that._fitted_values = dict(self._fitted_values)
         return that
 
@@ -774,7 +782,7 @@ class SepNEWriter(DefaultParamsWriter):
             extra["runDate"] = self.optionMap["rundate"]
         if isinstance(instance, SepNEModel):
             instance._check_fitted_values()
-            extra.update(k=len(instance.landmark_ids), d=int(instance.factors.Phi.shape[0]))
+            extra.update(k=len(instance.landmark_ids), d=int(instance.factors.Phi.shape[0]), fit=instance.fit_notes)
         _save_metadata(instance, path, spark, extra)
         if isinstance(instance, SepNEModel):
             data, landmarks = instance._data(spark)
@@ -925,6 +933,7 @@ class SepNEModelReader(MLReader):
         model._resetUid(metadata["uid"])
         DefaultParamsReader.getAndSetParams(model, metadata)
         model._hold_fitted_values()
+        model.fit_notes = dict(metadata.get("fit") or {})
         return model
 
     def _build(self, spark: SparkSession, path: str, arr: dict[str, np.ndarray], id_type: Any) -> "SepNEModel":

@@ -90,6 +90,18 @@ class Fit:
     S_A: np.ndarray
     S_B: np.ndarray
     id_type: DataType
+    #: What the fit did that its parameters do not say (:func:`fit_notes`).
+    notes: dict[str, Any] = field(default_factory=dict)
+
+
+def fit_notes(params: Mapping[str, Any], walks: bool, share: float = 1.0) -> dict[str, Any]:
+    """What a fit did that its parameters do not say, for the model and the job's manifest:
+    ``landmark_subspaces``, where the landmark subspaces came from (``"M00"``, ``"rows"``
+    or ``"walks"``: ``"M00"`` also when ``landmarkFactors="walks"`` and the walks' Gram
+    sums were over the limit, :func:`walk_summaries`), and ``walk_sample``, the share of the
+    nodes those sums ran over when it was a sample (absent when every node)."""
+    subspaces = "walks" if walks else "rows" if params["landmarkFactors"] == "rows" else "M00"
+    return {"landmark_subspaces": subspaces, **({"walk_sample": share} if walks and share < 1 else {})}
 
 
 @dataclass
@@ -262,6 +274,7 @@ def _fit(graph: Graph, params: Mapping[str, Any], timings: dict[str, float] | No
         id_type = graph.vertices.schema["id"].dataType
         lm = landmark_frame(spark, ids, id_type).persist()
         cached.append(lm)
+        share = 1.0  # of the nodes the walks' Gram sums ran over
         if small:
             M00, S_A, S_B, *walked = one_task.summaries(graph.edges, graph.vertices, lm, len(ids), params, walks)
         else:
@@ -273,7 +286,7 @@ def _fit(graph: Graph, params: Mapping[str, Any], timings: dict[str, float] | No
                 M00, S_A, S_B = landmark_summaries(blocks, lm, len(ids))
             finally:
                 prox.release()  # the cached rows and columns hold the scaled entries now
-            walked = list(walk_summaries(A, graph, lm, len(ids), params["seed"]) or ()) if walks else []
+            *walked, share = (walk_summaries(A, graph, lm, len(ids), params["seed"]) if walks else None) or (1.0,)
             # Nodes whose only edge was a dropped self-loop are nodes: an edge list of
             # nothing else (or of weights 0, which A leaves out) has nodes and no edge
             # (the one task tells it as it sums).
@@ -294,7 +307,7 @@ def _fit(graph: Graph, params: Mapping[str, Any], timings: dict[str, float] | No
         else:
             factors = landmark_factors(M00, params["dim"])
         st.count(k=len(ids), d=int(factors.Phi.shape[0]))
-    return Fit(ids, factors, S_A, S_B, id_type), FittedGraph(graph, A, blocks, int(n_nodes), cached)
+    return Fit(ids, factors, S_A, S_B, id_type, fit_notes(params, walks, share)), FittedGraph(graph, A, blocks, int(n_nodes), cached)
 
 
 def walk_products(A: DataFrame, landmarks: DataFrame) -> int:
@@ -359,7 +372,7 @@ def walk_sample(graph: Graph, landmarks: DataFrame, products: int, seed: int) ->
 
 
 def walk_summaries(A: DataFrame, graph: Graph, landmarks: DataFrame, k: int,
-                   seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+                   seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray, float] | None:
     """M00, S_A and S_B of the log-scaled A + A^2 from its k landmark rows and columns
     (about k d^2 entries for mean degree d), whatever the model's metric:
     ``landmarkFactors="walks"`` takes the landmark subspaces from them. The distributed
@@ -368,7 +381,9 @@ def walk_summaries(A: DataFrame, graph: Graph, landmarks: DataFrame, k: int,
     S_B are sums over a sample of the nodes scaled to the whole (:func:`walk_sample`:
     the walks are joined for those nodes only), or None when the sample would be under
     :data:`MIN_WALK_SAMPLE` (the one-task fit has its own bound,
-    :data:`sepne_spark.one_task.MAX_ONE_TASK_WALK_PRODUCTS`)."""
+    :data:`sepne_spark.one_task.MAX_ONE_TASK_WALK_PRODUCTS`). The fourth value is the
+    share of the nodes the sums ran over (1.0 for every node), which the model records
+    (:func:`fit_notes`)."""
     products = walk_products(A, landmarks)
     ends, share = walk_sample(graph, landmarks, products, seed)
     if share < 1:  # over the limit: a sample, or none
@@ -386,7 +401,7 @@ def walk_summaries(A: DataFrame, graph: Graph, landmarks: DataFrame, k: int,
         rows, cols = (df.persist() for df in (walks.rows(landmarks, ends), walks.cols(landmarks, ends)))
         held += [rows, cols]
         W00, W_A, W_B = landmark_summaries(landmark_blocks(rows, cols, landmarks), landmarks, k)
-        return W00, W_A / share, W_B / share
+        return W00, W_A / share, W_B / share, share
     finally:
         for df in held:
             df.unpersist()

@@ -223,6 +223,7 @@ def test_walk_factors_fall_back_to_m00_when_the_landmarks_are_hubs(spark, monkey
         fallback = SepNE(landmarkFactors="walks", **kw).fit(edges)
     assert "landmark subspaces are M00's own" in caplog.text
     np.testing.assert_array_equal(fallback.factors.Phi, model.factors.Phi)
+    assert fallback.fit_notes == {"landmark_subspaces": "M00"}  # what the model and the manifest record
 
 
 def test_walk_factors_over_the_limit_sum_a_sample_of_the_nodes(spark, monkeypatch, caplog):
@@ -253,6 +254,8 @@ def test_walk_factors_over_the_limit_sum_a_sample_of_the_nodes(spark, monkeypatc
     others = np.setdiff1d(drawn, L)
     assert 0.15 * len(g.ids) < len(others) < 0.5 * len(g.ids)
     assert 0 <= (products // 3) / products - p < 2 ** -20
+    assert model.fit_notes == {"landmark_subspaces": "walks", "walk_sample": p}
+    assert full.fit_notes == {"landmark_subspaces": "walks"}
     A = dense.transition_matrix(len(g.ids), g.src, g.dst, g.weight, directed=True)
     W = dense.weight_matrix(len(g.ids), g.src, g.dst, g.weight, directed=True)
     walks = dense.log_scaled(dense.proximity_from_transition(A, "A+A2"), W)

@@ -497,6 +497,7 @@ def test_manifest_and_summary_a_person_can_trust(spark, tmp_path, capfd, caplog,
     manifest = json.loads((out / "_manifest.json").read_text())
 
     assert manifest["profile"] == "document"
+    assert manifest["fit"] == {"landmark_subspaces": "M00"}  # the document profile's M00 factors
     pairs = {(min(s, d), max(s, d)) for s, d, _ in lines if s != d}
     loops = sum(s == d for s, d, _ in lines)
     counts = manifest["counts"]
@@ -538,6 +539,33 @@ def test_manifest_and_summary_a_person_can_trust(spark, tmp_path, capfd, caplog,
 
     noisy = [ln for ln in err.splitlines() if "already cached" in ln or "ignored" in ln]
     assert not noisy, noisy
+
+
+@pytest.mark.e2e
+def test_the_summary_and_manifest_say_when_the_walks_were_a_sample(spark, tmp_path, capfd, monkeypatch):
+    """landmarkFactors walks over the limit of products: the job's summary, its manifest
+    and the saved model say over which share of the nodes the walks' sums ran; under
+    MIN_WALK_SAMPLE, that the landmark subspaces are M00's own."""
+    from sepne_spark import pipeline
+    from tests.helpers import random_graph
+
+    g = random_graph(n=80, m=400, seed=11)
+    edges = tmp_path / "edges.tsv"
+    edges.write_text("".join(f"{s}\t{d}\t{w}\n" for s, d, w in g.rows), encoding="utf-8")
+    base = ["--input", str(edges), "--profile", "social", "--landmarks", "10", "--dim", "4", "--set-size", "30",
+            "--one-task-nodes", "0", "--propagation", "1", "--refine-steps", "0", "--overwrite"]
+    monkeypatch.setattr(pipeline, "walk_products", lambda A, landmarks: 4_000_000)  # the bound, as if
+    monkeypatch.setattr(pipeline, "MAX_DISTRIBUTED_WALK_PRODUCTS", 1_000_000)  # a quarter of it
+    capfd.readouterr()
+    assert embed.main(spark, [*base, "--output", str(tmp_path / "a"), "--save-model", str(tmp_path / "m")]) == 0
+    assert "; landmark subspaces from the walks over 25.0% of the nodes" in capfd.readouterr().out
+    manifest = json.loads((tmp_path / "a" / "_manifest.json").read_text())
+    assert manifest["fit"] == {"landmark_subspaces": "walks", "walk_sample": 0.25}
+    assert SepNEModel.load(str(tmp_path / "m")).fit_notes == manifest["fit"]
+    monkeypatch.setattr(pipeline, "MIN_WALK_SAMPLE", 0.3)
+    assert embed.main(spark, [*base, "--output", str(tmp_path / "b")]) == 0
+    assert "; landmark subspaces: M00's own (the walks were over the limit of products)" in capfd.readouterr().out
+    assert json.loads((tmp_path / "b" / "_manifest.json").read_text())["fit"] == {"landmark_subspaces": "M00"}
 
 
 @pytest.mark.e2e

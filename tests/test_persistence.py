@@ -135,12 +135,15 @@ def test_model_saved_before_a_setting_existed_takes_its_default(spark, tmp_path,
     """A model written by a release without ``averageSteps``, ``refineOperator``,
     ``unreached`` and ``unreachedLength`` (its metadata lacks the Params) loads with the
     settings' defaults, 0, transition and zero (the vectors of the releases before), and
-    embeds as it did."""
+    embeds as it did; one without the fit's record (``fit``) has none."""
     model = fitted.stages[0]
     path = tmp_path / "before"
     model.save(str(path))
     part = sorted((path / "metadata").glob("part-*"))[0]
     meta = json.loads(part.read_text().strip())
+    assert meta["fit"] == model.fit_notes == {"landmark_subspaces": "M00"}  # the fit's record, saved ...
+    assert SepNEModel.load(str(path)).fit_notes == model.fit_notes  # ... and loaded
+    del meta["fit"]  # none before 2026-12-06
     for param in ("averageSteps", "refineOperator", "unreached", "unreachedLength"):
         assert param in meta["paramMap"] or param in meta["defaultParamMap"]
         for key in ("paramMap", "defaultParamMap"):
@@ -150,7 +153,7 @@ def test_model_saved_before_a_setting_existed_takes_its_default(spark, tmp_path,
     old = SepNEModel.load(str(path))
     assert old.getAverageSteps() == 0 and old.getRefineOperator() == "transition"
     assert old.getUnreached() == "zero"
-    assert old.settings() == model.settings()
+    assert old.settings() == model.settings() and old.fit_notes == {}
     assert_same_embeddings(model.transform(edges), old.transform(edges))
 
 

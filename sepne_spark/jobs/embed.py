@@ -384,6 +384,17 @@ def _used(used: dict, param: str) -> Any:
     return used.get(param, schema.setting(re.sub(r"(?<!^)([A-Z])", r"_\1", param).lower()).default)
 
 
+def subspaces_note(used: dict, notes: dict[str, Any]) -> str:
+    """For the job's summary: where the landmark subspaces came from, when that is not
+    what ``landmarkFactors`` says (the walks over a sample of the nodes, or M00's own
+    when the walks were over the limit); empty otherwise."""
+    if "walk_sample" in notes:
+        return f"; landmark subspaces from the walks over {100 * notes['walk_sample']:.1f}% of the nodes"
+    if _used(used, "landmarkFactors") == "walks" and notes.get("landmark_subspaces") == "M00":
+        return "; landmark subspaces: M00's own (the walks were over the limit of products)"
+    return ""
+
+
 def merged_parts(merged: dict[str, int] | None) -> list[str]:
     """The self-loops dropped and the repeats merged of :func:`~sepne_spark.graph.count_edges`,
     in words, those that are not 0 (none without the reader's counts): for the log and the
@@ -749,7 +760,8 @@ def _run(spark, ns: argparse.Namespace, settings: schema.EmbedSettings, target: 
             "read": given_read_options(ns),
             "output": target, "settings": applied, "counts": counts,
             "spark_not_applied": not_applied or {},
-            "sets": plan, "model": ns.model, "saved_model": ns.save_model, "nodes": ns.nodes,
+            "sets": plan, "fit": model.fit_notes, "model": ns.model, "saved_model": ns.save_model,
+            "nodes": ns.nodes,
             "graphframes_used": bool(getattr(spark, "_sepne_graphframes", False)),
             # fit is landmarks + summaries_svd (and the graph's caching): its parts are
             # listed too, so the stages do not add up to total.
@@ -786,6 +798,7 @@ def _run(spark, ns: argparse.Namespace, settings: schema.EmbedSettings, target: 
     after = spectral_steps(used)  # what ran over the graph after the solve
     print(f"  {size}; k={len(model.landmark_ids)} ({used['landmarkStrategy']}), "
           f"d={model.factors.Phi.shape[0]}, metric {what}, partition {plan['setup']}, set size {used['setSize']}"
+          + subspaces_note(used, model.fit_notes)
           + (f"; then {', '.join(after)}" if after else "")
           + ("; unreached nodes: the anchor" if _used(used, "unreached") == "anchor" and wanted is None else ""))
     print("  time: " + _time_line(timings, loaded=bool(ns.model)))
