@@ -416,6 +416,13 @@ def test_an_empty_nodes_list_is_refused(tmp_path):
             embed._checked(["--generated", "--nodes", f"@{ids}", "--output", str(tmp_path / "out")])
     ids.write_text("# wanted\n7\n", encoding="utf-8")
     embed._checked(["--generated", "--nodes", f"@{ids}", "--output", str(tmp_path / "out")])
+    # --max-missing: a fraction, and only beside --nodes (refused before Spark starts)
+    for bad in ("1.5", "-0.1", "nan"):
+        with pytest.raises(UserError, match=f"--max-missing {bad}: give a fraction from 0 to 1"):
+            embed._checked(["--generated", "--nodes", "7", "--max-missing", bad, "--output", str(tmp_path / "out")])
+    with pytest.raises(UserError, match="--max-missing is the share of the requested ids [(]--nodes[)]"):
+        embed._checked(["--generated", "--max-missing", "0", "--output", str(tmp_path / "out")])
+    embed._checked(["--generated", "--nodes", "7", "--max-missing", "0", "--output", str(tmp_path / "out")])
     # An edge list given as ids (a file, or a folder's gzip'd file): several fields on a line
     import gzip
 

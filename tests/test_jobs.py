@@ -427,6 +427,18 @@ def test_saved_model_io_reads_only_the_neighbourhood(spark, tmp_path, capsys, ca
     assert counts["output_rows"] == len(asked) - 1 and manifest["sets"]["setup"] == "IO"
     assert (counts["requested"], counts["requested_missing"]) == (len(asked), 1)  # "not-a-node"
     got = {r["id"]: r["embedding"] for r in spark.read.parquet(str(out)).collect()}
+    # --max-missing: a share of missing ids over it fails the run before anything is written.
+    from sepne_spark.errors import UserError
+
+    share = 1 / len(asked)
+    refused = (f"1 of the {len(asked)} requested ids [(]{share:.1%}[)] are not nodes of the graph, more than "
+               "--max-missing 0 allows; nothing was written")
+    with pytest.raises(UserError, match=refused):
+        embed.main(spark, flags + ["--output", str(tmp_path / "strict"), "--model", str(model_path),
+                                   "--nodes", f"@{tmp_path / 'nodes.txt'}", "--max-missing", "0"])
+    assert not (tmp_path / "strict").exists()
+    assert embed.main(spark, flags + ["--output", str(tmp_path / "strict"), "--model", str(model_path),
+                                      "--nodes", f"@{tmp_path / 'nodes.txt'}", "--max-missing", f"{share}"]) == 0
 
     model = SepNEModel.load(str(model_path))
     merged = load_graph(spark, str(edges), directed=False)
@@ -447,8 +459,6 @@ def test_saved_model_io_reads_only_the_neighbourhood(spark, tmp_path, capsys, ca
     for node, vec in ref.items():
         np.testing.assert_allclose(got[node], vec, rtol=0, atol=1e-9 * scale)
     # Embeddings given as the model: the user's mistake, one line and exit status 2.
-    from sepne_spark.errors import UserError
-
     with pytest.raises(UserError, match=f"--model: no SepNE model at {out}"):
         embed.main(spark, flags + ["--output", str(tmp_path / "again"), "--model", str(out), "--nodes", "x"])
     # A model saved from a run of requested ids (partition IO) embeds a whole graph with
@@ -457,6 +467,11 @@ def test_saved_model_io_reads_only_the_neighbourhood(spark, tmp_path, capsys, ca
     assert embed.main(spark, flags + ["--output", str(tmp_path / "io"), "--partition", "IO", "--nodes",
                                       f"@file://{tmp_path / 'nodes.txt'}", "--save-model", str(io_model)]) == 0  # a file: URI
     assert SepNEModel.load(str(io_model)).getPartition() == "IO"
+    with pytest.raises(UserError, match=refused):  # fitting: refused before the fit
+        embed.main(spark, flags + ["--output", str(tmp_path / "io2"), "--partition", "IO", "--nodes",
+                                   f"@{tmp_path / 'nodes.txt'}", "--max-missing", "0", "--save-model",
+                                   str(tmp_path / "io2-model")])
+    assert not (tmp_path / "io2").exists() and not (tmp_path / "io2-model").exists()
     fitted_io = json.loads((tmp_path / "io" / "_manifest.json").read_text())
     assert (fitted_io["counts"]["requested"], fitted_io["counts"]["requested_missing"]) == (len(asked), 1)
     assert "requested_ids" in fitted_io["timings_s"]  # the job's own check, a stage of its own
@@ -594,6 +609,12 @@ def test_auto_with_requested_ids_leaves_out_the_whole_graph_steps(spark, tmp_pat
     with pytest.raises(UserError, match="--average-steps 2 averages every vector.*give --average-steps 0"):
         embed.main(spark, ["--input", str(edges), "--output", str(tmp_path / "other"), "--nodes", g.ids[0],
                            "--average-steps", "2"])
+    # More missing ids than --max-missing allows: refused before the fit, nothing written.
+    with pytest.raises(UserError, match=r"1 of the 6 requested ids \(16.7%\) are not nodes of the graph, more than "
+                                        r"--max-missing 0.1 allows"):
+        embed.main(spark, ["--input", str(edges), "--output", str(tmp_path / "strict"), "--max-missing", "0.1",
+                           "--nodes", ",".join([*g.ids[:5], "not-a-node"])])
+    assert not (tmp_path / "strict").exists()
     # A site's default profile reads the graph as directed: auto fits it as read.
     site = tmp_path / "site"
     site.mkdir()

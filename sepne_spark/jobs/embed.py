@@ -110,6 +110,10 @@ def build_parser() -> argparse.ArgumentParser:
     io.add_argument("--nodes", default=None,
                     help="embed only these ids (IO): a comma-separated list or @FILE with one id per line (blank and # "
                          "lines skipped, and a line that names the column: id, node, ...); @FOLDER reads its files")
+    io.add_argument("--max-missing", type=float, default=None, metavar="FRACTION",
+                    help="with --nodes: fail (exit 2, nothing written) when more than this fraction of the "
+                         "requested ids are not nodes of the graph, e.g. 0 for none; by default those are left out "
+                         "with a warning, and only a request of which no id is a node fails")
     io.add_argument("--save-model", default=None, metavar="PATH",
                     help="also save the fitted model here (an existing one is replaced with --overwrite, "
                     "or with --run-date when it is the model that date's earlier run saved)")
@@ -262,6 +266,12 @@ def _checked(argv: Sequence[str] | None) -> tuple[argparse.Namespace, schema.Emb
             })) from None
     if ns.nodes is not None and not ns.nodes.strip(" ,@"):
         raise UserError(f"--nodes {ns.nodes!r} names no id: give comma-separated ids, or @FILE with one id per line")
+    if ns.max_missing is not None:
+        if not ns.nodes:
+            raise UserError("--max-missing is the share of the requested ids (--nodes) that may be missing: give "
+                            "--nodes, or drop --max-missing")
+        if not 0 <= ns.max_missing <= 1:  # NaN too
+            raise UserError(f"--max-missing {ns.max_missing:g}: give a fraction from 0 to 1")
 
     from sepne_spark.storage import (check_apart, check_folder_to_write, check_holds_only_a_dataset,
                                      check_no_partitions, check_not_in_dataset, check_partition_parent)
@@ -382,6 +392,19 @@ def _used(used: dict, param: str) -> Any:
     """The value of the Param ``param`` (``averageSteps``) in ``used``, a model's
     settings, else the schema's default of that setting."""
     return used.get(param, schema.setting(re.sub(r"(?<!^)([A-Z])", r"_\1", param).lower()).default)
+
+
+def check_missing(ns: argparse.Namespace, counts: dict[str, Any]) -> None:
+    """Refuse the run when more of the requested ids than ``--max-missing`` allows are
+    not nodes (``counts``: ``requested`` and ``requested_missing``, as
+    :func:`~sepne_spark.graph.requested_ids` counts them)."""
+    if ns.max_missing is None or not counts.get("requested"):
+        return
+    missing, asked = int(counts["requested_missing"]), int(counts["requested"])
+    if missing > ns.max_missing * asked:
+        raise UserError(f"{missing:,} of the {asked:,} requested ids ({missing / asked:.1%}) are not nodes of the "
+                        f"graph, more than --max-missing {ns.max_missing:g} allows; nothing was written (the warning "
+                        "above quotes some of them)")
 
 
 def subspaces_note(used: dict, notes: dict[str, Any]) -> str:
@@ -675,6 +698,7 @@ def _run(spark, ns: argparse.Namespace, settings: schema.EmbedSettings, target: 
         id_type = graph.vertices.schema["id"].dataType
         with stage(spark, "requested_ids", "which of the requested ids are nodes of the graph", timings):
             wanted = requested_ids(requested, graph.vertices, id_type, counts=asked)
+        check_missing(ns, asked)  # before the fit
 
     t = time.time()
     if model is None:
@@ -690,6 +714,8 @@ def _run(spark, ns: argparse.Namespace, settings: schema.EmbedSettings, target: 
                    "their neighbourhood", timings) if requested is not None and ns.model else contextlib.nullcontext()
     with checks:
         out = model.embed(wanted, graph, nodes=n_nodes)
+    if ns.model:
+        check_missing(ns, model.plan)  # the loaded model's own check of the ids, before the write
     timings.update(model.timings)  # landmarks, summaries_svd (the embedding is lazy: it runs in the write)
     cols = ["id", "embedding", "is_landmark", "set_id"] + (["context"] if settings.context else [])
     out = out.select(*cols)
