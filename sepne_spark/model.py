@@ -24,6 +24,7 @@ import contextlib
 import functools
 import json
 import logging
+import numbers
 import os
 import re
 from typing import Any, Callable, Iterator, Sequence
@@ -41,7 +42,7 @@ from sepne_spark.errors import InputError, RequestedIdsError, SettingError, Unkn
 from sepne_spark.graph import requested_ids  # noqa: F401 - part of the API, used by the embed job
 from sepne_spark.graph import NO_EDGES, try_cast
 from sepne_spark.proximity import check_window
-from sepne_spark.session import is_stopped
+from sepne_spark.session import holding_checkpoints, is_dataframe, is_stopped
 from sepne_spark.set_stage import output_schema
 from sepne_spark.settings import (
     FITTED_PARAMS, MODEL_PARAMS, MODEL_SETTINGS, Setting, param_converter, setting, unknown_param_message,
@@ -506,7 +507,7 @@ class SepNEModel(Model, _SepNEParams, MLWritable, MLReadable):
         # not fitted on in this session takes the distributed path; with the steps after
         # the solve or the anchor, which run jobs at the call there, a small graph is
         # counted (one small job) and embedded in one task instead (pipeline.embed).
-        if isinstance(dataset, DataFrame) and "id" in dataset.columns and "src" not in dataset.columns:
+        if is_dataframe(dataset) and "id" in dataset.columns and "src" not in dataset.columns:
             self._check_fitted_values()
             if self._graph is None:
                 raise SettingError("this model holds no graph (it was loaded, release() let it go, or its "
@@ -589,12 +590,12 @@ class SepNEModel(Model, _SepNEParams, MLWritable, MLReadable):
             A ``ValueError`` (and a ``UserError`` for the jobs) when ``ids`` is empty or
             none of its ids is a node of ``graph``.
         """
-        if ids is not None and not isinstance(ids, DataFrame):
+        if ids is not None and not is_dataframe(ids):
             raise TypeError(f"ids must be a DataFrame with a column id (or None for every node), not a "
                             f"{type(ids).__name__}: spark.createDataFrame([(i,) for i in ids], ['id']) makes one")
-        if nodes is not None and (isinstance(nodes, bool) or not isinstance(nodes, int) or nodes < 0):
+        if nodes is not None and (isinstance(nodes, bool) or not isinstance(nodes, numbers.Integral) or nodes < 0):
             raise SettingError(f"nodes must be the number of nodes of the graph (an integer >= 0), not {nodes!r}")
-        return self._embed(ids, graph, nodes, count_small=True)
+        return self._embed(ids, graph, None if nodes is None else int(nodes), count_small=True)
 
     def _embed(self, ids: DataFrame | None, graph: Any, nodes: int | None, count_small: bool) -> DataFrame:
         self._check_fitted_values()
@@ -605,7 +606,7 @@ class SepNEModel(Model, _SepNEParams, MLWritable, MLReadable):
             check_graph_reading(graph, s)
         held: list[DataFrame] = []  # this call's tables: the model's once it returns, none if it fails
         try:
-            with _bad_rows_as_input_errors():  # the queries that run at the call
+            with _bad_rows_as_input_errors(), holding_checkpoints(held):  # the queries that run at the call
                 out = pipeline.embed(self._state(), s, graph, ids, self._fitted, self.plan, self.timings,
                                      nodes=nodes, count_small=count_small, cached=held)
         except BaseException:
@@ -1006,7 +1007,7 @@ def _as_graph(dataset: Any, directed: bool, duplicates: str, self_loops: str):
     if isinstance(dataset, str):
         raise TypeError(f"{expected}, got the string {dataset!r}: read a file with "
                         "sepne_spark.load_graph(spark, path, directed=...) and pass its Graph")
-    if not isinstance(dataset, DataFrame):
+    if not is_dataframe(dataset):
         raise TypeError(f"{expected}, got a {type(dataset).__module__}.{type(dataset).__name__}"
                         + (": spark.createDataFrame(it) first" if type(dataset).__name__ == "DataFrame" else ""))
     if not {"src", "dst"} <= {c.lower() for c in dataset.columns}:  # prepare_graph names SRC, Dst

@@ -88,13 +88,14 @@ def _lp_dataframes(vertices: DataFrame, edges: DataFrame, max_iter: int) -> Data
     receives nothing keeps its label. ``max_iter`` synchronous rounds, the lineage cut
     by a checkpoint each round (:func:`sepne_spark.session.checkpoint`).
     """
-    edges = checkpoint(edges)
-    labels = checkpoint(vertices.select("id", F.col("id").alias("label")))
+    # Each edge in both directions, once: a round is then one join with the labels.
+    sends = checkpoint(edges.select("src", "dst").unionByName(
+        edges.select(F.col("dst").alias("src"), F.col("src").alias("dst"))))
+    start = checkpoint(vertices.select("id", F.col("id").alias("label")))
+    labels = start
     for _ in range(max_iter):
-        to_dst = edges.join(labels.withColumnRenamed("id", "src"), "src").select(F.col("dst").alias("id"), "label")
-        to_src = edges.join(labels.withColumnRenamed("id", "dst"), "dst").select(F.col("src").alias("id"), "label")
         best = (
-            to_dst.unionByName(to_src)
+            sends.join(labels.withColumnRenamed("id", "src"), "src").select(F.col("dst").alias("id"), "label")
             .groupBy("id", "label")
             .agg(F.count(F.lit(1)).alias("c"))
             .groupBy("id")
@@ -103,8 +104,10 @@ def _lp_dataframes(vertices: DataFrame, edges: DataFrame, max_iter: int) -> Data
             .agg(F.max(F.struct("c", F.bitwise_not(F.col("label")).alias("nl"))).alias("b"))
             .select("id", F.bitwise_not(F.col("b.nl")).alias("new"))
         )
+        # A vertex that receives nothing is in no edge, so its label is still its own:
+        # the round reads the labels of the round before once.
         labels = checkpoint(
-            labels.join(best, "id", "left").select("id", F.coalesce(F.col("new"), F.col("label")).alias("label"))
+            start.join(best, "id", "left").select("id", F.coalesce(F.col("new"), F.col("label")).alias("label"))
         )
     return labels
 

@@ -251,7 +251,7 @@ def _fit(graph: Graph, params: Mapping[str, Any], timings: dict[str, float] | No
          cached: list[DataFrame]) -> tuple[Fit, FittedGraph]:
     """The body of :func:`fit`; every table it persists is appended to ``cached``."""
     spark = graph.edges.sparkSession
-    n_nodes = graph.vertices.count()  # fills the cache that the landmark choice reads
+    n_nodes = int(graph.vertices.count())  # fills the cache that the landmark choice reads
     k = params["landmarks"]
     if n_nodes == 0:
         raise InputError(NO_EDGES)
@@ -672,7 +672,7 @@ def embed(
                 to_wanted = F.broadcast(to_wanted)
             in_nbrs = graph.edges.join(to_wanted, "dst", "left_semi").select(F.col("src").alias("id"))
         needed = keep(_needed_rows(in_nbrs, wanted, lm))
-        n_needed = needed.count()
+        n_needed = int(needed.count())
         plan.update(rows_read=n_needed, rows_from="input edges" if graph.raw is not None else "merged edges")
         # Persisted: the set rows, the set columns and the landmark blocks all read these
         # rows, and each read would otherwise scan the input edges again.
@@ -710,7 +710,7 @@ def embed(
         if not int(params["propagationBlocks"]) and known is None:
             # A graph of unknown size (a loaded model's, or a transform's): its nodes are
             # counted, so that a large one takes row blocks, not one task.
-            known = graph.vertices.count()
+            known = int(graph.vertices.count())
         blocks_n = int(params["propagationBlocks"]) or default_blocks(
             known, dim=int(params["dim"]), dtype=params["propagationDtype"])
         # In one task the filter is lazy (it runs at the first action). By row blocks
@@ -754,10 +754,10 @@ def _small_graph_nodes(graph: Graph, max_rows: int) -> int | None:
         return None
     rows = graph.input_rows
     if rows is None and graph.raw is not None:
-        rows = graph.raw.limit(max_rows + 1).count()
+        rows = int(graph.raw.limit(max_rows + 1).count())
     if rows is None or rows > max_rows:
         return None
-    return graph.vertices.count()
+    return int(graph.vertices.count())
 
 
 def landmark_rows(spark: SparkSession, model: Fit) -> DataFrame:

@@ -16,8 +16,10 @@ import re
 import sys
 import tempfile
 import uuid
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Iterator, Mapping
 
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
@@ -85,7 +87,15 @@ def checkpoint(df: DataFrame, storage_level: StorageLevel | None = None) -> Data
     ``spark.checkpoint.dir`` (HDFS, S3, a shared folder), computed once (persisted
     while it is written). Without a checkpoint directory it stays a local checkpoint,
     with a warning, once per session, that losing an executor then fails the job.
+
+    A Spark Connect client before Spark 4.0 has neither checkpoint: there ``df`` is
+    written as Parquet under ``spark.checkpoint.dir`` and read back (:func:`_written`),
+    and without that setting :class:`~sepne_spark.errors.SettingError` says what to do.
+    Persisting instead keeps the lineage, and a loop of them sends the server plans that
+    double in size each round.
     """
+    if connect_before_4(df.sparkSession):
+        return _written(df)
     spark = df.sparkSession
     master = str(spark.conf.get("spark.master", "") or "")
     if master.startswith("local"):
@@ -105,6 +115,89 @@ def checkpoint(df: DataFrame, storage_level: StorageLevel | None = None) -> Data
         except Exception:  # pragma: no cover - some session types forbid attributes
             pass
     return _local_checkpoint(df, storage_level)
+
+
+#: Whether a Spark Connect client has checkpoints (``localCheckpoint`` and
+#: ``checkpoint``) and observed metrics (``Observation``): Spark 4.0 on; a Spark 3.5
+#: client raises ``NOT_IMPLEMENTED``.
+_CONNECT_CHECKPOINTS = int(__import__("pyspark").__version__.split(".")[0]) >= 4
+
+
+def connect_before_4(spark: Any) -> bool:
+    """Whether ``spark`` is a Spark Connect session of a PySpark before 4.0, which has
+    no checkpoints (:func:`checkpoint` writes Parquet instead) and no ``Observation``."""
+    return not _CONNECT_CHECKPOINTS and type(spark).__module__.startswith("pyspark.sql.connect")
+#: The list :func:`checkpoint` appends its stand-ins to (:func:`holding_checkpoints`).
+_HOLDER: ContextVar[list | None] = ContextVar("sepne_checkpoint_holder", default=None)
+
+
+@contextmanager
+def holding_checkpoints(held: list) -> Iterator[list]:
+    """Within the block, the tables :func:`checkpoint` writes in place of checkpoints
+    (Spark Connect before 4.0) are appended to ``held``: the caller calls their
+    ``unpersist()`` (which removes the files) once the results that read them are
+    written or collected."""
+    token = _HOLDER.set(held)
+    try:
+        yield held
+    finally:
+        _HOLDER.reset(token)
+
+
+#: Why :func:`checkpoint` stops under Spark Connect before 4.0 without a folder for it.
+NO_CONNECT_CHECKPOINT = (
+    "this Spark Connect client (PySpark {version}) has no checkpoints (Spark 4.0 added them), which label "
+    "propagation (partition LP), the steps after the solve on graphs above oneTaskNodes (refinement, "
+    "propagation, averaging) and the anchor of unreached nodes need; set spark.checkpoint.dir on the server "
+    "(the cluster's Spark configuration) to a folder its executors write and the client can remove files "
+    "from (a Unity Catalog volume, dbfs:/tmp/..., hdfs://...), and those tables are written there as Parquet, "
+    "or use Spark 4 (Databricks Runtime 17 and later) or a classic session"
+)
+
+
+class _Written:
+    """A table written in place of a checkpoint (see :func:`_written`); :meth:`unpersist`
+    removes its files."""
+
+    def __init__(self, spark: Any, path: str) -> None:
+        self.sparkSession, self.path = spark, path
+
+    def unpersist(self) -> None:
+        from sepne_spark import storage
+
+        try:
+            storage.remove(self.path)
+        except Exception as exc:  # noqa: BLE001 - a folder the client cannot reach: left for the cluster's clean-up
+            log.warning("could not remove %s, written in place of a checkpoint: %s", self.path,
+                        str(exc).splitlines()[0][:200])
+
+
+def _checkpoint_folder(spark: Any) -> str | None:
+    """The session's ``spark.checkpoint.dir``, or None."""
+    return spark.conf.get(_CHECKPOINT_DIR, None) or None
+
+
+def _written(df: Any) -> Any:
+    """``df`` written as Parquet under ``spark.checkpoint.dir`` and read back: a
+    :func:`checkpoint` where Spark Connect has none (before 4.0). The folder is appended
+    to the list of the innermost :func:`holding_checkpoints` block, whose
+    ``unpersist()`` removes it."""
+    import pyspark
+
+    from sepne_spark.errors import SettingError
+
+    spark = df.sparkSession
+    folder = _checkpoint_folder(spark)
+    if not folder:
+        raise SettingError(NO_CONNECT_CHECKPOINT.format(version=pyspark.__version__))
+    path = f"{folder.rstrip('/')}/sepne-{uuid.uuid4().hex}"
+    df.write.parquet(path)
+    held = _HOLDER.get()
+    if held is not None:
+        held.append(_Written(spark, path))
+    else:
+        log.debug("%s: written in place of a checkpoint outside holding_checkpoints(), kept", path)
+    return spark.read.parquet(path)
 
 
 def _local_checkpoint(df: DataFrame, storage_level: StorageLevel | None) -> DataFrame:
@@ -135,6 +228,18 @@ def active_session() -> SparkSession | None:
     # __main__ has no file, as in a pytest-xdist worker or an embedded interpreter.
     connect = sys.modules.get("pyspark.sql.connect.session")
     return None if connect is None else connect.SparkSession.getActiveSession()
+
+
+def is_dataframe(obj: Any) -> bool:
+    """Whether ``obj`` is a Spark DataFrame: a classic one, or Spark Connect's, which on
+    Spark 3.4 and 3.5 is no ``pyspark.sql.DataFrame`` (on 4.x both derive from it)."""
+    if isinstance(obj, DataFrame):
+        return True
+    try:
+        from pyspark.sql.connect.dataframe import DataFrame as ConnectDataFrame
+    except Exception:  # noqa: BLE001 - no Spark Connect client here (grpc missing): no such DataFrame either
+        return False
+    return isinstance(obj, ConnectDataFrame)
 
 
 def is_stopped(spark: SparkSession) -> bool:

@@ -332,7 +332,7 @@ def anchor_frame(out: Any, edges: Any, length: float, seed: int, dim: int, colum
     zero_ids.count()
     unreached = ends.join(zero_ids, "id", "left_semi").distinct().persist()
     held.append(unreached)
-    count = unreached.count()
+    count = int(unreached.count())
     if count == 0:  # the zero rows are nodes without an edge: they stay zero
         return out, 0
     u, basis = anchor_basis(gram)

@@ -29,6 +29,20 @@ from tests.helpers import random_graph
 
 pytest.importorskip("grpc", reason="Spark Connect client needs pyspark[connect]")
 
+
+def server_jars() -> list[str]:
+    """The Spark Connect server's own JAR where PySpark does not bring it (Spark 3.5:
+    ``org.apache.spark:spark-connect_2.12``, named by ``$SEPNE_CONNECT_JAR``, which
+    ``make test-spark-version`` sets); none on Spark 4, which has it built in."""
+    import pyspark
+
+    if int(pyspark.__version__.split(".")[0]) >= 4:
+        return []
+    jar = os.environ.get("SEPNE_CONNECT_JAR", "")
+    if not os.path.isfile(jar):
+        pytest.skip(f"the Spark Connect server JAR of Spark {pyspark.__version__} (SEPNE_CONNECT_JAR) is not here")
+    return [jar]
+
 GRAPH = dict(n=50, m=180, seed=4)
 #: Two small components that hold no landmark (ids after the random graph's): the
 #: spectral case gives their five nodes the anchor (GraphFrames' connected components
@@ -49,7 +63,7 @@ def remote(tmp_path_factory):
     g.rows.extend(ISLANDS)
     here = Path(__file__).parent / "connect"
     env = dict(os.environ, PYTHONPATH=str(Path(__file__).parent.parent), SPARK_LOCAL_IP="127.0.0.1")
-    jars = local_jars() + connect_plugin_jars()
+    jars = server_jars() + local_jars() + connect_plugin_jars()
     plugin = bool(connect_plugin_jars()) and len(local_jars()) >= 2
     with socket.socket() as s:  # a free port for the server
         s.bind(("127.0.0.1", 0))

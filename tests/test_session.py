@@ -145,3 +145,33 @@ def test_a_job_given_a_spark_sql_value_spark_cannot_read_ends_in_one_line(tmp_pa
     last = proc.stderr.strip().splitlines()[-1]
     assert last.startswith("sepne-embed: error: Spark setting spark.sql.shuffle.partitions=abc: ") and "'int'" in last
     assert not (tmp_path / "out").exists()
+
+
+def test_a_connect_client_before_spark_4_checkpoints_to_parquet_files(spark, tmp_path, monkeypatch):
+    """A Spark Connect client of PySpark 3.5 has no checkpoints: ``checkpoint`` writes
+    the table as Parquet under ``spark.checkpoint.dir``, reads it back (its plan a file
+    scan, so a loop of them stays small) and hands the folder to the holder, whose
+    ``unpersist()`` removes it; without the setting it says what to set. (Exercised
+    here on the classic session, as that client would; tests/test_connect.py runs it
+    on a Spark Connect 3.5 server under ``make test-spark-version SPARK=3.5.x``.)"""
+    from chispa import assert_df_equality
+    from pyspark.sql import functions as F
+
+    from sepne_spark import session
+    from sepne_spark.errors import SettingError
+
+    monkeypatch.setattr(session, "connect_before_4", lambda s: True)
+    df = spark.range(20).withColumn("x", F.col("id") * 2).where(F.col("id") % 3 > 0)
+    monkeypatch.setattr(session, "_checkpoint_folder", lambda s: None)
+    with pytest.raises(SettingError, match=r"has no checkpoints \(Spark 4.0 added them\).*set spark.checkpoint.dir"):
+        session.checkpoint(df)
+    monkeypatch.setattr(session, "_checkpoint_folder", lambda s: str(tmp_path))
+    held: list = []
+    with session.holding_checkpoints(held):
+        out = session.checkpoint(df)
+    assert_df_equality(out, df, ignore_row_order=True, ignore_nullable=True)
+    (written,) = held
+    assert written.path.startswith(str(tmp_path / "sepne-")) and Path(written.path).is_dir()
+    assert out.inputFiles() and all(written.path in f for f in out.inputFiles())  # read back from the files
+    written.unpersist()
+    assert not any(tmp_path.iterdir())

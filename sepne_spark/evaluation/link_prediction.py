@@ -13,7 +13,7 @@ from scipy.stats import rankdata
 from sepne_spark.errors import InputError, SettingError
 from sepne_spark.evaluation.pairs import _as_array, _sample_pairs, _uniform, dot_column
 from sepne_spark.progress import stage
-from sepne_spark.session import checkpoint
+from sepne_spark.session import checkpoint, holding_checkpoints
 
 log = logging.getLogger(__name__)
 
@@ -376,7 +376,7 @@ def link_prediction(
     del spark
     with stage(session, "split", f"holding out {fraction:g} of the edges, seed {seed}") as st:
         train, test, n_pairs = _split(edges_df, fraction, seed, directed)
-        n_test = test.count()
+        n_test = int(test.count())
         st.count(held_out=int(n_test))
     if n_test == 0:
         raise InputError("no edge could be held out: every edge is the last one of one of its nodes (a tree, a "
@@ -396,14 +396,20 @@ def link_prediction(
     pairs = test.select("src", "dst", F.lit(1).alias("label")).unionByName(
         negatives.select("src", "dst", F.lit(0).alias("label"))
     )
-    with stage(session, "auc", f"the scores of {n_test:,} held-out edges and as many non-edges, and their AUC"):
-        scored = score_pairs(pairs, embeddings, directed=directed)
-        scored = checkpoint(scored)
-        miss = scored.where(F.col("score_ee").isNull()).groupBy("label").count().collect()
-        missing = {int(r["label"]): int(r["count"]) for r in miss}
-        has_ctx = "context" in embeddings.columns
-        auc_ec = auc_spark(scored, "score_ec") if has_ctx else None
-        auc_ee = auc_spark(scored, "score_ee")
+    held: list = []  # what stands in for the checkpoint where Spark Connect has none, removed after
+    with stage(session, "auc", f"the scores of {n_test:,} held-out edges and as many non-edges, and their AUC"), \
+            holding_checkpoints(held):
+        try:
+            scored = score_pairs(pairs, embeddings, directed=directed)
+            scored = checkpoint(scored)
+            miss = scored.where(F.col("score_ee").isNull()).groupBy("label").count().collect()
+            missing = {int(r["label"]): int(r["count"]) for r in miss}
+            has_ctx = "context" in embeddings.columns
+            auc_ec = auc_spark(scored, "score_ec") if has_ctx else None
+            auc_ee = auc_spark(scored, "score_ee")
+        finally:
+            for table in held:
+                table.unpersist()
     result: dict[str, Any] = {
         "auc_embedding_context": auc_ec,
         "auc_embedding_embedding": auc_ee,

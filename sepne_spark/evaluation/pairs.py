@@ -143,7 +143,7 @@ def _sample_pairs(
         pairs = pairs.join(excl, ["src", "dst"], "left_anti")
         found = pairs if found is None else found.unionByName(pairs)
         found = found.distinct()
-        have = found.count()
+        have = int(found.count())
         if have >= n:
             break
         factor *= 2.0

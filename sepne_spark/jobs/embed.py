@@ -667,7 +667,7 @@ def _run(spark, ns: argparse.Namespace, settings: schema.EmbedSettings, target: 
                 frame.persist()
                 cleanup.append(frame.unpersist)
             n_edges, merged = count_edges(graph)
-            n_nodes = graph.vertices.count()
+            n_nodes = int(graph.vertices.count())  # a Spark Connect 3.5 client counts in NumPy integers
             dropped = merged_parts(merged)
             if dropped:
                 log.info("%s edge lines: %s (--self-loops keep keeps self-loops; a repeat is an edge read again%s, "
@@ -742,13 +742,22 @@ def _run(spark, ns: argparse.Namespace, settings: schema.EmbedSettings, target: 
         detail = f"{plan['setup']} sets of about {used['setSize']} nodes, to {target}"
         with stage(spark, "solve_write", detail, timings) as st:
             # Rows, sets and all-zero vectors are counted as they are written (no second read).
-            seen = Observation("sepne_written")
             zero = F.forall("embedding", lambda x: x == 0).cast("long")
-            out.observe(
-                seen, F.count(F.lit(1)).alias("rows"), F.sum(zero).alias("zero"),
-                F.max("set_id").alias("last_set"), F.sum((~F.col("is_landmark")).cast("long")).alias("nodes"),
-            ).write.parquet(tmp)
-            written = seen.get
+            metrics = [F.count(F.lit(1)).alias("rows"), F.sum(zero).alias("zero"), F.max("set_id").alias("last_set"),
+                       F.sum((~F.col("is_landmark")).cast("long")).alias("nodes")]
+            from sepne_spark.session import connect_before_4
+
+            if connect_before_4(spark):  # no Observation there: the same counts, read from the files written
+                from sepne_spark.storage import data_files
+
+                out.write.parquet(tmp)
+                files = data_files(tmp)
+                written = spark.read.parquet(*files).agg(*metrics).first().asDict() if files else {
+                    "rows": 0, "zero": 0, "last_set": None, "nodes": 0}
+            else:
+                seen = Observation("sepne_written")
+                out.observe(seen, *metrics).write.parquet(tmp)
+                written = seen.get
             counts["output_rows"] = int(written["rows"])
             counts["zero_embeddings"] = int(written["zero"] or 0)
             # Set ids run 0 .. sets - 1 (a hashed set may be empty).

@@ -773,7 +773,7 @@ def run_reconstruct(spark: SparkSession, ns: argparse.Namespace) -> dict[str, An
     method = ns.method
     if method in ("auto", "driver"):
         with stage(spark, "count", f"the graph's nodes, for --method {method}") as st:
-            n = graph.vertices.count()  # self-loop-only nodes too
+            n = int(graph.vertices.count())  # self-loop-only nodes too
             st.count(nodes=n)
         if method == "driver" and n > ns.driver_max_nodes:  # before anything per node reaches the driver
             raise UserError(f"--method driver: the graph has {n:,} nodes, more than --driver-max-nodes "
@@ -837,7 +837,7 @@ def run_linkpred(spark: SparkSession, ns: argparse.Namespace) -> dict[str, Any]:
                                  self_loops=settings.self_loops, check=False)  # rows of a checked graph
             cached.extend(frame.persist() for frame in (data.edges, data.vertices))
             with stage(spark, "count", "the training graph's nodes and edge rows, for auto") as st:
-                nodes, edge_rows = data.vertices.count(), data.edges.count()
+                nodes, edge_rows = int(data.vertices.count()), int(data.edges.count())
                 st.count(nodes=nodes, edge_rows=edge_rows)
             settings, chosen = auto_settings(ns, data, nodes, edge_rows)
             profile = f"auto: {chosen}"
