@@ -21,6 +21,7 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 
+import pyspark
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 
@@ -51,8 +52,6 @@ def for_this_spark(jar: str) -> bool:
     """Whether a JAR is for this PySpark's Spark: GraphFrames names the Spark major
     version it was built for (``graphframes-spark4_2.13-0.11.0.jar``), and one built for
     Spark 4 fails on Spark 3.5 at its first call. A JAR that names none is kept."""
-    import pyspark
-
     found = re.search(r"-spark(\d+)_", Path(jar).name)
     if found is None or found.group(1) == pyspark.__version__.split(".")[0]:
         return True
@@ -120,13 +119,15 @@ def checkpoint(df: DataFrame, storage_level: StorageLevel | None = None) -> Data
 #: Whether a Spark Connect client has checkpoints (``localCheckpoint`` and
 #: ``checkpoint``) and observed metrics (``Observation``): Spark 4.0 on; a Spark 3.5
 #: client raises ``NOT_IMPLEMENTED``.
-_CONNECT_CHECKPOINTS = int(__import__("pyspark").__version__.split(".")[0]) >= 4
+_CONNECT_CHECKPOINTS = int(pyspark.__version__.split(".")[0]) >= 4
 
 
 def connect_before_4(spark: Any) -> bool:
     """Whether ``spark`` is a Spark Connect session of a PySpark before 4.0, which has
     no checkpoints (:func:`checkpoint` writes Parquet instead) and no ``Observation``."""
     return not _CONNECT_CHECKPOINTS and type(spark).__module__.startswith("pyspark.sql.connect")
+
+
 #: The list :func:`checkpoint` appends its stand-ins to (:func:`holding_checkpoints`).
 _HOLDER: ContextVar[list | None] = ContextVar("sepne_checkpoint_holder", default=None)
 
@@ -182,8 +183,6 @@ def _written(df: Any) -> Any:
     :func:`checkpoint` where Spark Connect has none (before 4.0). The folder is appended
     to the list of the innermost :func:`holding_checkpoints` block, whose
     ``unpersist()`` removes it."""
-    import pyspark
-
     from sepne_spark.errors import SettingError
 
     spark = df.sparkSession

@@ -408,6 +408,9 @@ def reconstruction_r2_spark(
     def bad(column: str):  # a value that is null, NaN or infinite
         return F.exists(column, lambda x: x.isNull() | F.isnan(x) | (F.abs(x) == F.lit(float("inf"))))
 
+    def size(column: str):  # null for a node without a vector (Spark 3.5's size(null) is -1)
+        return F.when(F.col(column).isNotNull(), F.size(column))
+
     nonfinite = bad("_w") | bad("_c")
     row = (
         joined.agg(
@@ -415,8 +418,8 @@ def reconstruction_r2_spark(
             F.sum(F.when(nonfinite, 1).otherwise(0)).alias("nonfinite"),
             F.countDistinct(F.when(F.col("_w").isNotNull(), F.col("id"))).alias("found"),
             F.sum(F.when(F.forall("_w", lambda x: x == 0), 1).otherwise(0)).alias("zero"),
-            F.min(F.size("_w")).alias("d_min"), F.max(F.size("_w")).alias("d"),
-            F.min(F.size("_c")).alias("c_min"), F.max(F.size("_c")).alias("c_max"))
+            F.min(size("_w")).alias("d_min"), F.max(size("_w")).alias("d"),
+            F.min(size("_c")).alias("c_min"), F.max(size("_c")).alias("c_max"))
         .crossJoin(ent.agg(F.count(F.lit(1)).alias("nnz")))
         .first()
     )
@@ -433,7 +436,7 @@ def reconstruction_r2_spark(
                          f"{', '.join(map(repr, shown))}")
     sizes = sorted({row["d_min"], row["d"], row["c_min"], row["c_max"]} - {None})
     if len(sizes) > 1:
-        odd = joined.where((F.size("_w") != F.lit(row["d"])) | (F.size("_c") != F.lit(row["d"])))
+        odd = joined.where((size("_w") != F.lit(row["d"])) | (size("_c") != F.lit(row["d"])))
         shown = [r["id"] for r in odd.select("id").orderBy("id").limit(3).collect()]
         raise InputError(f"{name}: embedding{' and context' if has_ctx else ''} vectors have different lengths: "
                          f"{sizes}, e.g. of {', '.join(map(repr, shown))}")
