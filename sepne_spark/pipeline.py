@@ -307,7 +307,8 @@ def _fit(graph: Graph, params: Mapping[str, Any], timings: dict[str, float] | No
         else:
             factors = landmark_factors(M00, params["dim"])
         st.count(k=len(ids), d=int(factors.Phi.shape[0]))
-    return Fit(ids, factors, S_A, S_B, id_type, fit_notes(params, walks, share)), FittedGraph(graph, A, blocks, int(n_nodes), cached)
+    return (Fit(ids, factors, S_A, S_B, id_type, fit_notes(params, walks, share)),
+            FittedGraph(graph, A, blocks, int(n_nodes), cached))
 
 
 def walk_products(A: DataFrame, landmarks: DataFrame) -> int:

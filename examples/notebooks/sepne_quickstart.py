@@ -6,7 +6,10 @@
 # MAGIC the model. Works on a classic cluster and on shared clusters and serverless
 # MAGIC (Spark Connect): the library only uses the notebook's `spark` session and
 # MAGIC DataFrame operations. Import this file into a workspace (File > Import) or run
-# MAGIC it as a plain script (`get_spark()` then starts a local session).
+# MAGIC it as a plain script (`get_spark()` then starts a local session). On a shared
+# MAGIC cluster of Databricks Runtime 14 to 16 (Spark 3.5) set `spark.checkpoint.dir` in
+# MAGIC the cluster's Spark configuration (a volume or `dbfs:/tmp/...`): its Spark Connect
+# MAGIC client has no checkpoints, and the library writes those tables there instead.
 
 # COMMAND ----------
 

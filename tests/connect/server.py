@@ -3,9 +3,11 @@
 Starts a classic local session with the Spark Connect plugin listening on PORT (as
 ``sbin/start-connect-server.sh`` would), prints ``READY`` and serves until its
 standard input is closed. The JARs given (GraphFrames core, its GraphX copy and the
-GraphFrames Connect plugin; on Spark 3.5 the Spark Connect server's own) go on ``spark.jars``, and with the plugin among them the
-server registers GraphFrames' relation extension, so that graphframes-py's Connect
-client runs GraphFrames algorithms on the server.
+GraphFrames Connect plugin; on Spark 3.5 the Spark Connect server's own) go on
+``spark.jars``, and with the plugin among them the server registers GraphFrames'
+relation extension, so that graphframes-py's Connect client runs GraphFrames
+algorithms on the server. ``spark.checkpoint.dir`` is a temporary folder, removed when
+the server stops.
 """
 import os
 import shutil
