@@ -758,7 +758,7 @@ def table_write(
     out = df.coalesce(1) if single_file else df
 
     def spark_write(where: str) -> None:
-        writer = out.write.mode("errorifexists")
+        writer = out.write.mode("error")  # "errorifexists" too, which a Spark Connect 3.5 client refuses
         if fmt == "parquet":
             writer.parquet(where)
             return

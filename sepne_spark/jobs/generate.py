@@ -16,7 +16,7 @@ import logging
 import re
 import sys
 import time
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 from pyspark.sql import DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
@@ -114,10 +114,27 @@ def _target(output: str, table: str, fmt: str, single_file: bool) -> str:
     return output.rstrip("/") + "/" + name
 
 
-def _observed(df: DataFrame, name: str) -> tuple[DataFrame, Observation]:
-    """Count rows while they are written, without a second pass over the data."""
+def _observed(df: DataFrame, name: str) -> tuple[DataFrame, Any]:
+    """Count rows while they are written, without a second pass over the data; a Spark
+    Connect client before 4.0 has no ``Observation``, and counts them in a pass of its
+    own (the draws are seeded, so it counts the rows written)."""
+    from sepne_spark.session import connect_before_4
+
+    if connect_before_4(df.sparkSession):
+        return df, _Counted(df)
     obs = Observation(name)
     return df.observe(obs, F.count(F.lit(1)).alias("rows")), obs
+
+
+class _Counted:
+    """An ``Observation``'s ``get`` of the rows of ``df``, counted when it is read."""
+
+    def __init__(self, df: DataFrame) -> None:
+        self._df = df
+
+    @property
+    def get(self) -> dict[str, int]:
+        return {"rows": int(self._df.count())}
 
 
 def main(spark: SparkSession | None, args: Sequence[str] | None = None) -> int:
