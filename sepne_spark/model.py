@@ -604,7 +604,9 @@ class SepNEModel(Model, _SepNEParams, MLWritable, MLReadable):
             graph = _as_graph(graph, s["directed"], s["duplicates"], s["selfLoops"])
         else:
             check_graph_reading(graph, s)
-        held: list[DataFrame] = []  # this call's tables: the model's once it returns, none if it fails
+        # This call's tables (and, under Spark Connect 3.5, the files standing in for its
+        # checkpoints): the model's once it returns, released at once if it fails.
+        held: list = []
         try:
             with _bad_rows_as_input_errors(), holding_checkpoints(held):  # the queries that run at the call
                 out = pipeline.embed(self._state(), s, graph, ids, self._fitted, self.plan, self.timings,

@@ -286,7 +286,8 @@ def _fit(graph: Graph, params: Mapping[str, Any], timings: dict[str, float] | No
                 M00, S_A, S_B = landmark_summaries(blocks, lm, len(ids))
             finally:
                 prox.release()  # the cached rows and columns hold the scaled entries now
-            *walked, share = (walk_summaries(A, graph, lm, len(ids), params["seed"]) if walks else None) or (1.0,)
+            sums = walk_summaries(A, graph, lm, len(ids), params["seed"]) if walks else None
+            walked, share = (list(sums[:3]), sums[3]) if sums else ([], 1.0)
             # Nodes whose only edge was a dropped self-loop are nodes: an edge list of
             # nothing else (or of weights 0, which A leaves out) has nodes and no edge
             # (the one task tells it as it sums).

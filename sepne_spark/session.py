@@ -27,6 +27,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 from sepne_spark import daemon
 from sepne_spark.errors import UserError
+from sepne_spark.progress import is_connect
 
 log = logging.getLogger(__name__)
 
@@ -125,7 +126,7 @@ _CONNECT_CHECKPOINTS = int(pyspark.__version__.split(".")[0]) >= 4
 def connect_before_4(spark: Any) -> bool:
     """Whether ``spark`` is a Spark Connect session of a PySpark before 4.0, which has
     no checkpoints (:func:`checkpoint` writes Parquet instead) and no ``Observation``."""
-    return not _CONNECT_CHECKPOINTS and type(spark).__module__.startswith("pyspark.sql.connect")
+    return not _CONNECT_CHECKPOINTS and is_connect(spark)
 
 
 #: The list :func:`checkpoint` appends its stand-ins to (:func:`holding_checkpoints`).
@@ -234,11 +235,8 @@ def is_dataframe(obj: Any) -> bool:
     Spark 3.4 and 3.5 is no ``pyspark.sql.DataFrame`` (on 4.x both derive from it)."""
     if isinstance(obj, DataFrame):
         return True
-    try:
-        from pyspark.sql.connect.dataframe import DataFrame as ConnectDataFrame
-    except Exception:  # noqa: BLE001 - no Spark Connect client here (grpc missing): no such DataFrame either
-        return False
-    return isinstance(obj, ConnectDataFrame)
+    connect = sys.modules.get("pyspark.sql.connect.dataframe")  # loaded by any Connect session
+    return connect is not None and isinstance(obj, connect.DataFrame)
 
 
 def is_stopped(spark: SparkSession) -> bool:

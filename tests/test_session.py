@@ -4,10 +4,15 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pyspark
 import pytest
 
 from sepne_spark import daemon
 from sepne_spark.session import replaced_submitted
+
+#: How Spark names the type a setting's value should have: quoted on Spark 4 ('int'),
+#: "should be int" on Spark 3.5.
+TYPE_WORDS = "'{}'" if int(pyspark.__version__.split(".")[0]) >= 4 else "should be {}"
 
 
 def _installed(tmp_path: Path) -> tuple[Path, list[Path]]:
@@ -106,9 +111,8 @@ def test_a_spark_sql_value_spark_cannot_read_is_refused_and_a_mistyped_key_named
     from sepne_spark.session import check_sql_settings
 
     before = spark.conf.get("spark.sql.shuffle.partitions")
-    # Spark 4 quotes the type ('int'); Spark 3.5 says "should be int".
-    for key, value, words in [("spark.sql.shuffle.partitions", "abc", "int"),
-                              ("spark.sql.adaptive.enabled", "maybe", "boolean"),
+    for key, value, words in [("spark.sql.shuffle.partitions", "abc", TYPE_WORDS.format("int")),
+                              ("spark.sql.adaptive.enabled", "maybe", TYPE_WORDS.format("boolean")),
                               ("spark.sql.shuffle.partitions", "-3", "must be positive"),
                               ("spark.sql.session.timeZone", "Mars/Base", "timezone")]:
         with pytest.raises(SettingError) as err:
@@ -144,7 +148,8 @@ def test_a_job_given_a_spark_sql_value_spark_cannot_read_ends_in_one_line(tmp_pa
                           env=env, capture_output=True, text=True, timeout=240, cwd=tmp_path)
     assert proc.returncode == 2, proc.stderr[-3000:]
     last = proc.stderr.strip().splitlines()[-1]
-    assert last.startswith("sepne-embed: error: Spark setting spark.sql.shuffle.partitions=abc: ") and "int" in last
+    assert last.startswith("sepne-embed: error: Spark setting spark.sql.shuffle.partitions=abc: ")
+    assert TYPE_WORDS.format("int") in last
     assert not (tmp_path / "out").exists()
 
 

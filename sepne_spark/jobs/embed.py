@@ -739,21 +739,22 @@ def _run(spark, ns: argparse.Namespace, settings: schema.EmbedSettings, target: 
     manifest: dict[str, Any] = {}  # written into the output, and the --json summary
 
     def write(tmp: str) -> None:
+        from sepne_spark.session import connect_before_4
+        from sepne_spark.storage import data_files
+
         detail = f"{plan['setup']} sets of about {used['setSize']} nodes, to {target}"
+        on_disk = None  # the rows the files hold, read from their footers
         with stage(spark, "solve_write", detail, timings) as st:
             # Rows, sets and all-zero vectors are counted as they are written (no second read).
             zero = F.forall("embedding", lambda x: x == 0).cast("long")
             metrics = [F.count(F.lit(1)).alias("rows"), F.sum(zero).alias("zero"), F.max("set_id").alias("last_set"),
                        F.sum((~F.col("is_landmark")).cast("long")).alias("nodes")]
-            from sepne_spark.session import connect_before_4
-
             if connect_before_4(spark):  # no Observation there: the same counts, read from the files written
-                from sepne_spark.storage import data_files
-
                 out.write.parquet(tmp)
                 files = data_files(tmp)
                 written = spark.read.parquet(*files).agg(*metrics).first().asDict() if files else {
                     "rows": 0, "zero": 0, "last_set": None, "nodes": 0}
+                on_disk = int(written["rows"])  # that read is the files' count too
             else:
                 seen = Observation("sepne_written")
                 out.observe(seen, *metrics).write.parquet(tmp)
@@ -771,10 +772,9 @@ def _run(spark, ns: argparse.Namespace, settings: schema.EmbedSettings, target: 
         # warns of a folder whose name starts with a dot (the temporary one), and a
         # pattern's metadata probe logs a Java stack trace where no job has quieted it
         # (main(spark, args) called from a notebook).
-        from sepne_spark.storage import data_files
-
-        files = data_files(tmp)
-        on_disk = spark.read.parquet(*files).count() if files else 0
+        if on_disk is None:
+            files = data_files(tmp)
+            on_disk = spark.read.parquet(*files).count() if files else 0
         if on_disk != counts["output_rows"]:
             raise RuntimeError(f"the files written hold {on_disk} rows of the {counts['output_rows']} computed: "
                                f"did another run write {target} at the same time? The old output is kept")
