@@ -532,6 +532,31 @@ def _text_reason(code: int, nf: int, text: str, layout: _TextLayout) -> str:
     return f"bad line (code {code})"
 
 
+def text_lines(spark: SparkSession, paths: str | list[str]) -> DataFrame:
+    """``spark.read.text(paths)``, as a table whose cached descendants later queries find.
+
+    Spark before 4.0 tells two analyses of one text read apart (its text format has no
+    equality, unlike Parquet's and CSV's), and a Spark Connect client has every query's
+    plan analysed anew on the server. So under a Spark Connect 3.5 client a table
+    persisted from a text input never matched the queries built on it: each of them
+    read and parsed the files again (the distributed fit of a 3,000-node TSV graph ran
+    202 jobs in its last stage against 38 in a classic session). There the read is a
+    temporary view, ``sepne_text_<12 hex digits>``: the server keeps one analysis of it
+    that every query shares. The view holds no data and ends with the session; other
+    sessions read the files directly.
+    """
+    from sepne_spark.session import connect_before_4
+
+    lines = spark.read.text(paths)
+    if not connect_before_4(spark):
+        return lines
+    import uuid
+
+    name = f"sepne_text_{uuid.uuid4().hex[:12]}"
+    lines.createTempView(name)
+    return spark.table(name)
+
+
 def _read_text(
     spark: SparkSession,
     paths: list[str],
@@ -620,7 +645,7 @@ def _read_text(
         counts.update(rows=good, self_loops=sum(int(r["loops"]) for r in splits))
 
     edges = (
-        _classify_text(spark.read.text(paths), layout)
+        _classify_text(text_lines(spark, paths), layout)
         .where(F.col("reason") == _R_OK)
         .select("src", "dst", "weight")
     )

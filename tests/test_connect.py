@@ -111,7 +111,7 @@ CASES = ("IO", "LP", "RP-spectral")
 
 def test_rp_io_and_lp_under_spark_connect(spark, remote):
     g, result, _, _ = remote
-    assert set(result) - {"graphframes", "lp_labels", "auto", "saved_equal", "auc"} == set(CASES)
+    assert set(result) - {"graphframes", "lp_labels", "auto", "saved_equal", "auc", "text_cached"} == set(CASES)
     edges = spark.createDataFrame(g.rows, "src string, dst string, weight double")
     for partition in CASES:
         extra = SPECTRAL if partition == "RP-spectral" else {}
@@ -168,6 +168,13 @@ def test_profile_auto_model_files_and_auc_under_spark_connect(spark, remote):
     scores = np.array([float(i % 7) / 7 for i in range(300)])
     labels = np.array([i % 3 == 0 for i in range(300)])
     assert result["auc"] == pytest.approx(auc(scores[labels], scores[~labels]), abs=1e-12)
+
+
+def test_a_persisted_graph_read_from_text_is_found_by_the_queries_built_on_it(remote):
+    """Under Spark Connect every query is analysed anew on the server; Spark 3.5 tells
+    two analyses of one text read apart, so without the reader's view
+    (:func:`sepne_spark.reading.text_lines`) a cached edge table was read again by each."""
+    assert remote[1]["text_cached"] is True
 
 
 def test_the_embed_job_runs_through_spark_remote(spark, remote):

@@ -69,6 +69,22 @@ def test_tsv_three_fields_ids_kept_as_written(spark, tmp_path):
     assert_edges(edges, edges_df(spark, [("007", "1", 2.5), ("a b", "c", 0.001), ("x", "y", 0.0)]))
 
 
+def test_a_connect_client_before_spark_4_reads_text_through_one_temporary_view(spark, tmp_path, monkeypatch):
+    """A Spark Connect 3.5 client reads the lines through a temporary view
+    (``reading.text_lines``), so that the server analyses the read once and a cached
+    table built on it is found by later queries (checked on such a server by
+    tests/test_connect.py); exercised here on the classic session, as that client would."""
+    from sepne_spark import session
+
+    monkeypatch.setattr(session, "connect_before_4", lambda s: True)
+    path = write(tmp_path, "g.tsv", "1\t2\n2\t3\t0.5\n")
+    edges, _ = read_edges(spark, path)
+    assert_edges(edges, edges_df(spark, [("1", "2", 1.0), ("2", "3", 0.5)]))
+    views = [r["viewName"] for r in spark.sql("SHOW VIEWS LIKE 'sepne_text_*'").collect()]
+    assert len(views) == 1 and re.fullmatch(r"sepne_text_[0-9a-f]{12}", views[0]), views
+    spark.catalog.dropTempView(views[0])
+
+
 def test_txt_whitespace_runs_two_or_three_fields(spark, tmp_path):
     path = write(tmp_path, "g.dat", "1 2\n2   3\t4.5\n\t3 \t 1  \n")
     edges, _ = read_edges(spark, path, fmt="txt")

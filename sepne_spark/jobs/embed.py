@@ -148,7 +148,9 @@ def _requested(spark, text: str):
         # (Hadoop's line reader drops a byte-order mark before the first line.) A line
         # that is a column name (id, node, ...) is a header, not an id, in any file of
         # a folder and after comments too (_is_id_line).
-        ids = spark.read.text(path).select(F.trim("value").alias("id"))
+        from sepne_spark.reading import text_lines
+
+        ids = text_lines(spark, path).select(F.trim("value").alias("id"))
         return ids.where((F.col("id") != "") & ~F.col("id").startswith("#")
                          & ~F.lower("id").isin(*sorted(NODE_WORDS)))
     return spark.createDataFrame([(x.strip(),) for x in text.split(",") if x.strip()], "id string")

@@ -62,6 +62,23 @@ with tempfile.TemporaryDirectory() as folder:
                                                                                          model.factors.Phi))
 scores = [(float(i % 7) / 7, i % 3 == 0) for i in range(300)] + [(float("nan"), True), (None, False)]
 result["auc"] = auc_spark(spark.createDataFrame(scores, "score double, label boolean"), buckets=4)
+# A graph read from a text file and persisted is found again by the queries built on it
+# (on a Spark Connect 3.5 server it was read and parsed again by every one of them).
+import contextlib  # noqa: E402
+import io  # noqa: E402
+
+from sepne_spark.graph import load_graph  # noqa: E402
+
+with tempfile.TemporaryDirectory() as folder:
+    with open(folder + "/edges.tsv", "w", encoding="utf-8") as f:
+        f.writelines(f"{a}\t{b}\t{w}\n" for a, b, w in rows)
+    graph = load_graph(spark, folder + "/edges.tsv", directed=False)
+    graph.edges.persist().count()
+    plan = io.StringIO()
+    with contextlib.redirect_stdout(plan):
+        graph.edges.groupBy("src").count().explain()
+    result["text_cached"] = "InMemoryTableScan" in plan.getvalue()
+    graph.edges.unpersist()
 if result["graphframes"]:
     vertices = edges.select("src").union(edges.select("dst")).distinct().withColumnRenamed("src", "id")
     labels = label_propagation(spark, vertices, edges, 5, use_graphframes=True)
