@@ -179,5 +179,6 @@ def test_a_connect_client_before_spark_4_checkpoints_to_parquet_files(spark, tmp
     (written,) = held
     assert written.path.startswith(str(tmp_path / "sepne-")) and Path(written.path).is_dir()
     assert out.inputFiles() and all(written.path in f for f in out.inputFiles())  # read back from the files
+    assert not any(".snappy." in f for f in out.inputFiles())  # uncompressed (see session._written)
     written.unpersist()
     assert not any(tmp_path.iterdir())
