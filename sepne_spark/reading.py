@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import logging
 import re
+import uuid
 from dataclasses import dataclass
 from typing import Any, Sequence
 from urllib.parse import unquote
@@ -550,8 +551,6 @@ def text_lines(spark: SparkSession, paths: str | list[str]) -> DataFrame:
     lines = spark.read.text(paths)
     if not connect_before_4(spark):
         return lines
-    import uuid
-
     name = f"sepne_text_{uuid.uuid4().hex[:12]}"
     lines.createTempView(name)
     return spark.table(name)
