@@ -192,9 +192,12 @@ def _written(df: Any) -> Any:
         raise SettingError(NO_CONNECT_CHECKPOINT.format(version=pyspark.__version__))
     path = f"{folder.rstrip('/')}/sepne-{uuid.uuid4().hex}"
     # Uncompressed: the tables hold float blocks that do not compress, and Spark 3.5
-    # reads Snappy pages of values that large very slowly (300 MB of 2 MB blocks took
-    # 93 s against 0.6 s uncompressed in a local session; Spark 4.1 took 2.3 s).
-    df.write.option("compression", "none").parquet(path)
+    # reads Snappy pages of values that large very slowly (its Parquet decompressor
+    # grows a direct buffer per piece of a page: 300 MB of 2 MB blocks took 93 s
+    # against 0.6 s uncompressed in a local session; Spark 4.1 took 2.3 s). Given to
+    # parquet() itself: a Spark Connect 3.5 client's parquet() sets the option again,
+    # to Spark's default, when it is not.
+    df.write.parquet(path, compression="none")
     held = _HOLDER.get()
     if held is not None:
         held.append(_Written(spark, path))

@@ -111,7 +111,8 @@ CASES = ("IO", "LP", "RP-spectral")
 
 def test_rp_io_and_lp_under_spark_connect(spark, remote):
     g, result, _, _ = remote
-    assert set(result) - {"graphframes", "lp_labels", "auto", "saved_equal", "auc", "text_cached"} == set(CASES)
+    assert set(result) - {"graphframes", "lp_labels", "auto", "saved_equal", "auc", "text_cached",
+                          "checkpoint_files"} == set(CASES)
     edges = spark.createDataFrame(g.rows, "src string, dst string, weight double")
     for partition in CASES:
         extra = SPECTRAL if partition == "RP-spectral" else {}
@@ -175,6 +176,17 @@ def test_a_persisted_graph_read_from_text_is_found_by_the_queries_built_on_it(re
     two analyses of one text read apart, so without the reader's view
     (:func:`sepne_spark.reading.text_lines`) a cached edge table was read again by each."""
     assert remote[1]["text_cached"] is True
+
+
+def test_a_connect_client_before_spark_4_writes_its_checkpoint_files_uncompressed(remote):
+    """Spark 3.5 reads Snappy pages of MiB-sized values very slowly, and a Spark Connect
+    3.5 client's ``parquet()`` sets the compression option again unless given to it
+    (:func:`sepne_spark.session.checkpoint` writes files there; Spark 4 has checkpoints)."""
+    import pyspark
+
+    files = remote[1]["checkpoint_files"]
+    assert bool(files) == (int(pyspark.__version__.split(".")[0]) < 4)
+    assert not any(".snappy." in f for f in files), files
 
 
 def test_the_embed_job_runs_through_spark_remote(spark, remote):

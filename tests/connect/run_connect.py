@@ -79,6 +79,15 @@ with tempfile.TemporaryDirectory() as folder:
         graph.edges.groupBy("src").count().explain()
     result["text_cached"] = "InMemoryTableScan" in plan.getvalue()
     graph.edges.unpersist()
+# A table written in place of a checkpoint (Spark Connect before 4.0) is uncompressed.
+from sepne_spark import session  # noqa: E402
+
+held: list = []
+with session.holding_checkpoints(held):
+    result["checkpoint_files"] = [str(f) for f in session.checkpoint(spark.range(10)).inputFiles()] \
+        if session.connect_before_4(spark) else []
+for table in held:
+    table.unpersist()
 if result["graphframes"]:
     vertices = edges.select("src").union(edges.select("dst")).distinct().withColumnRenamed("src", "id")
     labels = label_propagation(spark, vertices, edges, 5, use_graphframes=True)
