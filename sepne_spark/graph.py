@@ -18,6 +18,7 @@ from pyspark.sql import functions as F
 
 from sepne_spark.errors import InputError, RequestedIdsError, SettingError, UnknownParamError, check_choice
 from sepne_spark.reading import read_edges
+from sepne_spark.session import pinned
 
 log = logging.getLogger(__name__)
 
@@ -182,6 +183,9 @@ def prepare_graph(
         raise InputError(
             f"src ({types['src'].simpleString()}) and dst ({types['dst'].simpleString()}) must have the same type"
         )
+    # Under a Spark Connect client before 4.0, one analysis of the input that every query
+    # shares: otherwise a text source's persisted descendants are never found again.
+    raw_edges = pinned(raw_edges, "sepne_edges")
     weight = F.col("weight").cast("double") if "weight" in raw_edges.columns else F.lit(1.0)
     if check:
         raw_edges = _checked_rows(raw_edges, weight, isinstance(types["src"], StringType))

@@ -42,7 +42,7 @@ from sepne_spark.errors import InputError, RequestedIdsError, SettingError, Unkn
 from sepne_spark.graph import requested_ids  # noqa: F401 - part of the API, used by the embed job
 from sepne_spark.graph import NO_EDGES, try_cast
 from sepne_spark.proximity import check_window
-from sepne_spark.session import holding_checkpoints, is_dataframe, is_stopped
+from sepne_spark.session import holding_checkpoints, is_dataframe, is_stopped, release
 from sepne_spark.set_stage import output_schema
 from sepne_spark.settings import (
     FITTED_PARAMS, MODEL_PARAMS, MODEL_SETTINGS, Setting, param_converter, setting, unknown_param_message,
@@ -613,7 +613,7 @@ class SepNEModel(Model, _SepNEParams, MLWritable, MLReadable):
                                      nodes=nodes, count_small=count_small, cached=held)
         except BaseException:
             try:
-                _unpersist(held)
+                release(held)
             except Exception:  # noqa: BLE001 - the call's own error is what the caller sees
                 log.debug("could not unpersist a table of a failed embedding", exc_info=True)
             raise
@@ -641,9 +641,11 @@ class SepNEModel(Model, _SepNEParams, MLWritable, MLReadable):
         Tables of a session that was stopped since are gone with it and are skipped."""
         held, self._embedded = list(self._embedded), []
         fitted, self._fitted = self._fitted, None
-        _unpersist(held)
-        if fitted is not None and not is_stopped(fitted.graph.edges.sparkSession):
-            fitted.release()
+        try:
+            release(held)
+        finally:
+            if fitted is not None:
+                fitted.release()
 
     # -- persistence -----------------------------------------------------------------
     def write(self) -> "SepNEWriter":
@@ -990,13 +992,6 @@ def check_graph_reading(graph: Any, params: dict[str, Any], fitting: bool = Fals
                            "the edge list DataFrame")
     raise SettingError(f"the graph was read with {read}: read it with the model's settings, or pass the "
                        "edge list DataFrame")
-
-
-def _unpersist(frames: list[DataFrame]) -> None:
-    """Unpersist ``frames``, skipping those of a session stopped since (gone with it)."""
-    for df in frames:
-        if not is_stopped(df.sparkSession):
-            df.unpersist()
 
 
 def _as_graph(dataset: Any, directed: bool, duplicates: str, self_loops: str):

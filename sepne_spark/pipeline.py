@@ -67,7 +67,7 @@ from sepne_spark.proximity import (
     metric_text,
     transition,
 )
-from sepne_spark.session import checkpoint
+from sepne_spark.session import checkpoint, release
 from sepne_spark.set_stage import embed_sets, output_schema, set_records
 from sepne_spark.solver import LandmarkFactors, landmark_factors, row_space_factors, set_constants
 from sepne_spark.sparse import proximity_entries_bound
@@ -121,10 +121,10 @@ class FittedGraph:
         return self.A is None
 
     def release(self) -> None:
-        """Unpersist every table cached for this graph (the graph's own included)."""
-        for df in self.cached:
-            df.unpersist()
-        self.cached.clear()
+        """Unpersist every table cached for this graph (the graph's own included),
+        skipping those of a session stopped since."""
+        held, self.cached = list(self.cached), []
+        release(held)
 
 
 def check_id_type(graph: Graph, id_type: DataType) -> None:

@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import logging
 import re
-import uuid
 from dataclasses import dataclass
 from typing import Any, Sequence
 from urllib.parse import unquote
@@ -542,18 +541,12 @@ def text_lines(spark: SparkSession, paths: str | list[str]) -> DataFrame:
     persisted from a text input never matched the queries built on it: each of them
     read and parsed the files again (the distributed fit of a 3,000-node TSV graph ran
     202 jobs in its last stage against 38 in a classic session). There the read is a
-    temporary view, ``sepne_text_<12 hex digits>``: the server keeps one analysis of it
-    that every query shares. The view holds no data and ends with the session; other
-    sessions read the files directly.
+    temporary view, ``sepne_text_<12 hex digits>`` (:func:`~sepne_spark.session.pinned`);
+    other sessions read the files directly.
     """
-    from sepne_spark.session import connect_before_4
+    from sepne_spark.session import pinned
 
-    lines = spark.read.text(paths)
-    if not connect_before_4(spark):
-        return lines
-    name = f"sepne_text_{uuid.uuid4().hex[:12]}"
-    lines.createTempView(name)
-    return spark.table(name)
+    return pinned(spark.read.text(paths), "sepne_text")
 
 
 def _read_text(

@@ -129,6 +129,25 @@ def connect_before_4(spark: Any) -> bool:
     return not _CONNECT_CHECKPOINTS and is_connect(spark)
 
 
+def pinned(df: Any, prefix: str) -> Any:
+    """``df`` as a table whose persisted descendants later queries find, under a Spark
+    Connect client before 4.0; ``df`` itself elsewhere.
+
+    A Spark Connect client has every query's plan analysed anew on the server, and Spark
+    3.5 tells two analyses of some sources apart (its text format has no equality,
+    unlike Parquet's and CSV's): a table persisted from such a source there never
+    matched the queries built on it, and each of them read and parsed the files again.
+    Under such a client ``df`` becomes a temporary view, ``<prefix>_<12 hex digits>``,
+    read back with ``spark.table``: the server keeps one analysis of it that every
+    query shares. The view holds no data and ends with the session.
+    """
+    if not connect_before_4(df.sparkSession):
+        return df
+    name = f"{prefix}_{uuid.uuid4().hex[:12]}"
+    df.createTempView(name)
+    return df.sparkSession.table(name)
+
+
 #: The list :func:`checkpoint` appends its stand-ins to (:func:`holding_checkpoints`).
 _HOLDER: ContextVar[list | None] = ContextVar("sepne_checkpoint_holder", default=None)
 
@@ -172,6 +191,30 @@ class _Written:
         except Exception as exc:  # noqa: BLE001 - a folder the client cannot reach: left for the cluster's clean-up
             log.warning("could not remove %s, written in place of a checkpoint: %s", self.path,
                         str(exc).splitlines()[0][:200])
+
+
+def release(held: list) -> None:
+    """Unpersist the tables in ``held`` and remove the files written in place of
+    checkpoints among them (:func:`holding_checkpoints`), skipping those of a session
+    stopped since (gone with it).
+
+    The tables go first, the latest first, and the files last: a Spark Connect client's
+    ``unpersist`` has the server analyse the table's plan again, which fails once files
+    it reads are gone (``PATH_NOT_FOUND``), and a table persisted after one of them may
+    read it. Every one is tried; the first error is raised after the last.
+    """
+    tables = [item for item in reversed(held) if not isinstance(item, _Written)]
+    first: Exception | None = None
+    for item in tables + [item for item in held if isinstance(item, _Written)]:
+        if is_stopped(item.sparkSession):
+            continue
+        try:
+            item.unpersist()
+        except Exception as exc:  # noqa: BLE001 - the others are released all the same
+            log.debug("could not release %r", item, exc_info=True)
+            first = first or exc
+    if first is not None:
+        raise first
 
 
 def _checkpoint_folder(spark: Any) -> str | None:

@@ -112,7 +112,7 @@ CASES = ("IO", "LP", "RP-spectral")
 def test_rp_io_and_lp_under_spark_connect(spark, remote):
     g, result, _, _ = remote
     assert set(result) - {"graphframes", "lp_labels", "auto", "saved_equal", "auc", "text_cached",
-                          "checkpoint_files"} == set(CASES)
+                          "own_text_cached", "checkpoint_files", "released", "checkpoints_left"} == set(CASES)
     edges = spark.createDataFrame(g.rows, "src string, dst string, weight double")
     for partition in CASES:
         extra = SPECTRAL if partition == "RP-spectral" else {}
@@ -178,6 +178,22 @@ def test_a_persisted_graph_read_from_text_is_found_by_the_queries_built_on_it(re
     assert remote[1]["text_cached"] is True
 
 
+def test_a_persisted_graph_of_the_users_own_text_parsing_is_found_by_the_queries_built_on_it(remote):
+    """The same for an edge DataFrame parsed from ``spark.read.text`` by the caller's own
+    code, as passed to ``SepNE.fit``: :func:`sepne_spark.graph.prepare_graph` makes the
+    input one view (:func:`sepne_spark.session.pinned`) before it builds the graph."""
+    assert remote[1]["own_text_cached"] is True
+
+
+def test_releasing_a_model_unpersists_its_tables_and_removes_the_files_written_for_checkpoints(remote):
+    """The spectral case's model (row blocks, the anchor: checkpoints, written as Parquet
+    by a client before Spark 4.0). Its tables are unpersisted before those files go: a
+    Spark Connect ``unpersist`` analyses the table's plan again, which failed with
+    ``PATH_NOT_FOUND`` once a file it read was removed, and stopped the release there."""
+    assert remote[1]["released"] == "ok"
+    assert remote[1]["checkpoints_left"] == []
+
+
 def test_a_connect_client_before_spark_4_writes_its_checkpoint_files_uncompressed(remote):
     """Spark 3.5 reads Snappy pages of MiB-sized values very slowly, and a Spark Connect
     3.5 client's ``parquet()`` sets the compression option again unless given to it
@@ -196,6 +212,7 @@ def test_the_embed_job_runs_through_spark_remote(spark, remote):
     nodes = len({a for a, _, _ in g.rows} | {b for _, b, _ in g.rows})  # the islands' too
     assert job.returncode == 0, job.stderr[-3000:]
     assert "connecting to the Spark Connect server at sc://127.0.0.1:" in job.stderr
+    assert "could not release" not in job.stderr
     assert f"SepNE embedded {nodes:,} nodes" in job.stdout
     assert spark.read.parquet(str(out)).count() == nodes
 

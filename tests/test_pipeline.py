@@ -87,6 +87,34 @@ def _solve_only(spark, seed: int):
     return edges, ids, _merged_weights(g, ids), np.array([E[v] for v in ids])
 
 
+def test_a_connect_client_before_spark_4_fits_its_input_through_one_temporary_view(spark, monkeypatch):
+    """Under a Spark Connect 3.5 client ``prepare_graph`` makes the caller's edge
+    DataFrame one temporary view (``session.pinned``), so that the server analyses it
+    once and the tables cached from it are found by later queries (checked on such a
+    server by tests/test_connect.py); exercised here on the classic session, as that
+    client would: one view, and the same vectors as without it."""
+    from sepne_spark import session
+
+    g = random_graph(n=50, m=180, seed=4)
+    estimator = SepNE(dim=4, landmarks=8, iters=3, setSize=20)
+
+    def vectors() -> dict:
+        model = estimator.fit(_edges(spark, g))
+        try:
+            return {r["id"]: list(r["embedding"]) for r in model.transform(model._fit_input).collect()}
+        finally:
+            model.release()
+
+    plain = vectors()
+    monkeypatch.setattr(session, "connect_before_4", lambda s: True)
+    through_view = vectors()
+    views = [r["viewName"] for r in spark.sql("SHOW VIEWS LIKE 'sepne_edges_*'").collect()]
+    for view in views:
+        spark.catalog.dropTempView(view)
+    assert len(views) == 1 and views[0].startswith("sepne_edges_"), views
+    assert through_view == plain
+
+
 def test_averaged_transform_is_the_average_of_the_unaveraged_one(spark):
     """averageSteps alone: in the one-task solve and by row blocks, the output is
     sepne_spark.spectral.average of the solve's vectors (to 1e-9; by row blocks in

@@ -46,6 +46,17 @@ for partition in ("IO", "LP", "RP-spectral"):  # tests/test_connect.py: CASES
         "landmarks": model.landmark_ids,
         "rows": {r["id"]: [list(r["embedding"]), r["set_id"]] for r in out.collect()},
     }
+    # Releasing a model unpersists its tables and removes the files that a client before
+    # Spark 4.0 wrote in place of checkpoints (LP's, the spectral case's; in the server's
+    # folder, here).
+    try:
+        model.release()
+        result.setdefault("released", "ok")
+    except Exception as exc:  # noqa: BLE001 - reported
+        result["released"] = f"{partition}: {str(exc).splitlines()[0]}"
+folder = spark.conf.get("spark.checkpoint.dir", None)
+result["checkpoints_left"] = sorted(  # the library's (Spark's own folder of checkpoints is a UUID)
+    name for name in (os.listdir(folder) if folder and os.path.isdir(folder) else []) if name.startswith("sepne-"))
 # The estimator of --profile auto, the saved model's files and the link-prediction AUC.
 import tempfile  # noqa: E402
 
@@ -67,18 +78,25 @@ result["auc"] = auc_spark(spark.createDataFrame(scores, "score double, label boo
 import contextlib  # noqa: E402
 import io  # noqa: E402
 
-from sepne_spark.graph import load_graph  # noqa: E402
+from pyspark.sql import functions as F  # noqa: E402
+
+from sepne_spark.graph import load_graph, prepare_graph  # noqa: E402
 
 with tempfile.TemporaryDirectory() as folder:
     with open(folder + "/edges.tsv", "w", encoding="utf-8") as f:
         f.writelines(f"{a}\t{b}\t{w}\n" for a, b, w in rows)
-    graph = load_graph(spark, folder + "/edges.tsv", directed=False)
-    graph.edges.persist().count()
-    plan = io.StringIO()
-    with contextlib.redirect_stdout(plan):
-        graph.edges.groupBy("src").count().explain()
-    result["text_cached"] = "InMemoryTableScan" in plan.getvalue()
-    graph.edges.unpersist()
+    # Read by the library's reader, and parsed from spark.read.text by the user's own code.
+    parts = F.split("value", "\t")
+    own = spark.read.text(folder + "/edges.tsv").select(
+        parts[0].alias("src"), parts[1].alias("dst"), parts[2].cast("double").alias("weight"))
+    for key, graph in (("text_cached", load_graph(spark, folder + "/edges.tsv", directed=False)),
+                       ("own_text_cached", prepare_graph(own, directed=False))):
+        graph.edges.persist().count()
+        plan = io.StringIO()
+        with contextlib.redirect_stdout(plan):
+            graph.edges.groupBy("src").count().explain()
+        result[key] = "InMemoryTableScan" in plan.getvalue()
+        graph.edges.unpersist()
 # A table written in place of a checkpoint (Spark Connect before 4.0) is uncompressed.
 from sepne_spark import session  # noqa: E402
 
