@@ -14,6 +14,15 @@ makes ``.venv-spark-3.5.5``, with the Connect client's packages) and the server'
 Arguments after ``--`` go to both jobs (``jobs/embed.py``). The two runs are one after
 the other, the server stopped before the classic run starts; both get ``--memory`` of
 driver memory and two shuffle partitions, and listen on 127.0.0.1 only.
+
+With ``--library`` the two runs are a notebook's instead of the job: the caller's own
+code parses the edge list from ``spark.read.text`` (tab-separated ``src dst``), then
+``SepNE.fromProfile("auto", edges, **PARAMS).fit(edges)``, ``transform`` and a Parquet
+write, with ``--params`` a JSON object of Params (``'{"oneTaskNodes": 0}'`` for the
+distributed path)::
+
+    .venv-spark-3.5.5/bin/python benchmarks/connect_path.py --library --params '{"oneTaskNodes": 0}' \
+        --input /tmp/g20k/edges --out /tmp/connect_library.json
 """
 from __future__ import annotations
 
@@ -51,6 +60,25 @@ sys.stdin.read()
 spark.stop()
 """
 
+LIBRARY = r"""
+import json, sys, time
+from pyspark.sql import functions as F
+from sepne_spark import SepNE
+from sepne_spark.session import get_spark
+path, out, params, memory = sys.argv[1], sys.argv[2], json.loads(sys.argv[3]), sys.argv[4]
+spark = get_spark(conf={"spark.driver.memory": memory, "spark.sql.shuffle.partitions": "2"})
+start = time.perf_counter()
+parts = F.split("value", "\t")
+edges = spark.read.text(path).select(parts[0].alias("src"), parts[1].alias("dst"))
+model = SepNE.fromProfile("auto", edges, **params).fit(edges)
+fitted = time.perf_counter()
+model.transform(edges).select("id", "embedding").write.mode("overwrite").parquet(out)
+done = time.perf_counter()
+print(f"SepNE fit done in {fitted - start:.1f} s", file=sys.stderr)
+print(f"SepNE transform_write done in {done - fitted:.1f} s", file=sys.stderr)
+model.release()
+"""
+
 STAGE = re.compile(r"SepNE (\w+) done in ([0-9.]+) s")
 
 
@@ -61,10 +89,12 @@ def free_port() -> int:
 
 
 def run_job(env: dict, args: list[str], log: Path) -> dict:
-    """Run ``jobs/embed.py args`` with ``env``; its wall time, exit status and stage times."""
+    """Run ``jobs/embed.py args`` (or ``-c LIBRARY args`` when the first is ``-c``) with
+    ``env``; its wall time, exit status and stage times."""
     start = time.perf_counter()
+    command = args if args[:1] == ["-c"] else [str(ROOT / "jobs" / "embed.py"), *args]
     with open(log, "w", encoding="utf-8") as err:
-        proc = subprocess.run([sys.executable, str(ROOT / "jobs" / "embed.py"), *args], env=env,
+        proc = subprocess.run([sys.executable, *command], env=env,
                               stdout=subprocess.DEVNULL, stderr=err, text=True)
     wall = time.perf_counter() - start
     text = log.read_text(encoding="utf-8")
@@ -89,8 +119,15 @@ def main() -> None:
     parser.add_argument("--memory", default="8g", help="driver memory of the server and of the classic job")
     parser.add_argument("--workdir", default=None, help="folder for the outputs and logs (default: a temporary one)")
     parser.add_argument("--out", default=None, help="JSON file for the results")
+    parser.add_argument("--library", action="store_true",
+                        help="run the library from the caller's own text parsing instead of the job")
+    parser.add_argument("--params", default="{}", help="with --library: a JSON object of SepNE Params")
     parser.add_argument("job_args", nargs="*", help="after --: arguments for both jobs")
     ns = parser.parse_args()
+    if ns.library and ns.job_args:
+        parser.error("--library takes --params, not job arguments")
+    if not isinstance(json.loads(ns.params), dict):
+        parser.error("--params must be a JSON object")
 
     import pyspark
 
@@ -108,6 +145,14 @@ def main() -> None:
     env.pop("SPARK_REMOTE", None)
     common = ["--input", ns.input, "--overwrite", *ns.job_args]
     results: dict = {"pyspark": pyspark.__version__, "input": ns.input, "job_args": ns.job_args}
+    if ns.library:
+        results["library_params"] = json.loads(ns.params)
+
+    def args(name: str, classic: bool = False) -> list[str]:
+        if ns.library:
+            return ["-c", LIBRARY, ns.input, str(work / name), ns.params, ns.memory]
+        extra = ["--spark", f"spark.driver.memory={ns.memory}", "--spark", "spark.sql.shuffle.partitions=2"]
+        return ["--output", str(work / name), *common, *(extra if classic else [])]
 
     port, checkpoints = free_port(), tempfile.mkdtemp(prefix="connect-path-checkpoints-")
     server = subprocess.Popen([sys.executable, "-c", SERVER, str(port), ns.memory, checkpoints, *jars], env=env,
@@ -115,15 +160,13 @@ def main() -> None:
     try:
         if server.stdout.readline().strip() != "READY":
             sys.exit("the Spark Connect server did not start")
-        results["connect"] = run_job(dict(env, SPARK_REMOTE=f"sc://127.0.0.1:{port}"),
-                                     ["--output", str(work / "connect"), *common], work / "connect.log")
+        results["connect"] = run_job(dict(env, SPARK_REMOTE=f"sc://127.0.0.1:{port}"), args("connect"),
+                                     work / "connect.log")
     finally:
         server.stdin.close()
         server.wait(timeout=300)
         shutil.rmtree(checkpoints, ignore_errors=True)
-    results["classic"] = run_job(env, ["--output", str(work / "classic"), *common, "--spark",
-                                       f"spark.driver.memory={ns.memory}", "--spark",
-                                       "spark.sql.shuffle.partitions=2"], work / "classic.log")
+    results["classic"] = run_job(env, args("classic", classic=True), work / "classic.log")
     if results["connect"]["rc"] == 0 and results["classic"]["rc"] == 0:
         import numpy as np
 
