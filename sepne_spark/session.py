@@ -93,9 +93,27 @@ def checkpoint(df: DataFrame, storage_level: StorageLevel | None = None) -> Data
     and without that setting :class:`~sepne_spark.errors.SettingError` says what to do.
     Persisting instead keeps the lineage, and a loop of them sends the server plans that
     double in size each round.
+
+    A Spark Connect client of Spark 4 checkpoints a read of a temporary view of ``df``
+    (dropped once the checkpoint is made): its ``localCheckpoint`` and ``checkpoint``
+    parse the plan they send again, with protobuf's limit of 100 nested messages, and
+    failed with ``DecodeError`` on plans of more than about 50 nested operations (the
+    distributed solve's with the steps after it), which a view's read is not.
     """
     if connect_before_4(df.sparkSession):
         return _written(df)
+    if is_connect(df.sparkSession):
+        name = f"sepne_checkpoint_{uuid.uuid4().hex[:12]}"
+        df.createTempView(name)
+        try:
+            return _checkpoint(df.sparkSession.table(name), storage_level)
+        finally:
+            df.sparkSession.catalog.dropTempView(name)
+    return _checkpoint(df, storage_level)
+
+
+def _checkpoint(df: DataFrame, storage_level: StorageLevel | None) -> DataFrame:
+    """:func:`checkpoint` of a classic session, or of a Spark Connect client of Spark 4."""
     spark = df.sparkSession
     master = str(spark.conf.get("spark.master", "") or "")
     if master.startswith("local"):

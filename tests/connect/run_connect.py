@@ -104,8 +104,19 @@ held: list = []
 with session.holding_checkpoints(held):
     result["checkpoint_files"] = [str(f) for f in session.checkpoint(spark.range(10)).inputFiles()] \
         if session.connect_before_4(spark) else []
-for table in held:
-    table.unpersist()
+    # A plan of 60 nested operations (the distributed solve's, with the steps after it, has
+    # about 50): PySpark 4's client parses a checkpoint's plan again, with protobuf's
+    # nesting limit of 100 levels.
+    deep = spark.range(5)
+    for _ in range(60):
+        deep = deep.select((F.col("id") + 1).alias("id"))
+    try:
+        result["deep_checkpoint"] = sorted(r["id"] for r in session.checkpoint(deep).collect())
+    except Exception as exc:  # noqa: BLE001 - reported
+        result["deep_checkpoint"] = f"{type(exc).__name__}: {str(exc).splitlines()[0][:300]}"
+    result["checkpoint_views"] = [r["viewName"] for r in spark.sql("SHOW VIEWS LIKE 'sepne_*'").collect()
+                                  if not r["viewName"].startswith(("sepne_text_", "sepne_edges_"))]
+session.release(held)
 if result["graphframes"]:
     vertices = edges.select("src").union(edges.select("dst")).distinct().withColumnRenamed("src", "id")
     labels = label_propagation(spark, vertices, edges, 5, use_graphframes=True)
