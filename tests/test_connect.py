@@ -113,7 +113,7 @@ def test_rp_io_and_lp_under_spark_connect(spark, remote):
     g, result, _, _ = remote
     assert set(result) - {"graphframes", "lp_labels", "auto", "saved_equal", "auc", "text_cached",
                           "own_text_cached", "checkpoint_files", "released", "checkpoints_left",
-                          "deep_checkpoint", "checkpoint_views"} == set(CASES)
+                          "deep_checkpoint", "checkpoint_views", "linkpred_count_types"} == set(CASES)
     edges = spark.createDataFrame(g.rows, "src string, dst string, weight double")
     for partition in CASES:
         extra = SPECTRAL if partition == "RP-spectral" else {}
@@ -193,6 +193,12 @@ def test_releasing_a_model_unpersists_its_tables_and_removes_the_files_written_f
     ``PATH_NOT_FOUND`` once a file it read was removed, and stopped the release there."""
     assert remote[1]["released"] == "ok"
     assert remote[1]["checkpoints_left"] == []
+
+
+def test_link_predictions_counts_are_python_integers(remote):
+    """A Spark Connect 3.5 client's ``count()`` is a NumPy integer, which the evaluate
+    job's JSON summary wrote as a string (``"n_train_rows": "10696"``)."""
+    assert remote[1]["linkpred_count_types"] == ["int"]
 
 
 def test_a_table_of_a_deep_plan_is_checkpointed(remote):

@@ -13,7 +13,7 @@ from scipy.stats import rankdata
 from sepne_spark.errors import InputError, SettingError
 from sepne_spark.evaluation.pairs import _as_array, _sample_pairs, _uniform, dot_column
 from sepne_spark.progress import stage
-from sepne_spark.session import checkpoint, holding_checkpoints
+from sepne_spark.session import checkpoint, holding_checkpoints, release
 
 log = logging.getLogger(__name__)
 
@@ -392,7 +392,8 @@ def link_prediction(
         raise InputError(f"link prediction: {exc} (non-edges as many as the held-out edges; the graph is too "
                          "dense for --fraction; give a smaller one)") from None
     embeddings = fit_embed(train)
-    n_train, n_train_rows = n_pairs - int(n_test), train.count()  # a held-out pair leaves with all its rows
+    # A Spark Connect 3.5 client counts in NumPy integers, which JSON would write as strings.
+    n_train, n_train_rows = n_pairs - int(n_test), int(train.count())  # a held-out pair leaves with all its rows
     pairs = test.select("src", "dst", F.lit(1).alias("label")).unionByName(
         negatives.select("src", "dst", F.lit(0).alias("label"))
     )
@@ -408,8 +409,7 @@ def link_prediction(
             auc_ec = auc_spark(scored, "score_ec") if has_ctx else None
             auc_ee = auc_spark(scored, "score_ee")
         finally:
-            for table in held:
-                table.unpersist()
+            release(held)
     result: dict[str, Any] = {
         "auc_embedding_context": auc_ec,
         "auc_embedding_embedding": auc_ee,

@@ -776,7 +776,7 @@ def _run(spark, ns: argparse.Namespace, settings: schema.EmbedSettings, target: 
         # (main(spark, args) called from a notebook).
         if on_disk is None:
             files = data_files(tmp)
-            on_disk = spark.read.parquet(*files).count() if files else 0
+            on_disk = int(spark.read.parquet(*files).count()) if files else 0
         if on_disk != counts["output_rows"]:
             raise RuntimeError(f"the files written hold {on_disk} rows of the {counts['output_rows']} computed: "
                                f"did another run write {target} at the same time? The old output is kept")

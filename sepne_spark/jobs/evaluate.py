@@ -482,7 +482,7 @@ def run_classify(spark: SparkSession, ns: argparse.Namespace) -> dict[str, Any]:
     missing = [k for k in sorted(labels) if k not in usable_keys]
 
     def nodes_among(ids: list[str]) -> int:
-        return emb.join(spark.createDataFrame(pd.DataFrame({"key": ids})), "key").select("key").distinct().count()
+        return int(emb.join(spark.createDataFrame(pd.DataFrame({"key": ids})), "key").select("key").distinct().count())
 
     warnings = check_labels(labels, usable, ns.labels, ns.embeddings, nodes_among=nodes_among)
     # All-zero vectors: nodes that no landmark reached (see the embed job's warning).

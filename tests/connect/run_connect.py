@@ -73,6 +73,13 @@ with tempfile.TemporaryDirectory() as folder:
                                                                                          model.factors.Phi))
 scores = [(float(i % 7) / 7, i % 3 == 0) for i in range(300)] + [(float("nan"), True), (None, False)]
 result["auc"] = auc_spark(spark.createDataFrame(scores, "score double, label boolean"), buckets=4)
+# Link prediction's counts are Python integers (a Connect 3.5 client counts in NumPy's,
+# which the JSON summary wrote as strings).
+from sepne_spark.evaluation.link_prediction import link_prediction  # noqa: E402
+
+lp = link_prediction(spark, edges, lambda train: SepNE(dim=4, landmarks=8, iters=2, setSize=20).fit(train)
+                     .transform(train), fraction=0.1, seed=0, directed=False)
+result["linkpred_count_types"] = sorted({type(v).__name__ for k, v in lp.items() if k.startswith("n_")})
 # A graph read from a text file and persisted is found again by the queries built on it
 # (on a Spark Connect 3.5 server it was read and parsed again by every one of them).
 import contextlib  # noqa: E402
