@@ -103,8 +103,7 @@ def checkpoint(df: DataFrame, storage_level: StorageLevel | None = None) -> Data
     if connect_before_4(df.sparkSession):
         return _written(df)
     if is_connect(df.sparkSession):
-        name = f"sepne_checkpoint_{uuid.uuid4().hex[:12]}"
-        df.createTempView(name)
+        name = _temporary_view(df, "sepne_checkpoint")
         try:
             return _checkpoint(df.sparkSession.table(name), storage_level)
         finally:
@@ -157,13 +156,19 @@ def pinned(df: Any, prefix: str) -> Any:
     matched the queries built on it, and each of them read and parsed the files again.
     Under such a client ``df`` becomes a temporary view, ``<prefix>_<12 hex digits>``,
     read back with ``spark.table``: the server keeps one analysis of it that every
-    query shares. The view holds no data and ends with the session.
+    query shares. The view ends with the session and stores no rows of its own (a
+    DataFrame made from local rows carries them in its plan, and so in the view).
     """
     if not connect_before_4(df.sparkSession):
         return df
+    return df.sparkSession.table(_temporary_view(df, prefix))
+
+
+def _temporary_view(df: Any, prefix: str) -> str:
+    """The name of a new temporary view of ``df``, ``<prefix>_<12 hex digits>``."""
     name = f"{prefix}_{uuid.uuid4().hex[:12]}"
     df.createTempView(name)
-    return df.sparkSession.table(name)
+    return name
 
 
 #: The list :func:`checkpoint` appends its stand-ins to (:func:`holding_checkpoints`).
