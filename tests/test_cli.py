@@ -83,6 +83,8 @@ EMBED_MODULE = ["-m", "sepne_spark.jobs.embed"]
          ["--input missing.tsv does not exist"]),
         ([str(ROOT / "jobs" / "evaluate.py")], ["linkpred", "--edges", "missing.tsv"],
          ["--edges missing.tsv does not exist"]),
+        ([str(ROOT / "jobs" / "evaluate.py")], ["classify", "--embeddings", "emb", "--labels", "l.tsv", "--threads", "0"],
+         ["argument --threads: must be a whole number >= 1, got '0'"]),
         # Options before the task: the task comes first.
         ([str(ROOT / "jobs" / "evaluate.py")], ["--embeddings", "emb", "--labels", "l.tsv"],
          ["invalid choice: 'emb'", "the task comes first: sepne-evaluate {classify,reconstruct,linkpred}"]),

@@ -111,6 +111,43 @@ def test_logistic_regression_is_at_the_optimum_of_each_class():
     assert np.abs(gW).max() < 1e-4 and np.abs(gb).max() < 1e-4
 
 
+def test_classes_fitted_at_once_each_on_one_core_give_the_same_classifier(monkeypatch):
+    from threadpoolctl import threadpool_info
+
+    from sepne_spark.evaluation import classification
+
+    rng = np.random.default_rng(5)
+    X = l2_normalize(rng.normal(size=(400, 8)))
+    Y = np.eye(6, dtype=bool)[rng.integers(0, 6, 400)]
+    before = [i["num_threads"] for i in threadpool_info()]
+    one = OneVsRestLogisticRegression(threads=1).fit(X, Y)
+    seen = []
+    LogisticRegression = classification._logistic_regression()
+
+    class Watched(LogisticRegression):
+        def fit(self, *args, **kwargs):
+            import threading
+            blas = {i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"}
+            seen.append((threading.current_thread().name, blas))
+            return super().fit(*args, **kwargs)
+
+    monkeypatch.setattr(classification, "_logistic_regression", lambda: Watched)
+    three = OneVsRestLogisticRegression(threads=3).fit(X, Y)
+    assert len(seen) == 6 and {name.rsplit("_", 1)[0] for name, _ in seen} == {"sepne-classify"}
+    assert all(blas == {1} for _, blas in seen), seen  # no BLAS threads beyond the cores
+    np.testing.assert_allclose(three.coef_, one.coef_, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(three.intercept_, one.intercept_, rtol=0, atol=1e-12)
+    assert [i["num_threads"] for i in threadpool_info()] == before  # the process's limits are back
+    res = node_classification(X, list(Y.argmax(axis=1)), train_ratios=(0.5,), n_splits=2, threads=2)
+    assert res["results"] == node_classification(X, list(Y.argmax(axis=1)), train_ratios=(0.5,), n_splits=2,
+                                                 threads=1)["results"]
+    for bad in (0, -1, True, 2.5, "2"):
+        with pytest.raises(SettingError, match="threads must be a whole number of at least 1"):
+            OneVsRestLogisticRegression(threads=bad)
+        with pytest.raises(SettingError, match="threads must be a whole number of at least 1"):
+            node_classification(X, list(Y.argmax(axis=1)), train_ratios=(0.5,), n_splits=1, threads=bad)
+
+
 def test_class_without_training_examples_scores_minus_infinity():
     X = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 0.1]])
     Y = np.array([[1, 0, 0], [0, 1, 0], [1, 0, 0]], dtype=bool)

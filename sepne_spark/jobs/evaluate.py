@@ -169,6 +169,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="training fractions (default: 0.1,0.9)")
     c.add_argument("--splits", type=_count, default=10, help="random splits per ratio (default: %(default)s)")
     c.add_argument("--seed", type=_seed, default=0, help="seed of the splits (default: %(default)s)")
+    c.add_argument("--threads", type=_count, default=None, metavar="N",
+                   help="classes the driver fits at once, each on one core; the scores do not depend on it "
+                        "(default: every core the driver process may run on)")
     c.add_argument("--vectors", choices=VECTORS, default="embedding",
                    help="features: the embedding, the context vector, both concatenated, or "
                    "their sum (default: %(default)s)")
@@ -458,6 +461,7 @@ def run_classify(spark: SparkSession, ns: argparse.Namespace) -> dict[str, Any]:
     evaluation and counted in ``n_missing_embedding``.
     """
     from sepne_spark.evaluation import check_labels, node_classification, require_classifier
+    from sepne_spark.evaluation.classification import available_cores
 
     require_classifier()  # before any Spark work (main() called directly skips the job's check)
     labels = read_labels(ns.labels)
@@ -497,10 +501,11 @@ def run_classify(spark: SparkSession, ns: argparse.Namespace) -> dict[str, Any]:
         raise UserError("embedding and context vectors have different lengths")
     check_finite(ns.embeddings, usable, E, Cx)
     X = _features(E, Cx, ns.vectors)
+    cores = ns.threads or available_cores()
     with stage(spark, "classify", f"logistic regression, {len(ns.ratios)} training ratio(s) x {ns.splits} splits, "
-               f"{len(usable):,} nodes"):
+               f"{len(usable):,} nodes, classes fitted {cores} at a time"):
         res = node_classification(X, [labels[k] for k in usable], train_ratios=ns.ratios,
-                                  n_splits=ns.splits, seed=ns.seed)
+                                  n_splits=ns.splits, seed=ns.seed, threads=ns.threads)
     res.update({
         "task": "classify",
         "embeddings": ns.embeddings,
