@@ -289,6 +289,27 @@ def connect_plugin_jars() -> list[str]:
     return [jar for jar in sorted(glob.glob(str(jar_dir() / "connect" / "*.jar"))) if for_this_spark(jar)]
 
 
+def driver_cores(spark: Any) -> int | None:
+    """The cores a cluster manager allots the driver of ``spark``, for work the library
+    does on the driver in threads (node classification): ``spark.driver.cores`` (Spark's
+    default, 1, where it is not set) when the driver runs in a container of the cluster
+    (``spark.submit.deployMode`` ``cluster``, on YARN or Kubernetes). ``None`` elsewhere:
+    in client mode, with a local master and in a Spark Connect client, the Python process
+    is on a machine of its own, whose cores it may use."""
+    if is_connect(spark):
+        return None
+    return allotted_driver_cores({key: spark.conf.get(key, None)
+                                  for key in ("spark.submit.deployMode", "spark.driver.cores")})
+
+
+def allotted_driver_cores(conf: Mapping[str, Any]) -> int | None:
+    """:func:`driver_cores` from the two settings it reads (``None`` for one not set)."""
+    if str(conf.get("spark.submit.deployMode") or "client").strip().lower() != "cluster":
+        return None
+    text = str(conf.get("spark.driver.cores") or "1").strip()
+    return max(1, int(text)) if text.isdigit() else 1
+
+
 def active_session() -> SparkSession | None:
     """The active SparkSession (classic or Spark Connect), or ``None``."""
     spark = SparkSession.getActiveSession()

@@ -459,7 +459,7 @@ def test_job_help_without_spark(capsys):
 
 
 @pytest.mark.e2e
-def test_job_classify_end_to_end(spark, tmp_path, capsys):
+def test_job_classify_end_to_end(spark, tmp_path, capsys, caplog):
     rng = np.random.default_rng(0)
     n = 60
     y = np.arange(n) % 3
@@ -473,10 +473,13 @@ def test_job_classify_end_to_end(spark, tmp_path, capsys):
     (tmp_path / "labels.tsv").write_text("".join(f"{i}\tc{y[i]}\n" for i in range(n)))
     out = tmp_path / "res.json"
     job = _job()
-    rc = job.main(spark, ["--task", "classify", "--embeddings", str(tmp_path / "emb.parquet"),
-                          "--labels", str(tmp_path / "labels.tsv"), "--ratios", "0.5",
-                          "--splits", "2", "--json", str(out), "--use-context"])
+    with caplog.at_level("INFO", logger="sepne_spark"):
+        rc = job.main(spark, ["--task", "classify", "--embeddings", str(tmp_path / "emb.parquet"),
+                              "--labels", str(tmp_path / "labels.tsv"), "--ratios", "0.5",
+                              "--splits", "2", "--json", str(out), "--use-context", "--threads", "3"])
     assert rc == 0
+    assert any(r.getMessage().endswith("58 nodes, classes fitted 3 at a time ...") for r in caplog.records), \
+        [r.getMessage() for r in caplog.records]
     text = capsys.readouterr().out
     assert "2 of 60 labelled nodes have no embedding" in text
     assert "micro-F1" in text

@@ -88,6 +88,24 @@ def test_only_local_masters_are_told_this_interpreter():
 
 
 @pytest.mark.unit
+def test_a_driver_in_a_cluster_container_uses_its_allotted_cores():
+    from sepne_spark.session import allotted_driver_cores
+
+    assert allotted_driver_cores({"spark.submit.deployMode": "cluster", "spark.driver.cores": "4"}) == 4
+    # Spark's default for a driver in the cluster is one core
+    assert allotted_driver_cores({"spark.submit.deployMode": "cluster", "spark.driver.cores": None}) == 1
+    # a driver on the machine Python runs on (client mode, the default) has that machine's cores
+    assert allotted_driver_cores({"spark.submit.deployMode": "client", "spark.driver.cores": "4"}) is None
+    assert allotted_driver_cores({"spark.submit.deployMode": None, "spark.driver.cores": "4"}) is None
+
+
+def test_a_local_session_leaves_the_driver_its_machines_cores(spark):
+    from sepne_spark.session import driver_cores
+
+    assert driver_cores(spark) is None
+
+
+@pytest.mark.unit
 def test_settings_that_replace_a_submitted_value_are_named():
     """Under spark-submit, a session's conf (a profile's spark: block, --spark) replaces
     what the submission set; get_spark warns with each value this finds (test_submit

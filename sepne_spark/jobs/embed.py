@@ -856,6 +856,7 @@ def _run(spark, ns: argparse.Namespace, settings: schema.EmbedSettings, target: 
 
         from sepne_spark.evaluation import node_classification
         from sepne_spark.progress import stage
+        from sepne_spark.session import driver_cores
 
         # At most SCORED_NODES nodes (the first by a seeded hash of the id) reach the
         # driver: the score of a large generated graph without collecting its vectors.
@@ -867,7 +868,8 @@ def _run(spark, ns: argparse.Namespace, settings: schema.EmbedSettings, target: 
                    .orderBy(F.xxhash64("id", F.lit(int(settings.seed))), "id").limit(SCORED_NODES).toPandas())
             X = np.vstack(emb["embedding"].to_numpy())
             y = [[v] for v in emb["label"]]
-            res = node_classification(X, y, train_ratios=(0.1, 0.5), n_splits=3, seed=settings.seed)
+            res = node_classification(X, y, train_ratios=(0.1, 0.5), n_splits=3, seed=settings.seed,
+                                      threads=driver_cores(spark))
         for ratio, r in sorted(res["results"].items()):
             print(f"  planted communities, {ratio:.0%} training: micro-F1 {r['micro_f1_mean']:.4f} "
                   f"(logistic regression, {res['n_splits']} splits, {len(emb)} nodes)")

@@ -171,7 +171,8 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--seed", type=_seed, default=0, help="seed of the splits (default: %(default)s)")
     c.add_argument("--threads", type=_count, default=None, metavar="N",
                    help="classes the driver fits at once, each on one core; the scores do not depend on it "
-                        "(default: every core the driver process may run on)")
+                        "(default: spark.driver.cores in cluster deploy mode, else every core the driver "
+                        "process may run on)")
     c.add_argument("--vectors", choices=VECTORS, default="embedding",
                    help="features: the embedding, the context vector, both concatenated, or "
                    "their sum (default: %(default)s)")
@@ -462,6 +463,7 @@ def run_classify(spark: SparkSession, ns: argparse.Namespace) -> dict[str, Any]:
     """
     from sepne_spark.evaluation import check_labels, node_classification, require_classifier
     from sepne_spark.evaluation.classification import available_cores
+    from sepne_spark.session import driver_cores
 
     require_classifier()  # before any Spark work (main() called directly skips the job's check)
     labels = read_labels(ns.labels)
@@ -501,11 +503,11 @@ def run_classify(spark: SparkSession, ns: argparse.Namespace) -> dict[str, Any]:
         raise UserError("embedding and context vectors have different lengths")
     check_finite(ns.embeddings, usable, E, Cx)
     X = _features(E, Cx, ns.vectors)
-    cores = ns.threads or available_cores()
+    cores = ns.threads or driver_cores(spark) or available_cores()
     with stage(spark, "classify", f"logistic regression, {len(ns.ratios)} training ratio(s) x {ns.splits} splits, "
                f"{len(usable):,} nodes, classes fitted {cores} at a time"):
         res = node_classification(X, [labels[k] for k in usable], train_ratios=ns.ratios,
-                                  n_splits=ns.splits, seed=ns.seed, threads=ns.threads)
+                                  n_splits=ns.splits, seed=ns.seed, threads=cores)
     res.update({
         "task": "classify",
         "embeddings": ns.embeddings,
