@@ -45,8 +45,9 @@ class OneVsRestLogisticRegression:
     scikit-learn is the ``eval`` extra (``pip install "sepne-spark[eval]"``).
 
     The classes' fits are independent: ``threads`` of them run at once, each with one
-    BLAS thread (a single fit's matrix-vector products are too small for several), and
-    the coefficients are the same whatever the number of threads.
+    BLAS thread when there are at least as many classes as threads (a single fit's
+    matrix-vector products are too small for several; with fewer classes the fits share
+    the threads out), and the coefficients are the same whatever the number of threads.
 
     Parameters
     ----------
