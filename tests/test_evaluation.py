@@ -679,16 +679,26 @@ def test_job_reconstruct_refuses_ids_given_twice_and_vectors_of_two_lengths(spar
         with pytest.raises(UserError, match=r"lengths.parquet: embedding and context vectors have different "
                                             r"lengths: \[2, 3\], e.g. of 'a'"):
             job.main(spark, base + [str(lengths)])
-    # A NaN or infinite vector: named, not scored as zero (classify) or as an R^2 of NaN (reconstruct)
+    # A NaN, infinite or null number in a vector: named, not scored as zero (classify) or
+    # as an R^2 of NaN (reconstruct)
     nan = tmp_path / "nan.parquet"
-    pd.DataFrame({"id": ["a", "b", "c", "d"], "embedding": [[1.0, 0.0], [np.nan, 0.0], [1.0, np.inf], [0.0, 1.0]]}
-                 ).to_parquet(nan)
+    pq.write_table(pa.table({"id": ["a", "b", "c", "d"], "embedding": pa.array(
+        [[1.0, 0.0], [np.nan, 0.0], [1.0, None], [0.0, 1.0]], pa.list_(pa.float64()))}), nan)
     (tmp_path / "labels.tsv").write_text("a\tx\nb\ty\nc\tx\nd\ty\n", encoding="utf-8")
     for args in (["reconstruct", "--edges", str(edges), "--method", "driver"],
                  ["reconstruct", "--edges", str(edges), "--method", "spark"],
                  ["classify", "--labels", str(tmp_path / "labels.tsv"), "--ratios", "0.5"]):
         with pytest.raises(UserError, match=rf"{nan}: 2 vector\(s\) hold NaN, infinite or null values, e.g. 'b', 'c'"):
             job.main(spark, args + ["--embeddings", str(nan)])
+    # A null vector, first in the file, is a node without an embedding on either path
+    null = tmp_path / "null.parquet"
+    pq.write_table(pa.table({"id": ["a", "b", "c", "d"], "embedding": pa.array(
+        [None, [1.0, 0.0], [0.5, 0.5], [0.0, 1.0]], pa.list_(pa.float64()))}), null)
+    for method in ("driver", "spark"):
+        out = tmp_path / f"null-{method}.json"
+        assert job.main(spark, ["reconstruct", "--edges", str(edges), "--method", method, "--embeddings", str(null),
+                                "--json", str(out)]) == 0
+        assert json.loads(out.read_text())["n_missing_embedding"] == 1
 
 
 @pytest.mark.e2e
