@@ -84,6 +84,20 @@ def remote(tmp_path_factory):
              "--output", str(out)],
             capture_output=True, text=True, timeout=600, env=dict(env, SPARK_REMOTE=f"sc://127.0.0.1:{port}"),
         )
+        # The evaluate job's tasks that collect vectors to the driver, on that output
+        evaluated = {}
+        if job.returncode == 0:
+            labels = folder / "labels.tsv"
+            nodes = sorted({a for a, _, _ in g.rows} | {b for _, b, _ in g.rows})
+            labels.write_text("".join(f"{v}\tc{i % 3}\n" for i, v in enumerate(nodes)), encoding="utf-8")
+            for task, args in EVALUATIONS(labels, edges):
+                result = folder / f"{task}.json"
+                run = subprocess.run(
+                    [sys.executable, str(here.parent.parent / "jobs" / "evaluate.py"), task, "--embeddings",
+                     str(out), *args, "--json", str(result)],
+                    capture_output=True, text=True, timeout=600, env=dict(env, SPARK_REMOTE=f"sc://127.0.0.1:{port}"),
+                )
+                evaluated[task] = (run, json.loads(result.read_text()) if run.returncode == 0 else None)
     finally:
         server.stdin.close()
         try:
@@ -93,7 +107,13 @@ def remote(tmp_path_factory):
             server.wait()
     lines = [line for line in proc.stdout.splitlines() if line.startswith("RESULT ")]
     assert proc.returncode == 0 and lines, proc.stderr[-4000:]
-    return g, json.loads(lines[0][len("RESULT "):]), plugin, (job, out)
+    return g, json.loads(lines[0][len("RESULT "):]), plugin, (job, out), evaluated
+
+
+def EVALUATIONS(labels: Path, edges: Path) -> list[tuple[str, list[str]]]:
+    """The evaluate job's tasks run through the server on the embed job's output."""
+    return [("classify", ["--labels", str(labels), "--ratios", "0.5", "--splits", "2"]),
+            ("reconstruct", ["--edges", str(edges), "--method", "driver"])]
 
 
 #: The spectral steps by row blocks (the path of graphs over 100,000 nodes): checkpointed
@@ -110,7 +130,7 @@ CASES = ("IO", "LP", "RP-spectral")
 
 
 def test_rp_io_and_lp_under_spark_connect(spark, remote):
-    g, result, _, _ = remote
+    g, result, _, _, _ = remote
     assert set(result) - {"graphframes", "lp_labels", "auto", "saved_equal", "auc", "text_cached",
                           "own_text_cached", "checkpoint_files", "released", "checkpoints_left",
                           "deep_checkpoint", "checkpoint_views", "linkpred_count_types"} == set(CASES)
@@ -137,7 +157,7 @@ def test_rp_io_and_lp_under_spark_connect(spark, remote):
 
 
 def test_label_propagation_under_spark_connect_goes_through_graphframes(spark, remote):
-    g, result, plugin, _ = remote
+    g, result, plugin, _, _ = remote
     if not plugin:
         gf_support.connect_jars()  # skips, or fails under CI
     assert result["graphframes"] is True, "GraphFrames did not work through the Connect server's plugin"
@@ -163,7 +183,7 @@ def test_profile_auto_model_files_and_auc_under_spark_connect(spark, remote):
     files (raw float64 parts) save and load, and the AUC by score ranges is exact."""
     from sepne_spark.evaluation import auc
 
-    g, result, _, _ = remote
+    g, result, _, _, _ = remote
     edges = spark.createDataFrame(g.rows, "src string, dst string, weight double")
     assert result["auto"] == SepNE.fromProfile("auto", edges).settings()
     assert result["saved_equal"] is True
@@ -233,6 +253,29 @@ def test_the_embed_job_runs_through_spark_remote(spark, remote):
     assert "could not release" not in job.stderr
     assert f"SepNE embedded {nodes:,} nodes" in job.stdout
     assert spark.read.parquet(str(out)).count() == nodes
+
+
+def test_the_evaluate_jobs_vectors_reach_the_driver_as_in_a_classic_session(spark, remote, tmp_path):
+    """classify and reconstruct --method driver collect vectors as Arrow data
+    (``toArrow`` on Spark 4, ``toPandas`` before): through the server, the same results
+    as a classic session's run of the same task on the same files."""
+    from sepne_spark.jobs import evaluate
+
+    g, (job, out), evaluated = remote[0], remote[3], remote[4]
+    assert job.returncode == 0, job.stderr[-3000:]
+    labels, edges = out.parent / "labels.tsv", out.parent / "edges.tsv"
+    for task, args in EVALUATIONS(labels, edges):
+        run, got = evaluated[task]
+        assert run.returncode == 0, run.stderr[-3000:]
+        assert evaluate.main(spark, [task, "--embeddings", str(out), *args, "--json", str(tmp_path / "c.json")]) == 0
+        classic = json.loads((tmp_path / "c.json").read_text())
+        if task == "classify":  # the same vectors, the same splits: the same scores
+            keys = ("results", "n_nodes", "n_missing_embedding", "n_zero_embedding")
+            assert {k: got[k] for k in keys} == {k: classic[k] for k in keys}
+        else:
+            keys = ("r2_all", "r2_nonzero", "n_nodes", "n_missing_embedding", "n_zero_embedding")
+            assert {k: got[k] for k in keys} == pytest.approx({k: classic[k] for k in keys}, abs=1e-12)
+    assert evaluated["classify"][1]["n_nodes"] == len({a for a, _, _ in g.rows} | {b for _, b, _ in g.rows})
 
 
 def test_spark_remote_and_a_master_together_are_refused_in_one_line(tmp_path):
