@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import numpy as np
@@ -119,8 +120,8 @@ def test_classes_fitted_at_once_each_on_one_core_give_the_same_classifier(monkey
     rng = np.random.default_rng(5)
     X = l2_normalize(rng.normal(size=(400, 8)))
     Y = np.eye(6, dtype=bool)[rng.integers(0, 6, 400)]
-    before = [i["num_threads"] for i in threadpool_info()]
     one = OneVsRestLogisticRegression(threads=1).fit(X, Y)
+    before = [i["num_threads"] for i in threadpool_info()]  # with every library the fit loads
     seen = []
     LogisticRegression = classification._logistic_regression()
 
@@ -146,6 +147,24 @@ def test_classes_fitted_at_once_each_on_one_core_give_the_same_classifier(monkey
             OneVsRestLogisticRegression(threads=bad)
         with pytest.raises(SettingError, match="threads must be a whole number of at least 1"):
             node_classification(X, list(Y.argmax(axis=1)), train_ratios=(0.5,), n_splits=1, threads=bad)
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="no CPU affinity on this system")
+def test_the_cores_a_process_may_use_follow_its_cpu_affinity():
+    """A process bound to one core (``taskset``, a container's cpuset) fits one class at a
+    time, whatever the machine has."""
+    import subprocess
+    import sys
+
+    code = ("import os; os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]}); "
+            "from sepne_spark.evaluation.classification import available_cores; print(available_cores())")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                          cwd=str(ROOT))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip() == "1"
+    from sepne_spark.evaluation.classification import available_cores
+
+    assert 1 <= available_cores() <= len(os.sched_getaffinity(0))
 
 
 def test_class_without_training_examples_scores_minus_infinity():

@@ -138,12 +138,18 @@ class OneVsRestLogisticRegression:
 
 
 def available_cores() -> int:
-    """The number of cores this process may run on (its CPU affinity where the system
-    reports one, such as a container's cpuset; otherwise every core of the machine)."""
+    """The number of cores this process may use: its CPU affinity (a container's
+    cpuset, ``taskset``) and a container's CPU quota (cgroups v1 and v2, as a Kubernetes
+    pod's CPU limit sets it), as joblib counts them; joblib comes with scikit-learn.
+    Without it, the affinity where the system reports one, else every core."""
     try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except (AttributeError, OSError):  # macOS and Windows have no affinity call
-        return max(1, os.cpu_count() or 1)
+        from joblib import cpu_count
+    except ImportError:
+        try:
+            return max(1, len(os.sched_getaffinity(0)))
+        except (AttributeError, OSError):  # macOS and Windows have no affinity call
+            return max(1, os.cpu_count() or 1)
+    return max(1, int(cpu_count()))
 
 
 def _check_threads(threads: int | None) -> int | None:

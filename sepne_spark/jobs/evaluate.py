@@ -172,7 +172,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--threads", type=_count, default=None, metavar="N",
                    help="classes the driver fits at once, each on one core; the scores do not depend on it "
                         "(default: spark.driver.cores in cluster deploy mode, else every core the driver "
-                        "process may run on)")
+                        "process may use, by its CPU affinity and its container's CPU limit)")
     c.add_argument("--vectors", choices=VECTORS, default="embedding",
                    help="features: the embedding, the context vector, both concatenated, or "
                    "their sum (default: %(default)s)")
