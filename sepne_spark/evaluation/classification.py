@@ -361,7 +361,7 @@ def node_classification(
         L2-normalise the rows of ``X`` first (the paper's protocol).
     threads : int, optional
         Classes fitted at once (see :class:`OneVsRestLogisticRegression`); the default is
-        every core this process may run on. The scores do not depend on it.
+        every core this process may use. The scores do not depend on it.
 
     Returns
     -------
