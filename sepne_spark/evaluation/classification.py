@@ -58,8 +58,8 @@ class OneVsRestLogisticRegression:
     tol : float
         L-BFGS tolerance (scikit-learn's ``tol``).
     threads : int, optional
-        Classes fitted at once. The default is the number of cores this process may run
-        on (:func:`available_cores`); 1 fits them one after another.
+        Classes fitted at once. The default is the number of cores this process may use
+        (:func:`available_cores`); 1 fits them one after another.
     """
 
     def __init__(self, C: float = 1.0, max_iter: int = 1000, tol: float = 1e-8, threads: int | None = None) -> None:
