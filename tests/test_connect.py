@@ -88,9 +88,9 @@ def remote(tmp_path_factory):
         evaluated = {}
         if job.returncode == 0:
             labels = folder / "labels.tsv"
-            nodes = sorted({a for a, _, _ in g.rows} | {b for _, b, _ in g.rows})
+            nodes = sorted(graph_nodes(g))
             labels.write_text("".join(f"{v}\tc{i % 3}\n" for i, v in enumerate(nodes)), encoding="utf-8")
-            for task, args in EVALUATIONS(labels, edges):
+            for task, args in evaluations(labels, edges):
                 result = folder / f"{task}.json"
                 run = subprocess.run(
                     [sys.executable, str(here.parent.parent / "jobs" / "evaluate.py"), task, "--embeddings",
@@ -110,7 +110,12 @@ def remote(tmp_path_factory):
     return g, json.loads(lines[0][len("RESULT "):]), plugin, (job, out), evaluated
 
 
-def EVALUATIONS(labels: Path, edges: Path) -> list[tuple[str, list[str]]]:
+def graph_nodes(g) -> set[str]:
+    """The nodes of the module's graph, its islands' too."""
+    return {a for a, _, _ in g.rows} | {b for _, b, _ in g.rows}
+
+
+def evaluations(labels: Path, edges: Path) -> list[tuple[str, list[str]]]:
     """The evaluate job's tasks run through the server on the embed job's output."""
     return [("classify", ["--labels", str(labels), "--ratios", "0.5", "--splits", "2"]),
             ("reconstruct", ["--edges", str(edges), "--method", "driver"])]
@@ -247,7 +252,7 @@ def test_the_embed_job_runs_through_spark_remote(spark, remote):
     """``SPARK_REMOTE`` set (PySpark's own way to name a Connect server): the job connects
     to that server instead of starting a local Spark, and writes every node's row."""
     g, job, out = remote[0], *remote[3]
-    nodes = len({a for a, _, _ in g.rows} | {b for _, b, _ in g.rows})  # the islands' too
+    nodes = len(graph_nodes(g))  # the islands' too
     assert job.returncode == 0, job.stderr[-3000:]
     assert "connecting to the Spark Connect server at sc://127.0.0.1:" in job.stderr
     assert "could not release" not in job.stderr
@@ -264,7 +269,7 @@ def test_the_evaluate_jobs_vectors_reach_the_driver_as_in_a_classic_session(spar
     g, (job, out), evaluated = remote[0], remote[3], remote[4]
     assert job.returncode == 0, job.stderr[-3000:]
     labels, edges = out.parent / "labels.tsv", out.parent / "edges.tsv"
-    for task, args in EVALUATIONS(labels, edges):
+    for task, args in evaluations(labels, edges):
         run, got = evaluated[task]
         assert run.returncode == 0, run.stderr[-3000:]
         assert evaluate.main(spark, [task, "--embeddings", str(out), *args, "--json", str(tmp_path / "c.json")]) == 0
@@ -275,7 +280,7 @@ def test_the_evaluate_jobs_vectors_reach_the_driver_as_in_a_classic_session(spar
         else:
             keys = ("r2_all", "r2_nonzero", "n_nodes", "n_missing_embedding", "n_zero_embedding")
             assert {k: got[k] for k in keys} == pytest.approx({k: classic[k] for k in keys}, abs=1e-12)
-    assert evaluated["classify"][1]["n_nodes"] == len({a for a, _, _ in g.rows} | {b for _, b, _ in g.rows})
+    assert evaluated["classify"][1]["n_nodes"] == len(graph_nodes(g))
 
 
 def test_spark_remote_and_a_master_together_are_refused_in_one_line(tmp_path):

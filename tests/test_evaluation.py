@@ -702,12 +702,13 @@ def test_job_reconstruct_refuses_ids_given_twice_and_vectors_of_two_lengths(spar
     # as an R^2 of NaN (reconstruct)
     nan = tmp_path / "nan.parquet"
     pq.write_table(pa.table({"id": ["a", "b", "c", "d"], "embedding": pa.array(
-        [[1.0, 0.0], [np.nan, 0.0], [1.0, None], [0.0, 1.0]], pa.list_(pa.float64()))}), nan)
+        [[1.0, 0.0], [np.nan, 0.0], [1.0, None], [np.inf, 1.0]], pa.list_(pa.float64()))}), nan)
     (tmp_path / "labels.tsv").write_text("a\tx\nb\ty\nc\tx\nd\ty\n", encoding="utf-8")
     for args in (["reconstruct", "--edges", str(edges), "--method", "driver"],
                  ["reconstruct", "--edges", str(edges), "--method", "spark"],
                  ["classify", "--labels", str(tmp_path / "labels.tsv"), "--ratios", "0.5"]):
-        with pytest.raises(UserError, match=rf"{nan}: 2 vector\(s\) hold NaN, infinite or null values, e.g. 'b', 'c'"):
+        with pytest.raises(UserError, match=rf"{nan}: 3 vector\(s\) hold NaN, infinite or null values, "
+                                            r"e.g. 'b', 'c', 'd'"):
             job.main(spark, args + ["--embeddings", str(nan)])
     # A null vector, first in the file, is a node without an embedding on either path
     null = tmp_path / "null.parquet"

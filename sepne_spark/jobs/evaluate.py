@@ -452,29 +452,21 @@ class _Vectors:
     """
 
     def __init__(self, df: DataFrame, columns: Sequence[str]) -> None:
-        df = df.select("key", *columns)
-        self.present: dict[str, np.ndarray] = {}
-        self.lengths: dict[str, np.ndarray] = {}
-        self._columns: dict[str, Any] = {}
-        if hasattr(df, "toArrow"):
-            import pyarrow.compute as pc
+        import pyarrow as pa
+        import pyarrow.compute as pc
 
+        df = df.select("key", *columns)
+        if hasattr(df, "toArrow"):
             table = df.toArrow()
-            self.keys: list[str] = table.column("key").to_pylist()
-            for name in columns:
-                col = table.column(name).combine_chunks()
-                self._columns[name] = col
-                self.present[name] = col.is_valid().to_numpy(zero_copy_only=False).astype(bool)
-                self.lengths[name] = pc.fill_null(pc.list_value_length(col), -1).to_numpy(
-                    zero_copy_only=False).astype(np.int64)
-        else:
-            pdf = df.toPandas()
-            self.keys = [str(k) for k in pdf["key"]]
-            for name in columns:
-                vals = pdf[name].to_numpy(dtype=object)
-                self._columns[name] = vals
-                self.present[name] = np.array([v is not None for v in vals], dtype=bool)
-                self.lengths[name] = np.array([-1 if v is None else len(v) for v in vals], dtype=np.int64)
+        else:  # PySpark 3.5
+            schema = pa.schema([("key", pa.string())] + [(name, pa.list_(pa.float64())) for name in columns])
+            table = pa.Table.from_pandas(df.toPandas(), schema=schema, preserve_index=False)
+        self.keys: list[str] = table.column("key").to_pylist()
+        self._columns = {name: table.column(name).combine_chunks() for name in columns}
+        self.present = {name: col.is_valid().to_numpy(zero_copy_only=False).astype(bool)
+                        for name, col in self._columns.items()}
+        self.lengths = {name: pc.fill_null(pc.list_value_length(col), -1).to_numpy(zero_copy_only=False)
+                        .astype(np.int64) for name, col in self._columns.items()}
 
     def __len__(self) -> int:
         return len(self.keys)
@@ -482,14 +474,11 @@ class _Vectors:
     def matrix(self, name: str, rows: np.ndarray) -> np.ndarray:
         """The vectors of ``rows`` (positions of present vectors of one length) as an
         ``len(rows) x d`` float64 array; a null number inside a vector is NaN."""
-        rows = np.asarray(rows, dtype=np.int64)
-        d = int(self.lengths[name][rows[0]]) if rows.size else 0
-        col = self._columns[name]
-        if isinstance(col, np.ndarray):
-            return np.asarray(list(col[rows]), dtype=np.float64).reshape(rows.size, d)
         import pyarrow as pa
 
-        flat = col.take(pa.array(rows)).flatten().cast(pa.float64())
+        rows = np.asarray(rows, dtype=np.int64)
+        d = int(self.lengths[name][rows[0]]) if rows.size else 0
+        flat = self._columns[name].take(pa.array(rows)).flatten().cast(pa.float64())
         return flat.to_numpy(zero_copy_only=False).astype(np.float64, copy=False).reshape(rows.size, d)
 
 
