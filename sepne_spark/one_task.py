@@ -55,9 +55,11 @@ _EDGE, _NODE = 0, 1
 
 
 def _gathered(edges: DataFrame, vertices: DataFrame, landmarks: DataFrame, assign: DataFrame | None) -> DataFrame:
-    """Edge rows ``(kind 0, a=src, b=dst, w)`` and node rows ``(kind 1, a=id, l, s)``, ``l``
-    the landmark index and ``s`` the set (null when none), in one DataFrame."""
-    id_type = vertices.schema["id"].dataType
+    """Edge rows ``(kind 0, a=src, b=dst, w)`` and node rows ``(kind 1, a=b=id, l, s)``, ``l``
+    the landmark index and ``s`` the set (null when none), in one DataFrame.
+
+    A node row repeats its id in ``b`` rather than leave it null: pandas holds an
+    integer column with a null as doubles, which merge 64-bit ids past 2^53."""
     nodes = vertices.select("id").join(landmarks.select("id", "l"), "id", "left")
     if assign is not None:
         nodes = nodes.join(assign.select("id", F.col("set_id").cast("long").alias("s")), "id", "left")
@@ -68,7 +70,7 @@ def _gathered(edges: DataFrame, vertices: DataFrame, landmarks: DataFrame, assig
         F.col("weight").cast("double").alias("w"), F.lit(None).cast("int").alias("l"),
         F.lit(None).cast("long").alias("s"),
     ).unionByName(nodes.select(
-        F.lit(_NODE).alias("kind"), F.col("id").alias("a"), F.lit(None).cast(id_type).alias("b"),
+        F.lit(_NODE).alias("kind"), F.col("id").alias("a"), F.col("id").alias("b"),
         F.lit(None).cast("double").alias("w"), F.col("l").cast("int").alias("l"), "s",
     ))
 

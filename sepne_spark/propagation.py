@@ -262,7 +262,8 @@ def _in_one_task(
                      F.col("weight").cast("double").alias("w"), F.lit(None).cast(vec).alias("x"))
         .unionByName(
             vertices.select("id").join(embeddings.select("id", column), "id", "left").select(
-                F.lit(1).alias("kind"), F.col("id").alias("a"), F.lit(None).cast(id_type).alias("b"),
+                # b repeats the id, never null: pandas would hold 64-bit ids as doubles
+                F.lit(1).alias("kind"), F.col("id").alias("a"), F.col("id").alias("b"),
                 F.lit(None).cast("double").alias("w"), F.col(column).alias("x"))
         )
     )

@@ -211,7 +211,8 @@ def _components_in_one_task(vertices: Any, edges: Any) -> Any:
     from pyspark.sql.types import StructField, StructType
 
     id_type = vertices.schema["id"].dataType
-    rows = vertices.select(F.lit(1).alias("kind"), F.col("id").alias("a"), F.lit(None).cast(id_type).alias("b")) \
+    # A node row's b repeats its id, never null: pandas would hold 64-bit ids as doubles.
+    rows = vertices.select(F.lit(1).alias("kind"), F.col("id").alias("a"), F.col("id").alias("b")) \
         .unionByName(edges.select(F.lit(0).alias("kind"), F.col("src").alias("a"), F.col("dst").alias("b")))
     schema = StructType([StructField("id", id_type, False), StructField("first", id_type, False)])
 

@@ -13,6 +13,10 @@ from sepne_spark import dense
 
 #: Size of the oracle tests' models: landmarks, dimension, rounds, lambda, eta, set size.
 K, D, ITERS, LAM, ETA, SET = 8, 4, 5, 0.4, 0.1, 18
+#: A base for 64-bit integer ids past a double's 53 bits: doubles near 2^62 are 1,024
+#: apart, so ids a few apart round to one number (pandas holds an integer column with
+#: nulls as doubles).
+WIDE_IDS = 1 << 62
 
 
 @dataclass
@@ -38,8 +42,12 @@ class SmallGraph:
         return M
 
 
-def random_graph(n: int = 60, m: int = 220, seed: int = 0, string_ids: bool = True, communities: int = 3) -> SmallGraph:
-    """A random graph with some community structure, a few duplicates and self-loops."""
+def random_graph(n: int = 60, m: int = 220, seed: int = 0, string_ids: bool = True, communities: int = 3,
+                 id_base: int = 0) -> SmallGraph:
+    """A random graph with some community structure, a few duplicates and self-loops.
+
+    Integer ids (``string_ids=False``) are ``id_base + 10 i + 1``; :data:`WIDE_IDS` as
+    ``id_base`` gives ids that a double cannot hold."""
     rng = np.random.default_rng(seed)
     comm = rng.integers(0, communities, n)
     src = rng.integers(0, n, m)
@@ -48,7 +56,7 @@ def random_graph(n: int = 60, m: int = 220, seed: int = 0, string_ids: bool = Tr
         same = np.where(comm == comm[src[e]])[0]
         dst[e] = rng.choice(same)
     weight = np.round(rng.random(m) * 2 + 0.25, 3)
-    name = (lambda i: f"v{i:03d}") if string_ids else (lambda i: int(i) * 10 + 1)
+    name = (lambda i: f"v{i:03d}") if string_ids else (lambda i: id_base + int(i) * 10 + 1)
     rows = [(name(a), name(b), float(w)) for a, b, w in zip(src, dst, weight)]
     keep = src != dst
     ids = sorted({name(i) for i in range(n)} & ({r[0] for r in rows} | {r[1] for r in rows}))

@@ -12,7 +12,7 @@ from sepne_spark import dense
 from sepne_spark.model import SepNE, SepNEModel
 from sepne_spark.graph import Graph, prepare_graph
 from sepne_spark.solver import row_space_factors, solve_set
-from tests.helpers import D, ETA, ITERS, K, LAM, SET, collect, nothing_cached, oracle_compare, random_graph
+from tests.helpers import D, ETA, ITERS, K, LAM, SET, WIDE_IDS, collect, nothing_cached, oracle_compare, random_graph
 
 # Every metric x direction x weighting, with each landmark strategy and each
 # partition setup appearing in the grid.
@@ -296,6 +296,22 @@ def test_landmark_grams_equal_numpy_bit_for_bit_on_any_partitioning(spark, strin
         assert np.array_equal(first[tag], first[tag].T)
     again = _grams({1: entries(X, 5), 2: entries(Y, 3)}, k)
     assert np.array_equal(again[1], first[1]) and np.array_equal(again[2], first[2])
+
+
+@pytest.mark.parametrize("one_task", [100_000, 0])
+def test_integer_ids_past_a_doubles_precision_match_the_dense_oracle(spark, one_task):
+    """64-bit ids a few apart near 2^62, which one double cannot tell apart, on both
+    paths: every node embedded under its own id, as the oracle embeds it."""
+    g = random_graph(seed=5, string_ids=False, id_base=WIDE_IDS)
+    assert len({float(i) for i in g.ids}) < len(g.ids)
+    edges = spark.createDataFrame(g.rows, "src long, dst long, weight double")
+    model = SepNE(dim=D, landmarks=K, metric="A+A2", partition="LP", setSize=SET, lam=LAM, eta=ETA, iters=ITERS,
+                  seed=3, oneTaskNodes=one_task).fit(edges)
+    out = collect(model.transform(edges))
+    assert sorted(out) == g.ids and model.plan.get("one_task", False) == bool(one_task)
+    oracle_compare(g, out, model, "A+A2", False, True)
+    order, _, _ = dense_dd(g, False, K)
+    assert model.landmark_ids == [g.ids[i] for i in order[:K]]
 
 
 def test_window_needs_a_plus_a2(spark):

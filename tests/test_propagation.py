@@ -9,6 +9,7 @@ import scipy.sparse as sp
 
 from sepne_spark.propagation import default_blocks, l2_normalize, propagate_embeddings
 from sepne_spark.spectral import average, propagate, refine, reorthogonalize
+from tests.helpers import WIDE_IDS
 
 
 def _case(n: int = 40, d: int = 3, seed: int = 0):
@@ -24,17 +25,17 @@ def _case(n: int = 40, d: int = 3, seed: int = 0):
     return W, E
 
 
-def _spark_propagated(spark, W, E, **kwargs) -> np.ndarray:
-    """propagate_embeddings of E over W on Spark, string ids (not row numbers), rows in
-    W's order."""
+def _spark_propagated(spark, W, E, wide_ids: bool = False, **kwargs) -> np.ndarray:
+    """propagate_embeddings of E over W on Spark, string ids (not row numbers) or 64-bit
+    ones that a double cannot hold (``wide_ids``), rows in W's order."""
     kwargs.setdefault("dtype", "float64")  # the oracle's precision
     n = W.shape[0]
-    ids = [f"n{i}" for i in range(n)]
+    ids, kind = ([WIDE_IDS + 3 * i for i in range(n)], "long") if wide_ids else ([f"n{i}" for i in range(n)], "string")
     coo = W.tocoo()
     edges = spark.createDataFrame(
-        [(ids[i], ids[j], float(v)) for i, j, v in zip(coo.row, coo.col, coo.data)], "src string, dst string, weight double")
-    vertices = spark.createDataFrame([(i,) for i in ids], "id string")
-    emb = spark.createDataFrame([(ids[i], [float(x) for x in E[i]]) for i in range(n)], "id string, embedding array<double>")
+        [(ids[i], ids[j], float(v)) for i, j, v in zip(coo.row, coo.col, coo.data)], f"src {kind}, dst {kind}, weight double")
+    vertices = spark.createDataFrame([(i,) for i in ids], f"id {kind}")
+    emb = spark.createDataFrame([(ids[i], [float(x) for x in E[i]]) for i in range(n)], f"id {kind}, embedding array<double>")
     got = {r["id"]: r["embedding"] for r in propagate_embeddings(vertices, edges, emb, **kwargs).collect()}
     return np.array([got[i] for i in ids])
 
@@ -46,6 +47,16 @@ def test_propagation_matches_numpy_oracle(spark, order, blocks):
     want = reorthogonalize(propagate(W, l2_normalize(E), order=order, mu=0.2, theta=0.5))
     np.testing.assert_allclose(G, want, rtol=1e-9, atol=1e-10)
     assert np.count_nonzero(np.abs(G).sum(axis=1) == 0) == 0  # every node reached
+
+
+@pytest.mark.parametrize("blocks", [1, 3])
+def test_propagation_of_ids_past_a_doubles_precision(spark, blocks):
+    """64-bit ids three apart near 2^62, in one task and by row blocks: the NumPy
+    filter of the graph as given, not of one whose ids a double has merged."""
+    W, E = _case(40, 3, seed=2)
+    G = _spark_propagated(spark, W, E, wide_ids=True, order=3, mu=0.2, theta=0.5, blocks=blocks, refine_steps=1)
+    want = reorthogonalize(propagate(W, l2_normalize(refine(W, E, 1, "transition")), order=3, mu=0.2, theta=0.5))
+    np.testing.assert_allclose(G, want, rtol=1e-9, atol=1e-10)
 
 
 @pytest.mark.parametrize("order,blocks,steps,operator", [(3, 3, 2, "transition"), (1, 2, 3, "transition"),

@@ -12,7 +12,7 @@ from sepne_spark import dense
 from sepne_spark.model import SepNE
 from sepne_spark.unreached import anchor_basis, anchor_frame, anchor_unreached, component_offset, offset_dims
 from tests import gf_support
-from tests.helpers import outermost_join, physical_plan, random_graph, runs_the_solve
+from tests.helpers import WIDE_IDS, outermost_join, physical_plan, random_graph, runs_the_solve
 
 #: Small components that hold no landmark, added to a random graph: a pair, a triangle,
 #: a chain of four (ids sort after the random graph's ``v...``).
@@ -141,6 +141,24 @@ def test_anchor_frame_equals_numpy(spark, use_graphframes):
     assert none == 0 and same is reached
     for df in cached:
         df.unpersist()
+
+
+@pytest.mark.parametrize("use_graphframes", [None, False])
+def test_anchor_frame_of_ids_past_a_doubles_precision(spark, use_graphframes):
+    """64-bit ids one apart near 2^62, in one task and by DataFrame joins: the
+    components of the graph as given (a double holds all nine ids as one number)."""
+    names, W, X = _case(seed=2)
+    ids = [WIDE_IDS + i for i in range(len(names))]
+    rows = [(ids[a], ids[b], float(W[a, b])) for a, b in zip(*np.nonzero(W))]
+    edges = spark.createDataFrame(rows, "src long, dst long, weight double")
+    out = spark.createDataFrame([(v, [float(x) for x in X[i]]) for i, v in enumerate(ids)],
+                                "id long, embedding array<double>")
+    got, filled = anchor_frame(out, edges, 1.5, 3, 3, use_graphframes=use_graphframes, cached=[])
+    assert filled == 4
+    rows = {r["id"]: np.array(r["embedding"]) for r in got.collect()}
+    want, _ = anchor_unreached(sp.csr_matrix(W), X, ids, 1.5, 3)
+    np.testing.assert_allclose(np.array([rows[v] for v in ids]), want, rtol=1e-12, atol=1e-13)
+    assert not np.allclose(want[4], want[6])  # two pairs: two components
 
 
 def _island_graph(spark):
