@@ -29,7 +29,7 @@ from sepne_spark.evaluation import (
     sample_non_edges,
     split_edges,
 )
-from sepne_spark.errors import SettingError, UserError
+from sepne_spark.errors import InputError, SettingError, UserError
 from sepne_spark.jobs import evaluate as evaluate_job
 from sepne_spark.solver import landmark_factors
 
@@ -89,6 +89,17 @@ def test_separable_problem_reaches_f1_one(caplog):
             node_classification(X, list(y[:4]) + [missing] + list(y[5:]), train_ratios=(0.3,), n_splits=1)
     assert res["mode"] == "single-label"
     assert res["n_classes"] == 3 and res["n_nodes"] == 120
+    # Vectors that are no matrix of finite numbers are refused, saying why: a NaN or
+    # infinite row would count as a zero vector, or make every score NaN.
+    for value in (np.nan, np.inf):
+        bad = X.copy()
+        bad[[3, 70], 1] = value
+        with pytest.raises(InputError, match=r"X holds NaN or infinite values in 2 row\(s\), e.g. row\(s\) 3, 70"):
+            node_classification(bad, list(y), n_splits=1)
+    with pytest.raises(InputError, match=r"X must be a matrix, .* an array of shape \(120,\) was given"):
+        node_classification(X[:, 0], list(y), n_splits=1)
+    with pytest.raises(InputError, match="X must be a matrix of numbers, .* a list was given"):
+        node_classification([[1.0, 2.0]] * 119 + [[1.0]], list(y), n_splits=1)
     for v in res["results"].values():
         assert v["micro_f1_mean"] == 1.0 and v["macro_f1_mean"] == 1.0
         assert v["micro_f1_std"] == 0.0 and len(v["micro_f1"]) == 3
@@ -319,6 +330,14 @@ def test_auc_by_hand():
     assert auc([1.0, 2.0], [0.0]) == 1.0
     assert auc([0.0], [1.0, 2.0]) == 0.0
     assert auc([1.0, 1.0], [1.0]) == 0.5
+    with pytest.raises(InputError, match=r"neg_scores holds 1 NaN score\(s\), e.g. at 1: a NaN has no rank"):
+        auc([0.1, 0.5], [0.2, np.nan])
+
+
+def test_node_classification_says_it_takes_the_vectors_on_the_driver(spark):
+    vectors = spark.createDataFrame([([1.0, 0.0],), ([0.0, 1.0],)], "embedding array<double>")
+    with pytest.raises(InputError, match=r"X is a Spark DataFrame: give the labelled nodes' vectors as a NumPy array"):
+        node_classification(vectors, ["a", "b"], n_splits=1)
 
 
 def test_auc_spark_matches_numpy(spark):

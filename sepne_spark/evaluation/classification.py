@@ -12,7 +12,7 @@ from typing import Any, Callable, Hashable, Iterable, Mapping, Sequence
 import numpy as np
 from scipy.special import expit
 
-from sepne_spark.errors import LabelsError, MissingExtraError, SettingError
+from sepne_spark.errors import InputError, LabelsError, MissingExtraError, SettingError
 from sepne_spark.spectral import l2_normalize
 
 log = logging.getLogger(__name__)
@@ -324,6 +324,28 @@ def _binarize(labels: Sequence[Iterable[Hashable]]) -> tuple[np.ndarray, list[Ha
     return Y, classes
 
 
+def _vector_matrix(X: Any) -> np.ndarray:
+    """``X`` as an n x d float64 array of finite numbers, or an :class:`InputError` that
+    says what is wrong with it: not numbers, not a matrix, NaN or infinite entries (the
+    normalisation would make such a row a zero vector, or every score NaN)."""
+    if type(X).__name__ == "DataFrame" and type(X).__module__.startswith("pyspark."):  # classic or Connect
+        raise InputError("X is a Spark DataFrame: give the labelled nodes' vectors as a NumPy array, one "
+                         "row per node (e.g. np.array(df.select('embedding').toPandas()['embedding'].tolist()))")
+    try:
+        M = np.asarray(X, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"X must be a matrix of numbers, one row of d numbers per labelled node; a "
+                         f"{type(X).__name__} was given ({exc})") from None
+    if M.ndim != 2:
+        raise InputError(f"X must be a matrix, one row of d numbers per labelled node; an array of shape "
+                         f"{M.shape} was given")
+    bad = np.flatnonzero(~np.isfinite(M).all(axis=1))
+    if bad.size:
+        raise InputError(f"X holds NaN or infinite values in {bad.size} row(s), e.g. row(s) "
+                         f"{', '.join(map(str, bad[:3]))}: leave those nodes out or give them finite vectors")
+    return M
+
+
 def node_classification(
     X: np.ndarray,
     labels: Sequence[Iterable[Hashable]],
@@ -340,7 +362,8 @@ def node_classification(
     ----------
     X : numpy.ndarray
         Embeddings of the labelled nodes (n x d), row ``i`` for ``labels[i]``. These are
-        the labelled nodes' vectors only, held by the driver.
+        the labelled nodes' vectors only, held by the driver; finite numbers (a NaN or
+        infinite entry is an :class:`~sepne_spark.errors.InputError`).
     labels : sequence of sets or lists
         The labels of each node; a single label may be given bare (a string, a
         number). Nodes with an empty label set are left out and counted in
@@ -374,9 +397,9 @@ def node_classification(
         the per-split lists ``micro_f1`` and ``macro_f1``.
     """
     threads = _check_threads(threads)
-    X = np.asarray(X, dtype=np.float64)
-    if X.ndim != 2 or X.shape[0] != len(labels):
-        raise LabelsError(f"X has {X.shape[0] if X.ndim else 0} rows but {len(labels)} label sets were given")
+    X = _vector_matrix(X)
+    if X.shape[0] != len(labels):
+        raise LabelsError(f"X has {X.shape[0]} rows but {len(labels)} label sets were given")
     Y_all, classes = _binarize(labels)
     keep = Y_all.any(axis=1)
     X, Y = X[keep], Y_all[keep]

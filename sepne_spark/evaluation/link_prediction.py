@@ -178,6 +178,11 @@ def auc(pos_scores: Sequence[float] | np.ndarray, neg_scores: Sequence[float] | 
     neg = np.asarray(neg_scores, dtype=np.float64).ravel()
     if pos.size == 0 or neg.size == 0:
         raise InputError("need at least one positive and one negative score")
+    for name, scores in (("pos_scores", pos), ("neg_scores", neg)):
+        bad = np.flatnonzero(np.isnan(scores))
+        if bad.size:
+            raise InputError(f"{name} holds {bad.size} NaN score(s), e.g. at {', '.join(map(str, bad[:3]))}: "
+                             "a NaN has no rank")
     ranks = rankdata(np.concatenate([pos, neg]), method="average")
     u = ranks[: pos.size].sum() - pos.size * (pos.size + 1) / 2.0
     return float(u / (pos.size * neg.size))
