@@ -46,9 +46,13 @@ POM
        -DexcludeGroupIds=org.scala-lang,org.slf4j,org.apache.spark -DoutputDirectory="$PWD/jars" >"$tmp/mvn.log" 2>&1; then
     echo "[setup] GraphFrames ${GF_VERSION}: from the Maven repository"
   else
-    # Maven's own words, without its "[ERROR] Failed to execute goal" prefix: a fallback
+    # Maven's own words: the artifact it could not find and where it looked, else its
+    # first error without the "[ERROR] Failed to execute goal" prefix. A fallback
     # follows, so this is not an error of the set-up.
-    echo "[setup] the Maven repository does not serve ${GF_ARTIFACT} (trying the next source): $(grep -m1 -E 'Could not|ERROR' "$tmp/mvn.log" | sed 's/\x1b\[[0-9;]*m//g; s/^\[ERROR\] *//; s/^Failed to execute goal [^:]*: *//' | cut -c1-160)" >&2
+    local reason
+    reason=$(sed 's/\x1b\[[0-9;]*m//g' "$tmp/mvn.log" | grep -o -m1 -E 'Could not (find|transfer) artifact [^ ]+ (in|from/to) [^ ]+( \([^)]*\))?' || true)
+    [ -n "$reason" ] || reason=$(grep -m1 -E 'Could not|ERROR' "$tmp/mvn.log" | sed 's/\x1b\[[0-9;]*m//g; s/^\[ERROR\] *//; s/^Failed to execute goal [^:]*: *//' | cut -c1-240 || true)
+    echo "[setup] the Maven repository does not serve ${GF_ARTIFACT} (trying the next source): ${reason}" >&2
     rc=1
   fi
   rm -rf "$tmp"
