@@ -487,6 +487,12 @@ class _Vectors:
 # ---------------------------------------------------------------------------
 
 
+#: Why a node's vector is zero, as the evaluations say it: the embed job's summary gives
+#: the reason that its settings leave.
+ZERO_WHY = ("no landmark reaches them, or they have no edge of non-zero weight to another node; the embed job's "
+            "summary says which")
+
+
 def run_classify(spark: SparkSession, ns: argparse.Namespace) -> dict[str, Any]:
     """The ``classify`` task; prints a table and returns the results.
 
@@ -562,8 +568,8 @@ def run_classify(spark: SparkSession, ns: argparse.Namespace) -> dict[str, Any]:
     else:
         print(f"0 of {len(labels)} labelled nodes without an embedding")
     if zero:
-        print(f"{len(zero)} of {len(usable)} evaluated nodes have an all-zero embedding (no landmark reaches "
-              f"them; kept in the evaluation, e.g. {', '.join(zero[:5])})")
+        print(f"{len(zero)} of {len(usable)} evaluated nodes have an all-zero embedding ({ZERO_WHY}; kept in "
+              f"the evaluation, e.g. {', '.join(zero[:5])})")
     else:
         print(f"0 of {len(usable)} evaluated nodes with an all-zero embedding")
     for w in warnings:
@@ -693,7 +699,7 @@ def _say_embedding_counts(n: int, n_missing: int, n_zero: int, has_ctx: bool) ->
                     "columns of M as predicted 0: are these the embeddings of this graph (--edges), of every "
                     "node (not of --nodes)?", n_missing, n, 100.0 * n_missing / max(n, 1))
     if n_zero:
-        print(f"{n_zero} of {n} graph nodes have an all-zero embedding (no landmark reaches them)")
+        print(f"{n_zero} of {n} graph nodes have an all-zero embedding ({ZERO_WHY})")
 
 
 def _reconstruct_on_driver(spark: SparkSession, graph: Any, emb: DataFrame, settings: dict[str, Any],
@@ -746,7 +752,7 @@ def _reconstruct_on_driver(spark: SparkSession, graph: Any, emb: DataFrame, sett
     if not found.any():
         raise UserError("no node of the graph has an embedding (are the ids the same?)")
     _say_embedding_counts(n, n_missing, n_zero, has_ctx)
-    with stage(spark, "r2", "M and W C^T over every entry, on the driver"):
+    with stage(spark, "r2", f"M and {'W C^T' if has_ctx else 'W W^T'} over every entry, on the driver"):
         M = sparse_proximity(n, src, dst, w, settings["metric"], settings["window"], settings["scaling"])
         r2 = reconstruction_r2(M, W, Cm)
     counts = {"n_nodes": n, "n_missing_embedding": n_missing, "n_zero_embedding": n_zero,
@@ -771,7 +777,7 @@ def _reconstruct_on_spark(spark: SparkSession, graph: Any, emb: DataFrame, setti
     vectors = [F.col("key").alias("id"), F.col("e").alias("embedding")] + (
         [F.col("c").alias("context")] if has_ctx else [])
     try:
-        with stage(spark, "r2", "W C^T at M's non-zero entries, as block products") as st:
+        with stage(spark, "r2", f"{'W C^T' if has_ctx else 'W W^T'} at M's non-zero entries, as block products") as st:
             res = reconstruction_r2_spark(entries, emb.select(*vectors), name=path,
                                           nodes=graph.vertices.select(F.col("id").cast("string").alias("id")))
             st.count(nodes=res["n_nodes"], entries=res["n_nonzero"])
