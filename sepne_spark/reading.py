@@ -346,9 +346,11 @@ def _text_layout(
     weight_col: str | int | None,
     comment: str | None,
     head: Sequence[str],
+    announce: bool = True,
 ) -> _TextLayout:
     """Decide separator, header and column positions for a text input (``head``: the
-    first data lines of one file, from :func:`_head_lines`; may be empty)."""
+    first data lines of one file, from :func:`_head_lines`; may be empty). ``announce``:
+    log a detected header at INFO (else DEBUG, for a check before the read)."""
     if sep is None:
         sep = {"tsv": "\t", "csv": ",", "txt": None}[fmt]
     named = any(isinstance(c, str) for c in (src_col, dst_col, weight_col))  # header=False refused before
@@ -373,7 +375,7 @@ def _text_layout(
             if reason is not None:
                 header_fields = fields
                 source = getattr(head, "file", None)
-                log.info(
+                log.log(logging.INFO if announce else logging.DEBUG,
                     "read the first line of %s, %s, as the header of every file: %s (--header no, or header=False, "
                     "reads it as an edge instead)", _display_file(source) if source else where, _shorten(first_line),
                     reason,
@@ -921,6 +923,85 @@ def _detect_format(spark: SparkSession, paths: list[str], comment: str | None) -
     if "," in first:
         return "csv", head
     return "txt", head
+
+
+def check_local_head(
+    path: str,
+    fmt: str = "auto",
+    *,
+    sep: str | None = None,
+    header: bool | None = None,
+    src_col: str | int | None = None,
+    dst_col: str | int | None = None,
+    weight_col: str | int | None = None,
+    bad_lines: str = "fail",
+    comment: str | None = "#",
+) -> None:
+    """What the first lines of one local text file decide, checked without Spark (the
+    jobs call it before Spark starts): the header and the columns named in it, and
+    (``bad_lines="fail"``) the field count of its first data lines. The same rules, and
+    the same messages, as :func:`read_edges`, which checks every line when it reads.
+
+    ``path`` is a plain path of this machine, or a ``.gz`` or ``.bz2`` file; Parquet
+    (by extension or content) is not looked at here.
+
+    Raises
+    ------
+    InputError, SettingError
+        As :func:`read_edges` would for the same file.
+    """
+    import bz2
+    import gzip
+
+    ext = _extension(path)
+    fmt = _EXTENSIONS.get(ext, fmt) if fmt == "auto" else fmt
+    opener = {"gz": gzip.open, "bz2": bz2.open}.get(path.rsplit(".", 1)[-1].lower(), open)
+    comment = comment or None
+    head: _Head = _Head()
+    numbers: list[int] = []  # each head line's line number
+    try:
+        with opener(path, "rt", encoding="utf-8", errors="replace", newline="") as fh:
+            for number, line in enumerate(fh, 1):
+                text = line.strip(_STRIP)
+                if number == 1 and text.startswith("PAR1"):
+                    return  # Parquet without its extension
+                if not text or (comment and text.startswith(comment)):
+                    continue
+                head.append(line.rstrip("\r\n"))
+                numbers.append(number)
+                if len(head) == _HEAD_LINES:
+                    break
+    except (OSError, EOFError, UnicodeError):
+        return  # the read names what is wrong with the file
+    if not head or fmt == "parquet":
+        return
+    if fmt == "auto":
+        fmt = "tsv" if "\t" in head[0] else "csv" if "," in head[0] else "txt"
+    head.file = path
+    layout = _text_layout([path], fmt, sep, header, src_col, dst_col, weight_col, comment, head, announce=False)
+    if bad_lines != "fail":
+        return
+    # Every first data line of the wrong field count: the layout is wrong, not the lines
+    # (one bad line among good ones is left to the read, which counts them all).
+    lines = [(number, line) for number, line in zip(numbers, head)
+             if layout.header is None or line.strip(_line_strip_chars(layout.sep)) != layout.header]
+    counts = [len(_split_line(line, layout.sep)) for _, line in lines]
+    if lines and all(nf < layout.min_fields or (layout.max_fields is not None and nf > layout.max_fields)
+                     for nf in counts):
+        (number, line), nf = lines[0], counts[0]
+        split = "whitespace" if _is_whitespace_sep(layout.sep) else repr(layout.sep)
+        given = {name: c for name, c in (("src_col", src_col), ("dst_col", dst_col), ("weight_col", weight_col))
+                 if isinstance(c, int) and not isinstance(c, bool)}
+        if layout.n_header is None and given and max(given.values()) >= 2:
+            cols = ", ".join(f"{name}={c}" for name, c in given.items())
+            flags = ", ".join(f"--{name.replace('_', '-')}" for name in given)
+            hint = (f"{cols} ({flags}) count fields from 0; do the lines have that many? Or is the separator "
+                    "wrong? give it with sep= (--sep)")
+        else:
+            hint = "is the separator right? give it with sep= (--sep), or the file's format"
+        shown = "the first line is" if len(lines) == 1 else f"the first {len(lines)} lines are"
+        raise InputError(f"{path}:{number}: {_text_reason(_R_FIELDS, nf, line, layout)} (line {number}: "
+                         f"{_shorten(line)}) ({shown} bad, split at {split}: {hint})")
 
 
 _COLUMN_FLAGS = {"src_col": "--src-col", "dst_col": "--dst-col", "weight_col": "--weight-col"}

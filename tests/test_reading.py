@@ -91,6 +91,49 @@ def test_txt_whitespace_runs_two_or_three_fields(spark, tmp_path):
     assert_edges(edges, edges_df(spark, [("1", "2", 1.0), ("2", "3", 4.5), ("3", "1", 1.0)]))
 
 
+@pytest.mark.parametrize("name, text, options, said", [
+    # a column named in a file without a header
+    ("e.tsv", "163\t402\n402\t7\n", {"src_col": "src", "dst_col": "dst"},
+     "no column 'src' in the header ['163', '402']: that first line looks like data"),
+    ("e.tsv.gz", "163\t402\n402\t7\n", {"src_col": "src", "dst_col": "dst"}, "no column 'src' in the header"),
+    ("e.csv", "source,target\n1,2\n", {"header": True, "src_col": "from"}, "no column 'from' in the header"),
+    # the wrong separator, and a weight column the lines do not have
+    ("e.tsv", "# a comment\n\n1\t2\n3\t4\n", {"sep": ","}, "e.tsv:3: expected 2 or 3 fields, found 1"),
+    ("e.tsv", "1\t2\n3\t4\n", {"src_col": 0, "dst_col": 1, "weight_col": 2},
+     "e.tsv:1: expected at least 3 fields, found 2"),
+])
+def test_a_local_files_first_lines_are_checked_before_spark_as_the_read_checks_them(
+        spark, tmp_path, name, text, options, said):
+    """check_local_head, which the jobs run before Spark starts, refuses what the read
+    refuses for the same file and options, with the read's words."""
+    import gzip
+
+    from sepne_spark.reading import check_local_head
+
+    path = tmp_path / name
+    path.write_bytes(gzip.compress(text.encode()) if name.endswith(".gz") else text.encode())
+    with pytest.raises(InputError, match=re.escape(said)):
+        check_local_head(str(path), **options)
+    with pytest.raises(InputError, match=re.escape(said)):
+        read_edges(spark, str(path), **options)
+
+
+def test_a_bad_line_among_good_ones_is_left_to_the_read(spark, tmp_path):
+    """One bad line below good ones is the read's to count and name (with how many there
+    are in all); so is a file the read skips bad lines of."""
+    from sepne_spark.reading import check_local_head
+
+    path = tmp_path / "e.tsv"
+    path.write_text("1\t2\n3\n4\t5\n")
+    check_local_head(str(path))
+    with pytest.raises(InputError, match=r"e.tsv:2: expected 2 or 3 fields, found 1 .*1 bad line in total"):
+        read_edges(spark, str(path))
+    (tmp_path / "f.tsv").write_text("1\n3\n")
+    check_local_head(str(tmp_path / "f.tsv"), bad_lines="skip")
+    with pytest.raises(InputError, match=r"f.tsv:1: expected 2 or 3 fields, found 1"):
+        check_local_head(str(tmp_path / "f.tsv"))
+
+
 def test_csv_header_columns_by_name(spark, tmp_path):
     path = write(tmp_path, "g.csv", "w,to,from,note\n2,b,a,x\n3,c,b,y\n")
     edges, _ = read_edges(spark, path, src_col="from", dst_col="to", weight_col="w")
