@@ -999,6 +999,7 @@ def _as_graph(dataset: Any, directed: bool, duplicates: str, self_loops: str):
     from sepne_spark.graph import Graph, prepare_graph
 
     if isinstance(dataset, Graph):
+        _check_running(dataset.edges)
         return dataset
     expected = "expected an edge list DataFrame with columns src, dst[, weight] or a Graph"
     if isinstance(dataset, str):
@@ -1019,7 +1020,15 @@ def _as_graph(dataset: Any, directed: bool, duplicates: str, self_loops: str):
                              f"df.withColumnRenamed({cased[0]!r}, 'id')")
         raise InputError(f"{expected}, or a DataFrame of requested ids (a column named id); the DataFrame has "
                          f"columns {dataset.columns}")
+    _check_running(dataset)
     return prepare_graph(dataset, directed, duplicates=duplicates, self_loops=self_loops)
+
+
+def _check_running(df: DataFrame) -> None:
+    """Refuse a DataFrame whose session was stopped, before any of its plan is built."""
+    if is_stopped(df.sparkSession):
+        raise InputError("the DataFrame belongs to a Spark session that was stopped (spark.stop(), or a notebook's "
+                         "restart): read or create it again in the running session")
 
 
 @contextlib.contextmanager

@@ -592,6 +592,9 @@ def embed(
             "whole graphs only: embed every node, or set propagation=1, averageSteps=0 and refineSteps=0 for "
             "requested ids"
         )
+    if ids is not None and params["unreached"] == "anchor":
+        log.warning("requested ids keep the solve's vectors: one that no landmark reaches keeps the zero vector "
+                    "(unreached='anchor' fills whole graphs only: its anchor comes from every node's vector)")
     check_id_type(graph, model.id_type)
     plan = {} if plan is None else plan
     held = [] if cached is None else cached

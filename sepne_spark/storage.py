@@ -621,12 +621,15 @@ def file_stamp(path: str) -> tuple[int, int] | None:
     return int(info.size or 0), int(info.mtime_ns or 0)
 
 
-def check_holds_only_a_dataset(path: str, what: str = "output path", model_folders: Sequence[str] = ()) -> None:
+def check_holds_only_a_dataset(path: str, what: str = "output path", model_folders: Sequence[str] = (),
+                               part_suffix: str | None = None) -> None:
     """Refuse to replace ``path`` (``--overwrite``, or a dated run's rerun) unless it is an
     earlier output: a folder of part files as Spark names them (:data:`_PART_FILE`) and
     hidden files (``_SUCCESS``, a manifest, checksums), or, given ``model_folders``, a
     saved model (a folder holding one of them). A file, another dataset's folder, a
-    file of the user's or a folder of their own would be deleted with it.
+    file of the user's or a folder of their own would be deleted with it. Given
+    ``part_suffix`` (``.parquet``), part files of another format (a table of text part
+    files) are another dataset too.
 
     Paths this process cannot list before Spark starts (a remote file system without
     pyarrow's set-up for it) are not looked at; nor is a path that does not exist.
@@ -658,6 +661,12 @@ def check_holds_only_a_dataset(path: str, what: str = "output path", model_folde
         shown = ", ".join(other[:3]) + (", ..." if len(other) > 3 else "")
         raise UserError(f"the {what} {path} holds other data than an earlier output ({shown}): replacing it would "
                         "delete that with the folder; give a folder of its own, or remove those first")
+    foreign = sorted(i.base_name for i in infos if i.type == fs.FileType.File and _PART_FILE.match(i.base_name)
+                     and part_suffix and not i.base_name.endswith(part_suffix))
+    if foreign:
+        raise UserError(f"the {what} {path} holds a dataset of another format ({foreign[0]}; an earlier output's "
+                        f"part files end in {part_suffix}): replacing it would delete that; give a folder of its "
+                        "own, or remove it first")
 
 
 #: A part file of a dataset written by Spark or Hadoop: ``part-00000``, ``part-00003-<uuid>.snappy.parquet``,

@@ -50,6 +50,9 @@ EMBED_MODULE = ["-m", "sepne_spark.jobs.embed"]
         (EMBED_FILE, ["--generated"], ["give the output folder with --output"]),
         (EMBED_FILE, ["--input", "e.tsv", "--generated", "--output", "o"],
          ["--generated describes the generated graph, which --input replaces"]),
+        (EMBED_FILE, ["--generated", "--sep", ",", "--bad-lines=skip", "--output", "o"],
+         ["--bad-lines, --sep tell how an --input file is read; the generated graph (--generated) is read from "
+          "none: drop them"]),
         (EMBED_FILE, ["--input", "missing/edges.tsv", "--output", "o"], ["--input missing/edges.tsv does not exist"]),
         (EMBED_FILE, ["--input", "missing/*.tsv", "--output", "o"], ["--input missing/*.tsv: no file matches"]),
         (EMBED_FILE, ["--dim", "abc"], ["argument --dim", "expected an integer"]),
@@ -188,6 +191,13 @@ def test_overwrite_refuses_a_folder_holding_other_data(tmp_path):
         (proj / name).write_text("")
     proc = _run(tmp_path, EMBED_FILE, "--generated", "--output", "proj", "--overwrite")
     assert proc.returncode == 1 and "sepne-embed: failed:" in proc.stderr, proc.stderr[-3000:]
+    # Part files of text (sepne-generate's tables, another tool's CSV): not an embedding output.
+    labels = tmp_path / "labels"
+    labels.mkdir()
+    (labels / "part-00000-2a-c000.csv").write_text("1\t0\n")
+    with pytest.raises(UserError, match=r"the output path \S*labels holds a dataset of another format "
+                                        r"\(part-00000-2a-c000.csv; an earlier output's part files end in \.parquet\)"):
+        embed._checked(["--generated", "--output", str(labels), "--overwrite"])
 
 
 def test_classify_reads_the_labels_before_spark(tmp_path):
@@ -255,6 +265,18 @@ def test_a_graph_folder_given_for_its_edges_is_refused_before_spark(tmp_path):
                                         r"Spark would read as edges: move them out of the folder, or give the edge "
                                         r"files themselves \(a glob such as \S*edges/\*.tsv\)"):
         check_edge_folders([str(tmp_path / "graph" / "edges")], "--input")
+    # A dataset's folder (an edge list and its labels, as the paper's document graphs
+    # come): named with the file to give. Chunks of one edge list are not.
+    cora = tmp_path / "cora"
+    cora.mkdir()
+    for name in ("edges.tsv", "labels.tsv"):
+        (cora / name).write_text("1\t2\n")
+    with pytest.raises(UserError, match=r"--input \S*cora holds edges.tsv and other files \(labels.tsv\), which "
+                                        r"Spark would read as edges too: give the edge list itself, e.g. \S*cora/edges.tsv"):
+        check_edge_folders([str(cora)], "--input")
+    (cora / "labels.tsv").rename(cora / "edges-2.tsv")
+    (cora / "more.tsv").write_text("3\t4\n")
+    check_edge_folders([str(cora)], "--input")
 
 
 def test_an_input_folder_with_a_file_that_cannot_be_read_is_refused_before_spark(tmp_path):
@@ -319,7 +341,10 @@ def test_an_input_of_another_format_than_the_one_given_is_refused_before_spark(t
     with pytest.raises(UserError, match=r"part-0.parquet is a Parquet file, not tsv text"):
         embed._checked(["--input", str(tmp_path / "parts"), "--input-format", "tsv", "--output", str(tmp_path / "o")])
     embed._checked(["--input", str(tmp_path / "parts"), "--input-format", "parquet", "--output", str(tmp_path / "o")])
-    embed._checked(["--input", str(tmp_path / "good.tsv"), "--input-format", "csv", "--output", str(tmp_path / "o")])
+    embed._checked(["--input", str(tmp_path / "good.tsv"), "--input-format", "tsv", "--output", str(tmp_path / "o")])
+    # Text of another separator than the format's: its first line says so, before Spark too.
+    with pytest.raises(UserError, match=r"good.tsv:1: expected 2 or 3 fields, found 1 .*split at ','"):
+        embed._checked(["--input", str(tmp_path / "good.tsv"), "--input-format", "csv", "--output", str(tmp_path / "o")])
 
 
 def test_a_run_date_run_over_another_dates_model_is_refused_before_spark(tmp_path):
@@ -817,6 +842,17 @@ def test_an_empty_or_root_output_is_refused_before_spark(tmp_path):
             generate.session_conf(["--output", output])
         with pytest.raises(UserError, match=f"the output path {re.escape(output)} is the root of its file system"):
             embed._checked(["--generated", "--output", output])
+
+
+def test_layout_flags_that_do_not_fit_a_local_input_exit_2_before_spark(tmp_path):
+    """A column named in a file without a header, or a separator its lines lack: one line,
+    exit 2, from the file's first lines (no Java here: the job stopped before Spark)."""
+    (tmp_path / "edges.tsv").write_text("163\t402\n402\t7\n")
+    for flags, said in ((["--src-col", "src", "--dst-col", "dst"], "no column 'src' in the header ['163', '402']"),
+                        (["--sep", ","], "edges.tsv:1: expected 2 or 3 fields, found 1")):
+        proc = _run(tmp_path, EMBED_FILE, "--input", "edges.tsv", "--output", "o", *flags)
+        lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
+        assert proc.returncode == 2 and len(lines) == 1 and said in lines[0], proc.stderr[-3000:]
 
 
 @pytest.mark.unit

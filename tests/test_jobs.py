@@ -311,7 +311,7 @@ import tempfile
 from pyspark.ml.classification import LogisticRegression
 from pyspark.ml.functions import array_to_vector
 from pyspark.sql import functions as F
-from sepne_spark import SepNE, SepNEModel, SettingError, get_spark
+from sepne_spark import InputError, SepNE, SepNEModel, SettingError, get_spark
 from tests.helpers import random_graph
 
 spark = get_spark(master="local[2]")
@@ -324,6 +324,10 @@ print("accuracy", LogisticRegression(maxIter=5).fit(data).summary.accuracy)
 before = {r["id"]: r["embedding"] for r in out.collect()}
 
 spark.stop()
+try:  # a DataFrame of the stopped session: said so, not an empty AssertionError of Spark's
+    SepNE(dim=4, landmarks=8).fit(edges)
+except InputError as exc:
+    print("stale", "belongs to a Spark session that was stopped" in str(exc))
 spark = get_spark(master="local[2]")
 edges = spark.createDataFrame(g.rows, "src string, dst string, weight double")
 after = {r["id"]: r["embedding"] for r in model.setOneTaskNodes(0).transform(edges).collect()}
@@ -348,7 +352,8 @@ except SettingError as exc:
 def test_a_fit_leaves_pyspark_ml_training_summaries_working_and_the_model_outlives_its_session():
     """A classic session that has had a job tag fails pyspark.ml's training summaries
     (PySpark 4.1: the session's tag state is not serializable): the stages tag none.
-    After the session is stopped and another started, the fitted model's transform(edges)
+    A fit of the stopped session's DataFrame is refused, saying so. After the session is
+    stopped and another started, the fitted model's transform(edges)
     gives the vectors it gave before, release() unpersists what that transform cached,
     the model saves in the new session and transform(ids) says it holds no graph."""
     import os
@@ -364,8 +369,8 @@ def test_a_fit_leaves_pyspark_ml_training_summaries_working_and_the_model_outliv
                           timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert re.search(r"^accuracy [01]\.\d*", proc.stdout, re.M), proc.stdout
-    assert re.findall(r"^(saved|refused|same|released) (\w+)$", proc.stdout, re.M) == [
-        ("same", "True"), ("released", "True"), ("saved", "True"), ("refused", "True")], \
+    assert re.findall(r"^(stale|saved|refused|same|released) (\w+)$", proc.stdout, re.M) == [
+        ("stale", "True"), ("same", "True"), ("released", "True"), ("saved", "True"), ("refused", "True")], \
         proc.stdout + proc.stderr[-3000:]
 
 
@@ -480,6 +485,44 @@ def test_saved_model_io_reads_only_the_neighbourhood(spark, tmp_path, capsys, ca
     assert "saved with partition IO (requested ids); the whole graph is embedded with partition RP" in caplog.text
     whole = json.loads((tmp_path / "whole" / "_manifest.json").read_text())
     assert whole["counts"]["output_rows"] == len(g.ids) and whole["sets"]["setup"] == "RP"
+
+
+@pytest.mark.e2e
+def test_a_saved_model_refuses_a_graph_that_holds_none_of_its_landmarks(spark, tmp_path, caplog):
+    """Every vector comes from the proximity to the landmarks: a graph without them (ids
+    written another way) is refused before anything is written, one with fewer than
+    half of them is warned about, and the manifest says how many it holds."""
+    from tests.helpers import random_graph
+
+    g = random_graph(n=60, m=240, seed=6)
+    flags = ["--profile", "default", "--landmarks", "6", "--dim", "4", "--iters", "2", "--set-size", "20"]
+
+    def edge_file(name, rows):
+        path = tmp_path / name
+        path.write_text("".join(f"{s}\t{d}\t{w}\n" for s, d, w in rows), encoding="utf-8")
+        return str(path)
+
+    model_path = tmp_path / "model"
+    assert embed.main(spark, flags + ["--input", edge_file("edges.tsv", g.rows), "--output", str(tmp_path / "all"),
+                                      "--save-model", str(model_path)]) == 0
+    landmarks = SepNEModel.load(str(model_path)).landmark_ids
+    renamed = edge_file("renamed.tsv", [(f"n-{s}", f"n-{d}", w) for s, d, w in g.rows])
+    with pytest.raises(UserError, match=re.escape(f"--model: none of the model's 6 landmarks (e.g. {landmarks[0]!r}, "
+                                                  f"{landmarks[1]!r}, {landmarks[2]!r}) is a node of {renamed}")):
+        embed.main(spark, flags + ["--input", renamed, "--output", str(tmp_path / "renamed"), "--model",
+                                   str(model_path)])
+    assert not (tmp_path / "renamed").exists()
+    # A generated graph's integer ids against the model's strings: refused before Spark starts.
+    with pytest.raises(UserError, match=re.escape(f"--model {model_path} was fitted on string node ids, and a "
+                                                  "generated graph's ids are integers")):
+        embed._checked(["--generated", "--output", str(tmp_path / "gen"), "--model", str(model_path)])
+    lost = set(landmarks[:4])
+    fewer = edge_file("fewer.tsv", [r for r in g.rows if r[0] not in lost and r[1] not in lost])
+    with caplog.at_level(logging.WARNING, logger="sepne_spark"):
+        assert embed.main(spark, flags + ["--input", fewer, "--output", str(tmp_path / "fewer"), "--model",
+                                          str(model_path)]) == 0
+    assert "--model: only 2 of the model's 6 landmarks are nodes of this graph" in caplog.text
+    assert json.loads((tmp_path / "fewer" / "_manifest.json").read_text())["counts"]["model_landmarks_present"] == 2
 
 
 @pytest.mark.parametrize("path", [
@@ -603,6 +646,7 @@ def test_auto_with_requested_ids_leaves_out_the_whole_graph_steps(spark, tmp_pat
     used = manifest["settings"]
     assert (used["average_steps"], used["propagation"], used["refine_steps"], used["window"]) == (0, 1, 0, 5)
     assert (used["partition"], used["unreached"]) == ("IO", "zero")  # their own sets, no anchor: as run
+    assert "keeps the zero vector" not in caplog.text  # auto left the anchor out: nothing to warn of
     warned = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING and "dimensions" in r.getMessage()]
     assert warned == [f"a graph of {len(g.ids)} nodes takes at most {used['landmarks']} landmarks (half its nodes), "
                       f"so its vectors have {used['dim']} dimensions, not 128; give --dim and --landmarks to choose"]
@@ -697,7 +741,8 @@ def test_zero_embedding_advice_follows_the_settings():
     assert "more --landmarks" not in embed.zero_advice({**base, "landmarks": 50}, 50)
     assert "--propagation 3" in advice
     assert "--propagation" not in embed.zero_advice({**base, "propagation": 3}, 2708)
-    assert "of their set" in embed.zero_reason(base, "A+A2")
+    assert "of their set" in embed.zero_reason(base, "A+A2") and "out-edges" not in embed.zero_reason(base, "A+A2")
+    assert "a node without out-edges has an empty row of M" in embed.zero_reason({**base, "directed": True}, "I+A")
     with_filter = embed.zero_reason({**base, "propagation": 3}, "I+A")
     assert "spectral filter" in with_filter and "component that holds no landmark" in with_filter
     assert "of their set" not in with_filter and "(I+A)" in with_filter

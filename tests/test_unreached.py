@@ -4,6 +4,8 @@ DataFrame ones) against the NumPy form, and the estimator's one-task and distrib
 paths against the NumPy form applied to the same solve left at zero."""
 from __future__ import annotations
 
+import logging
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -172,10 +174,10 @@ def _island_graph(spark):
     return edges, ids, sp.csr_matrix(dense.weight_matrix(len(ids), src, dst, w, directed=False))
 
 
-def test_estimator_anchors_the_solve_it_leaves_at_zero(spark):
+def test_estimator_anchors_the_solve_it_leaves_at_zero(spark, caplog):
     """In one task (alone and after three averaging steps) and on the distributed path,
     the output with unreached="anchor" is anchor_unreached of the output with "zero";
-    requested ids keep the solve's zero rows."""
+    requested ids keep the solve's zero rows, and a warning says so."""
     edges, ids, W = _island_graph(spark)
     kw = dict(dim=4, landmarks=10, iters=4, setSize=25, metric="A+A2", scaling="log", lam=2.0, eta=1.0,
               unreachedLength=2.0, seed=5)
@@ -195,9 +197,12 @@ def test_estimator_anchors_the_solve_it_leaves_at_zero(spark):
         assert filled == 9
         np.testing.assert_allclose(vectors(model.transform(edges)), want, rtol=1e-9, atol=1e-12)
     model.setAverageSteps(0)
-    asked = {r["id"]: np.array(r["embedding"])
-             for r in model.embed(spark.createDataFrame([("x1",)], "id string"), edges).collect()}
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="sepne_spark"):
+        asked = {r["id"]: np.array(r["embedding"])
+                 for r in model.embed(spark.createDataFrame([("x1",)], "id string"), edges).collect()}
     np.testing.assert_array_equal(asked["x1"], 0.0)  # requested ids: the solve's row
+    assert "requested ids keep the solve's vectors: one that no landmark reaches keeps the zero vector" in caplog.text
     model.release()
     model = SepNE(**kw, oneTaskNodes=0, unreached="anchor").fit(edges)
     result = model.transform(edges)

@@ -152,6 +152,8 @@ def auto_settings(
                 changed.pop("refine_operator", None)  # no rounds to run it
         if ns.average_steps is None:
             changed["average_steps"] = 0
+        if getattr(ns, "unreached", None) is None:  # the anchor fills whole graphs only
+            changed["unreached"] = "zero"
     settings = schema.resolve(ns, {**base, **changed})
     shown = {k: v for k, v in changed.items()
              if getattr(ns, k, None) is None and base.get(k, schema.setting(k).default) != v}
@@ -494,6 +496,21 @@ def check_input_format(paths: Iterable[str], fmt: str, flag: str) -> None:
                                 "auto, which tells them apart")
 
 
+def check_input_head(paths: Sequence[str], fmt: str, layout: Mapping[str, Any], bad_lines: str) -> None:
+    """Check one local text input's header, named columns and first lines' field count
+    before Spark starts (:func:`sepne_spark.reading.check_local_head`): a layout flag
+    that does not fit the file (``--src-col src`` without a header, ``--sep ,`` on a
+    TSV) is named at once rather than after the session has started and read it. A
+    folder, a glob or several inputs are left to the read."""
+    from sepne_spark.reading import check_local_head
+
+    if len(paths) != 1 or not is_local_path(paths[0]) or any(c in paths[0] for c in "*?[{"):
+        return
+    file = local_path(paths[0])
+    if os.path.isfile(file):
+        check_local_head(file, fmt, bad_lines=bad_lines, **layout)
+
+
 def in_flag_words(message: str, flags: Mapping[str, str]) -> str:
     """A library message about parameters (``avg_degree must be positive``) in the words
     of a command's flags: each name of ``flags`` (followed by a space or ``=``) becomes
@@ -510,6 +527,12 @@ NOT_EDGE_LISTS = frozenset({
 })
 
 
+#: A part file as Spark and Hadoop name them (``part-00000...``).
+_PART_FILE_NAME = re.compile(r"part-(?:[rm]-)?\d{5}(?:$|[-.])")
+#: How the name of a table of nodes (their labels, communities, features) starts.
+_NODE_TABLE_WORDS = ("label", "node", "class", "categor", "communit", "group", "vertex", "vertices", "feature")
+
+
 def check_edge_folders(paths: Iterable[str], flag: str) -> None:
     """Refuse a local edge-list folder that holds folders and no file, where they are
     not partitions (``dt=2026-12-01``) that Spark reads as columns: a graph folder such as
@@ -517,7 +540,9 @@ def check_edge_folders(paths: Iterable[str], flag: str) -> None:
     The reader would find no data file and report an empty input once Spark runs. A file
     that is no edge list (:data:`NOT_EDGE_LISTS`: a ``README.md``, a ``schema.json``) in
     the folder is refused too: Spark would read its lines as edges, and the first of them
-    could be taken for the header of every file."""
+    could be taken for the header of every file. So is a folder that holds a file named
+    as the edge list (``edges.tsv``) beside others named otherwise (``labels.tsv``): a
+    dataset's folder, not an edge list's."""
     for path in paths:
         if not is_local_path(path) or any(c in path for c in "*?[{"):
             continue
@@ -531,6 +556,16 @@ def check_edge_folders(paths: Iterable[str], flag: str) -> None:
             raise UserError(f"{flag} {path} holds files that are no edge list ({shown}), which Spark would read as "
                             "edges: move them out of the folder, or give the edge files themselves (a glob such as "
                             f"{path.rstrip('/')}/*.tsv)")
+        # A file named as the edge list beside a table of the nodes (edges.tsv and
+        # labels.tsv, as a dataset's folder holds them): every one of them would be edges.
+        named = [os.path.relpath(f, local) for f in local_data_files(local) if not _PART_FILE_NAME.match(
+            os.path.basename(f))]
+        edge_named = [f for f in named if os.path.basename(f).lower().startswith("edge")]
+        others = [f for f in named if os.path.basename(f).lower().startswith(_NODE_TABLE_WORDS)]
+        if edge_named and others:
+            shown = ", ".join(others[:3]) + (", ..." if len(others) > 3 else "")
+            raise UserError(f"{flag} {path} holds {edge_named[0]} and other files ({shown}), which Spark would read "
+                            f"as edges too: give the edge list itself, e.g. {path.rstrip('/')}/{edge_named[0]}")
         entries = [name for name in os.listdir(local) if not name.startswith((".", "_"))]
         folders = sorted(name for name in entries if os.path.isdir(os.path.join(local, name)))
         if folders and len(folders) == len(entries) and not all("=" in name for name in folders):

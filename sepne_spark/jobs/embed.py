@@ -36,6 +36,7 @@ from sepne_spark.jobs.common import (
     auto_settings,
     check_edge_folders,
     check_input_format,
+    check_input_head,
     check_inputs_exist,
     emit_json,
     given_flags,
@@ -254,6 +255,15 @@ def _checked(argv: Sequence[str] | None) -> tuple[argparse.Namespace, schema.Emb
         raise UserError(f"{', '.join(generated)} describe{'s' if len(generated) == 1 else ''} the generated graph, "
                         "which --input replaces: drop one or the other")
     ns.generated = bool(generated)
+    if generated:  # flags of reading a file, with no file to read: said, not ignored
+        from sepne_spark.jobs.common import READ_OPTIONS
+
+        reading = {"--" + name.replace("_", "-") for name in (*READ_OPTIONS, "bad_lines", "input_format")}
+        unread = sorted(reading & given_flags(sys.argv[1:] if argv is None else argv))
+        if unread:
+            raise UserError(f"{', '.join(unread)} tell{'s' if len(unread) == 1 else ''} how an --input file is read; "
+                            f"the generated graph ({generated[0]}) is read from none: drop "
+                            f"{'it' if len(unread) == 1 else 'them'}")
     if not ns.input:  # the generated graph's flags, in the words of their flags
         from sepne_spark import generators
 
@@ -303,6 +313,7 @@ def _checked(argv: Sequence[str] | None) -> tuple[argparse.Namespace, schema.Emb
     check_inputs_exist(ns.input or [], "--input")
     check_edge_folders(ns.input or [], "--input")
     check_input_format(ns.input or [], settings.input_format, "--input")
+    check_input_head(ns.input or [], settings.input_format, read_options(ns), settings.bad_lines)
     if ns.nodes and ns.nodes.startswith("@"):
         check_inputs_exist([ns.nodes[1:]], "--nodes file", allow_empty=True)
         _check_ids_file(ns.nodes[1:])  # an empty file too: it holds no id
@@ -315,6 +326,10 @@ def _checked(argv: Sequence[str] | None) -> tuple[argparse.Namespace, schema.Emb
                 os.path.isdir(os.path.join(model_dir, name)) for name in MODEL_FOLDERS):
             raise UserError(f"--model: no SepNE model at {ns.model}: {NO_MODEL}; give the folder that "
                             "--save-model or model.save() wrote")
+        if model_dir and ns.generated and _saved_id_type(model_dir) == "string":
+            raise UserError(f"--model {ns.model} was fitted on string node ids, and a generated graph's ids are "
+                            "integers, none of them its landmarks: embed the graph it was fitted on (--input), or "
+                            "fit a model on the generated graph (drop --model)")
     read = (ns.input or []) + ([ns.model] if ns.model else [])  # a saved model is an input too
     _check_output(target, read, ns.overwrite or bool(ns.run_date))
     check_not_in_dataset(ns.output)
@@ -322,7 +337,7 @@ def _checked(argv: Sequence[str] | None) -> tuple[argparse.Namespace, schema.Emb
         check_partition_parent(ns.output, "dt")
     elif ns.overwrite:
         check_no_partitions(ns.output, "dt", r"\d{4}-\d{2}-\d{2}")
-    check_holds_only_a_dataset(target)  # what --overwrite (or --run-date's rerun) would replace
+    check_holds_only_a_dataset(target, part_suffix=".parquet")  # what --overwrite (or --run-date's rerun) would replace
     if ns.json and ns.json != "-":
         from sepne_spark.storage import check_json_path
 
@@ -430,6 +445,50 @@ def merged_parts(merged: dict[str, int] | None) -> list[str]:
         (merged["self_loops_dropped"], "self-loop", "dropped"), (merged["repeats_merged"], "repeat", "merged")) if n]
 
 
+def _saved_id_type(model_dir: str) -> str | None:
+    """``string`` or ``integer``: the type of a local saved model's landmark ids, from its
+    landmarks' Parquet schema (without Spark); None when it cannot be read here (a model
+    of the first layout, which holds no such folder)."""
+    import pyarrow as pa
+    import pyarrow.dataset as pads
+
+    try:
+        field = pads.dataset(os.path.join(model_dir, "landmarks"), format="parquet").schema.field("id")
+    except (OSError, KeyError, ValueError, pa.ArrowException):
+        return None
+    if pa.types.is_string(field.type) or pa.types.is_large_string(field.type):
+        return "string"
+    return "integer" if pa.types.is_integer(field.type) else None
+
+
+def check_landmarks_present(spark: SparkSession, model: Any, graph: Any, ns: argparse.Namespace,
+                            counts: dict[str, int]) -> None:
+    """Refuse a graph that holds none of a saved model's landmarks, and warn when it
+    holds fewer than half: every vector is built from the proximity to them, so the
+    model was fitted on another graph, or the ids are written another way (``n163``
+    for ``163``). One small job: the k landmark ids against the graph's nodes. Records
+    ``model_landmarks_present`` in ``counts``."""
+    from sepne_spark.pipeline import check_id_type, landmark_frame
+
+    check_id_type(graph, model.id_type)  # before the join casts one to the other
+    k = len(model.landmark_ids)
+    present = int(landmark_frame(spark, model.landmark_ids, model.id_type)
+                  .join(graph.vertices, "id", "left_semi").count())
+    counts["model_landmarks_present"] = present
+    shown = ", ".join(map(repr, model.landmark_ids[:3]))
+    if not present:
+        raise UserError(f"--model: none of the model's {k:,} landmarks (e.g. {shown}) is a node of "
+                        f"{', '.join(ns.input) if ns.input else 'the generated graph'}: the model was fitted on "
+                        "another graph, or its node ids are written another way; every vector would be zero or "
+                        "the unreached nodes' anchor")
+    if present < k / 2:
+        log.warning("--model: only %s of the model's %s landmarks are nodes of this graph: nodes far from the others "
+                    "get weak or zero vectors (a graph much changed since the fit: fit a new model)",
+                    f"{present:,}", f"{k:,}")
+    elif present < k:
+        log.info("--model: %s of the model's %s landmarks are nodes of this graph", f"{present:,}", f"{k:,}")
+
+
 def zero_reason(used: dict, what: str) -> str:
     """Why nodes got the zero vector, given the settings used: without propagation or
     averaging no node of their set reaches a landmark through M; with them (and any
@@ -440,7 +499,9 @@ def zero_reason(used: dict, what: str) -> str:
                 "reaches got the anchor, --unreached anchor)")
     steps = _used(used, "averageSteps")
     if _used(used, "propagation") <= 1 and steps <= 0:
-        return f"neither they nor the other nodes of their set reach a landmark through M ({what})"
+        return (f"neither they nor the other nodes of their set reach a landmark through M ({what})"
+                + ("; on a directed graph a node without out-edges has an empty row of M, and reaches none"
+                   if _used(used, "directed") else ""))
     reach = "the spectral filter" if _used(used, "propagation") > 1 else f"the averaging ({steps} hops)"
     return (f"no node within reach of {reach} around them reaches a landmark through M ({what}), "
             "as in a connected component that holds no landmark")
@@ -571,9 +632,6 @@ def main(spark: SparkSession | None, args: Sequence[str] | None = None) -> int:
             and settings.partition != "IO":
         log.warning("--nodes embeds the requested ids' sets only (partition IO): --partition %s is not used",
                     settings.partition)
-    if ns.nodes and ns.unreached == "anchor":
-        log.warning("--unreached anchor gives the anchor to nodes no landmark reaches in whole-graph runs only: "
-                    "requested ids that no landmark reaches keep a zero vector")
     cleanup: list = []
     try:
         with session_settings(spark, settings.spark) as not_applied:  # a session running before the job
@@ -626,10 +684,8 @@ def _run(spark, ns: argparse.Namespace, settings: schema.EmbedSettings, target: 
             # The filter reads every node within 2T - 1 hops, the averaging within S hops,
             # the refinement every node: requested ids get the solve alone.
             log.warning("--model: the model averages with %d steps, refines with %d rounds and propagates with %d "
-                        "terms; requested ids are embedded without them (they embed whole graphs only)%s",
-                        model.getAverageSteps(), model.getRefineSteps(), model.getPropagation(),
-                        ", and a requested node that no landmark reaches keeps the zero vector (the anchor of "
-                        "unreached nodes is for whole graphs too)" if model.getUnreached() == "anchor" else "")
+                        "terms; requested ids are embedded without them (they embed whole graphs only)",
+                        model.getAverageSteps(), model.getRefineSteps(), model.getPropagation())
             model.setPropagation(1)
             model.setRefineSteps(0)
             model.setAverageSteps(0)
@@ -672,10 +728,10 @@ def _run(spark, ns: argparse.Namespace, settings: schema.EmbedSettings, target: 
             n_nodes = int(graph.vertices.count())  # a Spark Connect 3.5 client counts in NumPy integers
             dropped = merged_parts(merged)
             if dropped:
-                log.info("%s edge lines: %s (--self-loops keep keeps self-loops; a repeat is an edge read again%s, "
-                         "merged by --duplicates %s); %s edges left", f"{merged['input_lines']:,}",
-                         ", ".join(dropped), "" if graph.directed else " in either direction",
-                         graph.duplicates, f"{merged['edges']:,}")
+                log.info("%s edge lines: %s (%sa repeat is an edge read again%s, merged by --duplicates %s); %s edges "
+                         "left", f"{merged['input_lines']:,}", ", ".join(dropped),
+                         "--self-loops keep keeps self-loops; " if merged["self_loops_dropped"] else "",
+                         "" if graph.directed else " in either direction", graph.duplicates, f"{merged['edges']:,}")
             st.count(nodes=n_nodes, edge_rows=n_edges)
     if local:
         log.info("read %s: validated; only the requested nodes' neighbourhood is used (%.1f s)", source, timings["read"])
@@ -712,6 +768,9 @@ def _run(spark, ns: argparse.Namespace, settings: schema.EmbedSettings, target: 
     what = metric_text(used["metric"], used["window"]) + (", log scaling" if used["scaling"] == "log" else "")
     # Lazy: everything from the partition on runs in the write. A loaded model checks the
     # requested ids here, as a stage of its own.
+    landmarks_found: dict[str, int] = {}  # a loaded model's landmarks among the graph's nodes
+    if ns.model and not local:
+        check_landmarks_present(spark, model, graph, ns, landmarks_found)
     checks = stage(spark, "requested_ids", "which of the requested ids are nodes of the graph, and the rows of "
                    "their neighbourhood", timings) if requested is not None and ns.model else contextlib.nullcontext()
     with checks:
@@ -722,7 +781,7 @@ def _run(spark, ns: argparse.Namespace, settings: schema.EmbedSettings, target: 
     cols = ["id", "embedding", "is_landmark", "set_id"] + (["context"] if settings.context else [])
     out = out.select(*cols)
 
-    counts: dict[str, int] = {"bad_lines": graph.bad_lines}
+    counts: dict[str, int] = {"bad_lines": graph.bad_lines, **landmarks_found}
     if local:
         counts["rows_of_A_read"] = int(model.plan["rows_read"])
     else:
