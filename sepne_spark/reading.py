@@ -72,6 +72,8 @@ _STRIP = " \t\r\n\x0b\x0c\ufeff"
 _WS_RE = r"[ \t\n\x0b\f\r]+"  # Java's \s, spelled out so Python splits alike
 _MAX_SHOWN = 120  # characters of an offending line quoted in a message
 _HEAD_LINES = 5  # data lines read at the top of a file to decide on a header
+_HEAD_SCAN_LINES = 10_000  # lines (blank, comments) check_local_head reads at most to find them
+_HEAD_LINE_CHARS = 1 << 20  # longer lines are left to the read
 
 # Reason codes of the line classification.
 _R_SKIP = -1  # blank line, comment or header
@@ -955,13 +957,21 @@ def check_local_head(
 
     ext = _extension(path)
     fmt = _EXTENSIONS.get(ext, fmt) if fmt == "auto" else fmt
-    opener = {"gz": gzip.open, "bz2": bz2.open}.get(path.rsplit(".", 1)[-1].lower(), open)
+    suffix = path.rsplit(".", 1)[-1].lower() if "." in path.rsplit("/", 1)[-1] else ""
+    if suffix in _COMPRESSION_SUFFIXES and suffix not in ("gz", "bz2"):
+        return  # a codec Python does not read: the read checks it
+    opener = {"gz": gzip.open, "bz2": bz2.open}.get(suffix, open)
     comment = comment or None
     head: _Head = _Head()
     numbers: list[int] = []  # each head line's line number
     try:
         with opener(path, "rt", encoding="utf-8", errors="replace", newline="") as fh:
-            for number, line in enumerate(fh, 1):
+            for number in range(1, _HEAD_SCAN_LINES + 1):
+                line = fh.readline(_HEAD_LINE_CHARS + 1)
+                if not line:
+                    break
+                if len(line) > _HEAD_LINE_CHARS:
+                    return  # not a line of an edge list: the read names it
                 text = line.strip(_STRIP)
                 if number == 1 and text.startswith("PAR1"):
                     return  # Parquet without its extension

@@ -132,6 +132,11 @@ def test_a_bad_line_among_good_ones_is_left_to_the_read(spark, tmp_path):
     check_local_head(str(tmp_path / "f.tsv"), bad_lines="skip")
     with pytest.raises(InputError, match=r"f.tsv:1: expected 2 or 3 fields, found 1"):
         check_local_head(str(tmp_path / "f.tsv"))
+    # A codec Python does not read, and a line too long to be an edge: left to the read.
+    (tmp_path / "g.tsv.zst").write_bytes(b"\x28\xb5\x2f\xfd" + bytes(range(256)) * 4)
+    check_local_head(str(tmp_path / "g.tsv.zst"))
+    (tmp_path / "h.tsv").write_text("x" * (1 << 20) + "y\n")
+    check_local_head(str(tmp_path / "h.tsv"))
 
 
 def test_csv_header_columns_by_name(spark, tmp_path):

@@ -766,11 +766,11 @@ def _run(spark, ns: argparse.Namespace, settings: schema.EmbedSettings, target: 
 
     used = model.settings()  # a loaded model's own parameters, not the command line's
     what = metric_text(used["metric"], used["window"]) + (", log scaling" if used["scaling"] == "log" else "")
-    # Lazy: everything from the partition on runs in the write. A loaded model checks the
-    # requested ids here, as a stage of its own.
     landmarks_found: dict[str, int] = {}  # a loaded model's landmarks among the graph's nodes
     if ns.model and not local:
         check_landmarks_present(spark, model, graph, ns, landmarks_found)
+    # Lazy: everything from the partition on runs in the write. A loaded model checks the
+    # requested ids here, as a stage of its own.
     checks = stage(spark, "requested_ids", "which of the requested ids are nodes of the graph, and the rows of "
                    "their neighbourhood", timings) if requested is not None and ns.model else contextlib.nullcontext()
     with checks:
