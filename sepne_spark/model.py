@@ -378,9 +378,11 @@ class SepNE(Estimator, _SepNEParams, MLWritable, MLReadable):
         from sepne_spark import settings as schema
 
         if cache.nodes > schema.AUTO_SMALL_NODES and not any(self.isSet(p) for p in self.params):
-            log.warning("SepNE() runs the paper's document-network setting (built-in defaults), which on a graph "
-                        "of %d nodes leaves many nodes with zero vectors; SepNE.fromProfile(\"auto\", edges) "
-                        "chooses the settings from the graph's size, as the embed job does", cache.nodes)
+            log.warning("SepNE() runs the paper's document-network setting (built-in defaults), chosen for "
+                        "graphs of a few thousand nodes; on this one of %d nodes it can leave many nodes with zero "
+                        "vectors (a sparse or large graph: each landmark reaches a smaller share of it); "
+                        "SepNE.fromProfile(\"auto\", edges) chooses the settings from the graph's size, as the "
+                        "embed job does", cache.nodes)
         model = SepNEModel(fitted.landmark_ids, fitted.factors, fitted.S_A, fitted.S_B, fitted.id_type)
         model.fit_notes = dict(fitted.notes)
         self._copyValues(model)
