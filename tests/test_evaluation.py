@@ -334,6 +334,30 @@ def test_auc_by_hand():
         auc([0.1, 0.5], [0.2, np.nan])
 
 
+def test_the_vectors_reach_the_driver_in_slices_and_are_the_same(spark, monkeypatch):
+    """Slices bounded by the numbers they hold (so that the driver's JVM holds one at a
+    time): the same keys, vectors, null vectors and lengths as one query."""
+    rows = [(f"n{i}", [float(i), -float(i), 0.5]) for i in range(50)] + [("nul", None), ("two", [1.0, 2.0])]
+    emb = spark.createDataFrame(rows, "key string, e array<double>")
+    keys = sorted([r[0] for r in rows] + ["absent"])
+
+    def as_dict(got):
+        present = got.present["e"]
+        return {k: (None if not present[i] else (int(got.lengths["e"][i]), got.matrix("e", np.array([i]))[0].tolist()))
+                for i, k in enumerate(got.keys)}
+
+    whole = evaluate_job._Vectors(spark, emb, keys, ["e"])
+    monkeypatch.setattr(evaluate_job, "COLLECT_NUMBERS", 30)  # 10 vectors of 3 numbers a slice
+    sliced = evaluate_job._Vectors(spark, emb, keys, ["e"])
+    assert (whole.slices, sliced.slices) == (1, 6)
+    assert as_dict(sliced) == as_dict(whole) and len(whole) == 52 and "absent" not in whole.keys
+    assert as_dict(whole)["nul"] is None and as_dict(whole)["two"] == (2, [1.0, 2.0])
+    monkeypatch.setattr(evaluate_job, "COLLECT_NUMBERS", 10**9)
+    monkeypatch.setattr(evaluate_job, "COLLECT_KEYS", 20)  # and by the keys: 53 keys, 3 slices
+    by_keys = evaluate_job._Vectors(spark, emb, keys, ["e"])
+    assert by_keys.slices == 3 and as_dict(by_keys) == as_dict(whole)
+
+
 def test_node_classification_says_it_takes_the_vectors_on_the_driver(spark):
     vectors = spark.createDataFrame([([1.0, 0.0],), ([0.0, 1.0],)], "embedding array<double>")
     with pytest.raises(InputError, match=r"X is a Spark DataFrame: give the labelled nodes' vectors as a NumPy array"):

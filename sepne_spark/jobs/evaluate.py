@@ -441,26 +441,50 @@ def _features(e: np.ndarray, c: np.ndarray | None, vectors: str) -> np.ndarray:
     return e + c  # type: ignore[operator]
 
 
+#: Numbers of vectors collected by one query at most: 32 x 10^6 doubles, 256 MB, which
+#: the driver's JVM holds before they reach Python. 10^6 vectors of 128 numbers in one
+#: query filled a 4 GB driver heap (java.lang.OutOfMemoryError in Spark's task-result
+#: thread, and the job then waited for ever); in slices of this size they pass.
+COLLECT_NUMBERS = 32_000_000
+#: Keys of one slice at most, whatever the vectors' length.
+COLLECT_KEYS = 1_000_000
+
+
 class _Vectors:
-    """Rows of ``key`` and vector columns, collected to the driver as Arrow data
-    (``DataFrame.toArrow``, PySpark 4; ``toPandas`` before): no Python object per
-    number, a third of the memory of ``collect()``'s rows and half its time (10^5
-    vectors of 128 numbers: 200 MB and 3.4 s against 630 MB and 6.7 s).
+    """The vectors of ``keys`` in ``emb`` (``key`` and vector columns), collected to the
+    driver as Arrow data (``DataFrame.toArrow``, PySpark 4; ``toPandas`` before): no
+    Python object per number, a third of the memory of ``collect()``'s rows and half its
+    time (10^5 vectors of 128 numbers: 200 MB and 3.4 s against 630 MB and 6.7 s). The
+    keys go in slices of at most :data:`COLLECT_NUMBERS` numbers (by the length of the
+    first vector found) and :data:`COLLECT_KEYS` keys, one query each, so that the
+    driver's JVM never holds more than one slice.
 
     ``keys`` are the rows' keys in order; per column, ``present`` marks the rows whose
     vector is not null and ``lengths`` holds each vector's length (-1 for a null one).
     """
 
-    def __init__(self, df: DataFrame, columns: Sequence[str]) -> None:
+    def __init__(self, spark: SparkSession, emb: DataFrame, keys: Sequence[str], columns: Sequence[str]) -> None:
         import pyarrow as pa
         import pyarrow.compute as pc
 
-        df = df.select("key", *columns)
-        if hasattr(df, "toArrow"):
-            table = df.toArrow()
-        else:  # PySpark 3.5
-            schema = pa.schema([("key", pa.string())] + [(name, pa.list_(pa.float64())) for name in columns])
-            table = pa.Table.from_pandas(df.toPandas(), schema=schema, preserve_index=False)
+        keys = list(keys)
+        first = emb.select(*[F.size(name).alias(name) for name in columns]).where(
+            F.col(columns[0]).isNotNull()).limit(1).collect()
+        width = max(1, sum(max(int(v), 0) for v in first[0])) if first else 1
+        slices = max(1, -(-len(keys) * width // COLLECT_NUMBERS), -(-len(keys) // COLLECT_KEYS))
+        schema = pa.schema([("key", pa.string())] + [(name, pa.list_(pa.float64())) for name in columns])
+        tables = []
+        for i in range(slices):
+            part = spark.createDataFrame(pd.DataFrame({"key": keys[i::slices]}))
+            df = emb.join(part, "key").select(F.col("key").cast("string").alias("key"),
+                                              *[F.col(name).cast("array<double>").alias(name) for name in columns])
+            if hasattr(df, "toArrow"):
+                table = df.toArrow()
+            else:  # PySpark 3.5
+                table = pa.Table.from_pandas(df.toPandas(), schema=schema, preserve_index=False)
+            tables.append(table.cast(schema))
+        self.slices = slices
+        table = pa.concat_tables(tables)
         self.keys: list[str] = table.column("key").to_pylist()
         self._columns = {name: table.column(name).combine_chunks() for name in columns}
         self.present = {name: col.is_valid().to_numpy(zero_copy_only=False).astype(bool)
@@ -508,11 +532,10 @@ def run_classify(spark: SparkSession, ns: argparse.Namespace) -> dict[str, Any]:
     labels = read_labels(ns.labels)
     need_ctx = ns.vectors != "embedding"
     emb = read_embeddings(spark, ns.embeddings, need_ctx)
-    keys = spark.createDataFrame(pd.DataFrame({"key": sorted(labels)}))
     wanted = ["e", "c"] if need_ctx else ["e"]
     with stage(spark, "collect", f"the vectors of the {len(labels):,} labelled nodes, from {ns.embeddings}") as st:
-        got = _Vectors(emb.join(keys, "key"), wanted)
-        st.count(rows=len(got))
+        got = _Vectors(spark, emb, sorted(labels), wanted)
+        st.count(rows=len(got), queries=got.slices)
     dup = {k for k, times in Counter(got.keys).items() if times > 1}
     if dup:
         raise UserError(f"{len(dup)} labelled node ids occur more than once in the embeddings, e.g. "
@@ -717,9 +740,8 @@ def _reconstruct_on_driver(spark: SparkSession, graph: Any, emb: DataFrame, sett
         src = edges["src"].map(index).to_numpy(np.int64)
         dst = edges["dst"].map(index).to_numpy(np.int64)
         w = edges["weight"].to_numpy(np.float64)
-        keys = spark.createDataFrame(pd.DataFrame({"key": list(nodes)}))
         has_ctx = "c" in emb.columns
-        got = _Vectors(emb.join(keys, "key"), ["e", "c"] if has_ctx else ["e"])
+        got = _Vectors(spark, emb, nodes, ["e", "c"] if has_ctx else ["e"])
         st.count(nodes=n, edge_rows=len(edges), vectors=len(got))
     rows = np.flatnonzero(got.present["e"])  # a node whose vector is null has none
     given = Counter(got.keys[r] for r in rows)
