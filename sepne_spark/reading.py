@@ -536,6 +536,21 @@ def _text_reason(code: int, nf: int, text: str, layout: _TextLayout) -> str:
     return f"bad line (code {code})"
 
 
+def _layout_hint(layout: _TextLayout, columns: Sequence[Any], counted: bool) -> str:
+    """What to check when every line read is bad: the column indexes given, when a field
+    count is what is wrong (``counted``) and one of them is past the first two, else the
+    separator."""
+    split = "whitespace" if layout.sep is None else repr(layout.sep)
+    given = {name: c for name, c in zip(("src_col", "dst_col", "weight_col"), columns)
+             if isinstance(c, int) and not isinstance(c, bool)}
+    if layout.n_header is None and given and max(given.values()) >= 2 and counted:
+        cols = ", ".join(f"{name}={c}" for name, c in given.items())
+        flags = ", ".join(f"--{name.replace('_', '-')}" for name in given)
+        return (f"split at {split}: {cols} ({flags}) count fields from 0; do the lines have that many? Or is the "
+                "separator wrong? give it with sep= (--sep)")
+    return f"split at {split}: is the separator right? give it with sep= (--sep), or the file's format"
+
+
 def text_lines(spark: SparkSession, paths: str | list[str]) -> DataFrame:
     """``spark.read.text(paths)``, as a table whose cached descendants later queries find.
 
@@ -611,18 +626,9 @@ def _read_text(
         first_msg = _first_bad_text(parsed, splits, layout)
         if bad_lines == "fail":
             if good == 0:  # skipping would leave nothing: the layout is more likely wrong than the lines
-                split = "whitespace" if layout.sep is None else repr(layout.sep)
-                given = {name: c for name, c in (("src_col", src_col), ("dst_col", dst_col),
-                                                 ("weight_col", weight_col)) if isinstance(c, int)}
                 wrong_count = sum(int(r["bad_fields"]) for r in splits) == bad  # every line: its field count
-                if layout.n_header is None and given and max(given.values()) >= 2 and wrong_count:
-                    cols = ", ".join(f"{name}={c}" for name, c in given.items())
-                    flags = ", ".join(f"--{name.replace('_', '-')}" for name in given)
-                    raise InputError(f"{first_msg} (all {bad} lines are bad, split at {split}: {cols} ({flags}) "
-                                     "count fields from 0; do the lines have that many? Or is the separator "
-                                     "wrong? give it with sep= (--sep))")
-                raise InputError(f"{first_msg} (all {bad} lines are bad, split at {split}: is the separator "
-                                 "right? give it with sep= (--sep), or the file's format)")
+                hint = _layout_hint(layout, (src_col, dst_col, weight_col), wrong_count)
+                raise InputError(f"{first_msg} (all {bad} lines are bad, {hint})")
             raise InputError(
                 f"{first_msg} ({bad} bad line{'s' if bad != 1 else ''} in total; "
                 "pass bad_lines='skip' (--bad-lines skip) to drop them)"
@@ -999,19 +1005,10 @@ def check_local_head(
     if lines and all(nf < layout.min_fields or (layout.max_fields is not None and nf > layout.max_fields)
                      for nf in counts):
         (number, line), nf = lines[0], counts[0]
-        split = "whitespace" if _is_whitespace_sep(layout.sep) else repr(layout.sep)
-        given = {name: c for name, c in (("src_col", src_col), ("dst_col", dst_col), ("weight_col", weight_col))
-                 if isinstance(c, int) and not isinstance(c, bool)}
-        if layout.n_header is None and given and max(given.values()) >= 2:
-            cols = ", ".join(f"{name}={c}" for name, c in given.items())
-            flags = ", ".join(f"--{name.replace('_', '-')}" for name in given)
-            hint = (f"{cols} ({flags}) count fields from 0; do the lines have that many? Or is the separator "
-                    "wrong? give it with sep= (--sep)")
-        else:
-            hint = "is the separator right? give it with sep= (--sep), or the file's format"
         shown = "the first line is" if len(lines) == 1 else f"the first {len(lines)} lines are"
+        hint = _layout_hint(layout, (src_col, dst_col, weight_col), True)
         raise InputError(f"{path}:{number}: {_text_reason(_R_FIELDS, nf, line, layout)} (line {number}: "
-                         f"{_shorten(line)}) ({shown} bad, split at {split}: {hint})")
+                         f"{_shorten(line)}) ({shown} bad, {hint})")
 
 
 _COLUMN_FLAGS = {"src_col": "--src-col", "dst_col": "--dst-col", "weight_col": "--weight-col"}
