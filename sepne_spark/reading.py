@@ -635,8 +635,14 @@ def _read_text(
             )
     if good == 0:
         total = sum(int(r["lines"]) for r in splits)
-        detail = (f"; all {bad} data lines are bad, the first: {first_msg}" if bad
-                  else " (a header, comments or blank lines only)" if total else "")
+        if bad:
+            detail = f"; all {bad} data lines are bad, the first: {first_msg}"
+        elif total and layout.header is not None:
+            detail = (f" (its first data line, {_shorten(layout.header)}, is the header"
+                      + ("; header=False (--header no) reads it as an edge" if header is None else "")
+                      + "; the others are comments or blank lines)")
+        else:
+            detail = " (comments or blank lines only)" if total else ""
         raise InputError(f"no edges in {where}: {total:,} line{'s' if total != 1 else ''} read, none is a valid "
                          f"edge{detail}")
     if bad:

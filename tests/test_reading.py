@@ -364,7 +364,10 @@ def test_all_lines_bad_is_an_error_even_when_skipping(spark, tmp_path):
 
 @pytest.mark.parametrize("text, said", [
     ("", "the input has no data lines"), ("# only a comment\n\n", "the input has no data lines"),
-    ("src\tdst\n", "1 line read, none is a valid edge (a header, comments or blank lines only)")])
+    ("src\tdst\n", "1 line read, none is a valid edge (its first data line, 'src\\tdst', is the header; "
+                   "header=False (--header no) reads it as an edge; the others are comments or blank lines)"),
+    ("# one edge\na\tb\tc\td\n", "2 lines read, none is a valid edge (its first data line, 'a\\tb\\tc\\td', is the "
+                                "header; header=False")])
 def test_empty_input(spark, tmp_path, text, said):
     msg = bad_message(spark, write(tmp_path, "empty.tsv", text), header=None)
     assert msg.startswith(f"no edges in {tmp_path / 'empty.tsv'}: {said}"), msg
