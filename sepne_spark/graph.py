@@ -491,3 +491,20 @@ def requested_ids(ids: DataFrame, vertices: DataFrame, id_type: Any,
             n_asked - n_found, n_asked, examples,
         )
     return flagged.where(F.col("found")).select("id").distinct()
+
+
+def edge_and_node_rows(edges: DataFrame, nodes: DataFrame, edge_columns: dict[str, Column] | None = None,
+                       node_columns: dict[str, Column] | None = None) -> DataFrame:
+    """Edge rows (``kind`` 0, ``a`` = src, ``b`` = dst) and node rows (``kind`` 1, ``a`` =
+    ``b`` = id) in one DataFrame, for a stage that gathers a graph into one
+    ``applyInPandas`` task; the other columns by name, the same names on both sides (a
+    typed null where a side has none).
+
+    A node row repeats its id in ``b`` rather than leave it null: pandas holds an
+    integer column with a null as doubles, which merge 64-bit ids past 2^53."""
+    def extra(columns: dict[str, Column] | None) -> list[Column]:
+        return [c.alias(name) for name, c in (columns or {}).items()]
+
+    return edges.select(F.lit(0).alias("kind"), F.col("src").alias("a"), F.col("dst").alias("b"),
+                        *extra(edge_columns)).unionByName(
+        nodes.select(F.lit(1).alias("kind"), F.col("id").alias("a"), F.col("id").alias("b"), *extra(node_columns)))

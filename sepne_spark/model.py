@@ -826,6 +826,22 @@ def saved_metadata(path: str, spark: SparkSession) -> dict[str, Any] | None:
     return metadata if isinstance(metadata, dict) else None
 
 
+def local_saved_id_type(folder: str) -> str | None:
+    """``string`` or ``integer``: the type of the landmark ids of a model saved in the
+    local ``folder``, from its ``landmarks`` Parquet schema (without Spark); None when it
+    cannot be read here (a model of the first layout, which holds no such folder)."""
+    import pyarrow as pa
+    import pyarrow.dataset as pads
+
+    try:
+        field = pads.dataset(os.path.join(folder, "landmarks"), format="parquet").schema.field("id")
+    except (OSError, KeyError, ValueError, pa.ArrowException):
+        return None
+    if pa.types.is_string(field.type) or pa.types.is_large_string(field.type):
+        return "string"
+    return "integer" if pa.types.is_integer(field.type) else None
+
+
 def local_saved_metadata(folder: str) -> dict[str, Any] | None:
     """:func:`saved_metadata` of a local folder, read without Spark (plain, gzip or
     bzip2 text, as a session writes it).

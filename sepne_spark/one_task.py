@@ -33,7 +33,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import BinaryType, DataType, IntegerType, StructField, StructType
 
 from sepne_spark.errors import InputError
-from sepne_spark.graph import NO_EDGES
+from sepne_spark.graph import NO_EDGES, edge_and_node_rows
 from sepne_spark.progress import TaskProgress
 from sepne_spark.set_stage import output_schema
 from sepne_spark.solver import RepairedFactorisation, SetConstants
@@ -56,23 +56,18 @@ _EDGE, _NODE = 0, 1
 
 def _gathered(edges: DataFrame, vertices: DataFrame, landmarks: DataFrame, assign: DataFrame | None) -> DataFrame:
     """Edge rows ``(kind 0, a=src, b=dst, w)`` and node rows ``(kind 1, a=b=id, l, s)``, ``l``
-    the landmark index and ``s`` the set (null when none), in one DataFrame.
-
-    A node row repeats its id in ``b`` rather than leave it null: pandas holds an
-    integer column with a null as doubles, which merge 64-bit ids past 2^53."""
+    the landmark index and ``s`` the set (null when none), in one DataFrame
+    (:func:`~sepne_spark.graph.edge_and_node_rows`)."""
     nodes = vertices.select("id").join(landmarks.select("id", "l"), "id", "left")
     if assign is not None:
         nodes = nodes.join(assign.select("id", F.col("set_id").cast("long").alias("s")), "id", "left")
     else:
         nodes = nodes.withColumn("s", F.lit(None).cast("long"))
-    return edges.select(
-        F.lit(_EDGE).alias("kind"), F.col("src").alias("a"), F.col("dst").alias("b"),
-        F.col("weight").cast("double").alias("w"), F.lit(None).cast("int").alias("l"),
-        F.lit(None).cast("long").alias("s"),
-    ).unionByName(nodes.select(
-        F.lit(_NODE).alias("kind"), F.col("id").alias("a"), F.col("id").alias("b"),
-        F.lit(None).cast("double").alias("w"), F.col("l").cast("int").alias("l"), "s",
-    ))
+    return edge_and_node_rows(
+        edges, nodes,
+        {"w": F.col("weight").cast("double"), "l": F.lit(None).cast("int"), "s": F.lit(None).cast("long")},
+        {"w": F.lit(None).cast("double"), "l": F.col("l").cast("int"), "s": F.col("s")},
+    )
 
 
 class _Local:

@@ -46,6 +46,7 @@ from pyspark.sql.types import StructField, StructType
 
 from sepne_spark.blocks import BlockGraph, gram
 from sepne_spark.errors import SettingError
+from sepne_spark.graph import edge_and_node_rows
 from sepne_spark.progress import StepProgress, TaskProgress
 from sepne_spark.proximity import log_ratio
 from sepne_spark.spectral import (
@@ -257,15 +258,10 @@ def _in_one_task(
     ``2 order`` shuffles of the block products."""
     id_type = vertices.schema["id"].dataType
     vec = embeddings.schema[column].dataType
-    parts = (
-        edges.select(F.lit(0).alias("kind"), F.col("src").alias("a"), F.col("dst").alias("b"),
-                     F.col("weight").cast("double").alias("w"), F.lit(None).cast(vec).alias("x"))
-        .unionByName(
-            vertices.select("id").join(embeddings.select("id", column), "id", "left").select(
-                # b repeats the id, never null: pandas would hold 64-bit ids as doubles
-                F.lit(1).alias("kind"), F.col("id").alias("a"), F.col("id").alias("b"),
-                F.lit(None).cast("double").alias("w"), F.col(column).alias("x"))
-        )
+    parts = edge_and_node_rows(
+        edges, vertices.select("id").join(embeddings.select("id", column), "id", "left"),
+        {"w": F.col("weight").cast("double"), "x": F.lit(None).cast(vec)},
+        {"w": F.lit(None).cast("double"), "x": F.col(column)},
     )
     schema = StructType([StructField("id", id_type, False), StructField(column, vec, False)])
 

@@ -210,10 +210,10 @@ def _components_in_one_task(vertices: Any, edges: Any) -> Any:
     from pyspark.sql import functions as F
     from pyspark.sql.types import StructField, StructType
 
+    from sepne_spark.graph import edge_and_node_rows
+
     id_type = vertices.schema["id"].dataType
-    # A node row's b repeats its id, never null: pandas would hold 64-bit ids as doubles.
-    rows = vertices.select(F.lit(1).alias("kind"), F.col("id").alias("a"), F.col("id").alias("b")) \
-        .unionByName(edges.select(F.lit(0).alias("kind"), F.col("src").alias("a"), F.col("dst").alias("b")))
+    rows = edge_and_node_rows(edges, vertices)
     schema = StructType([StructField("id", id_type, False), StructField("first", id_type, False)])
 
     def run(pdf: pd.DataFrame) -> pd.DataFrame:

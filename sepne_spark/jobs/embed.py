@@ -320,13 +320,13 @@ def _checked(argv: Sequence[str] | None) -> tuple[argparse.Namespace, schema.Emb
     if ns.model:
         check_inputs_exist([ns.model], "--model")
         model_dir = local_path(ns.model) if is_local_path(ns.model) else None
-        from sepne_spark.model import MODEL_FOLDERS, NO_MODEL
+        from sepne_spark.model import MODEL_FOLDERS, NO_MODEL, local_saved_id_type
 
         if model_dir and os.path.isdir(model_dir) and not any(
                 os.path.isdir(os.path.join(model_dir, name)) for name in MODEL_FOLDERS):
             raise UserError(f"--model: no SepNE model at {ns.model}: {NO_MODEL}; give the folder that "
                             "--save-model or model.save() wrote")
-        if model_dir and ns.generated and _saved_id_type(model_dir) == "string":
+        if model_dir and ns.generated and local_saved_id_type(model_dir) == "string":
             raise UserError(f"--model {ns.model} was fitted on string node ids, and a generated graph's ids are "
                             "integers, none of them its landmarks: embed the graph it was fitted on (--input), or "
                             "fit a model on the generated graph (drop --model)")
@@ -443,22 +443,6 @@ def merged_parts(merged: dict[str, int] | None) -> list[str]:
         return []
     return [f"{n:,} {word}{'s' * (n != 1)} {done}" for n, word, done in (
         (merged["self_loops_dropped"], "self-loop", "dropped"), (merged["repeats_merged"], "repeat", "merged")) if n]
-
-
-def _saved_id_type(model_dir: str) -> str | None:
-    """``string`` or ``integer``: the type of a local saved model's landmark ids, from its
-    landmarks' Parquet schema (without Spark); None when it cannot be read here (a model
-    of the first layout, which holds no such folder)."""
-    import pyarrow as pa
-    import pyarrow.dataset as pads
-
-    try:
-        field = pads.dataset(os.path.join(model_dir, "landmarks"), format="parquet").schema.field("id")
-    except (OSError, KeyError, ValueError, pa.ArrowException):
-        return None
-    if pa.types.is_string(field.type) or pa.types.is_large_string(field.type):
-        return "string"
-    return "integer" if pa.types.is_integer(field.type) else None
 
 
 def check_landmarks_present(spark: SparkSession, model: Any, graph: Any, ns: argparse.Namespace,
