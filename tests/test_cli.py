@@ -7,6 +7,7 @@ arguments were checked first.
 """
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -853,6 +854,32 @@ def test_layout_flags_that_do_not_fit_a_local_input_exit_2_before_spark(tmp_path
         proc = _run(tmp_path, EMBED_FILE, "--input", "edges.tsv", "--output", "o", *flags)
         lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
         assert proc.returncode == 2 and len(lines) == 1 and said in lines[0], proc.stderr[-3000:]
+
+
+@pytest.mark.unit
+def test_evaluate_checks_the_edge_lists_layout_before_spark(tmp_path):
+    """sepne-evaluate's --edges gets the embed job's early check of its first lines: for
+    linkpred with the flags, for reconstruct with the layout of the embeddings' manifest."""
+    from sepne_spark.errors import UserError
+    from sepne_spark.jobs import evaluate
+
+    (tmp_path / "edges.tsv").write_text("163\t402\n402\t7\n")
+    edges = str(tmp_path / "edges.tsv")
+    with pytest.raises(UserError, match=r"edges.tsv:1: expected 2 or 3 fields, found 1"):
+        evaluate.session_conf(["linkpred", "--edges", edges, "--sep", ","])
+    with pytest.raises(UserError, match=r"no column 'src' in the header \['163', '402'\]"):
+        evaluate.session_conf(["linkpred", "--edges", edges, "--src-col", "src", "--dst-col", "dst"])
+    emb = tmp_path / "emb"
+    emb.mkdir()
+    pq = pytest.importorskip("pyarrow.parquet")
+    import pyarrow as pa
+
+    pq.write_table(pa.table({"id": ["163"], "embedding": [[1.0, 0.0]]}), emb / "part-00000.parquet")
+    (emb / "_manifest.json").write_text(json.dumps({"settings": {}, "read": {"sep": ","}}))
+    with pytest.raises(UserError, match=r"edges.tsv:1: expected 2 or 3 fields, found 1"):
+        evaluate.session_conf(["reconstruct", "--embeddings", str(emb), "--edges", edges])
+    assert evaluate.session_conf(["reconstruct", "--embeddings", str(emb), "--edges", edges, "--sep", "\t"]) == {}
+    assert isinstance(evaluate.session_conf(["linkpred", "--edges", edges]), dict)  # passes, with a good layout
 
 
 @pytest.mark.unit

@@ -51,6 +51,8 @@ from sepne_spark.jobs.common import (
     add_read_arguments,
     auto_settings,
     check_edge_folders,
+    check_input_format,
+    check_input_head,
     check_inputs_exist,
     emit_json,
     given_flags,
@@ -1023,7 +1025,8 @@ def session_conf(argv: Sequence[str]) -> dict[str, str]:
     if ns.task == "reconstruct":  # M's settings: the flags over a local manifest's, checked now
         manifest, _ = embeddings_manifest(ns) if is_local_path(ns.embeddings) else ({}, "")
         with settings_checked_quietly():
-            matrix_settings(ns, manifest)
+            matrix, _ = matrix_settings(ns, manifest)
+        _check_edges_layout(ns, matrix["input_format"], matrix["bad_lines"], read_options(ns, manifest.get("read")))
     if ns.task != "linkpred":
         return {}
     with settings_checked_quietly():  # main() checks again and warns once
@@ -1031,7 +1034,16 @@ def session_conf(argv: Sequence[str]) -> dict[str, str]:
                               profile_name=ns.profile)
     if settings.partition == "IO":
         raise UserError("partition IO embeds only requested nodes; link prediction needs every node")
+    _check_edges_layout(ns, settings.input_format, settings.bad_lines, read_options(ns))
     return dict(settings.spark)
+
+
+def _check_edges_layout(ns: argparse.Namespace, fmt: str, bad_lines: str, layout: dict[str, Any]) -> None:
+    """The edge list's format and its first lines against the layout the run will read it
+    with, as the embed job checks its ``--input`` before Spark starts."""
+    flag = getattr(ns, "edges_flag", "--edges")
+    check_input_format([ns.edges], fmt, flag)
+    check_input_head([ns.edges], fmt, layout, bad_lines)
 
 
 def cli(argv: Sequence[str] | None = None) -> int:
