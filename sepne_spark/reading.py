@@ -96,6 +96,41 @@ MAX_WEIGHT = 1e100
 # --------------------------------------------------------------------------- helpers
 
 
+#: Extensions of files that are no edge list (text or Parquet) but turn up in data folders:
+#: Spark's reader would read them as edges.
+NOT_EDGE_LISTS = frozenset({
+    "md", "markdown", "rst", "html", "htm", "pdf", "doc", "docx", "xls", "xlsx", "json", "yaml", "yml", "toml",
+    "ini", "cfg", "xml", "py", "sh", "ipynb", "log", "png", "jpg", "jpeg", "svg", "zip", "jar", "tar",
+})
+#: A part file as Spark and Hadoop name them (``part-00000...``).
+_PART_FILE_NAME = re.compile(r"part-(?:[rm]-)?\d{5}(?:$|[-.])")
+#: How the name of a table of nodes (their labels, communities, features) starts.
+_NODE_TABLE_WORDS = ("label", "node", "class", "categor", "communit", "group", "vertex", "vertices", "feature")
+
+
+def _base_name(path: str) -> str:
+    return path.rstrip("/").rsplit("/", 1)[-1]
+
+
+def no_edge_list_files(files: Sequence[str]) -> list[str]:
+    """The ``files`` (paths or URIs) that are no edge list by their extension
+    (:data:`NOT_EDGE_LISTS`: a ``README.md``, a ``schema.json``), which a reader of their
+    folder would take for edge lines."""
+    return [f for f in files if "." in _base_name(f) and _base_name(f).rsplit(".", 1)[-1].lower() in NOT_EDGE_LISTS]
+
+
+def node_tables_beside_edges(files: Sequence[str]) -> tuple[str, list[str]] | None:
+    """A file named as an edge list (``edges.tsv``) and the files beside it named as
+    tables of the nodes (``labels.tsv``, ``nodes.csv``, ``group-edges.csv``), when
+    ``files`` (the files of one input) hold both: a dataset's folder, whose every file a
+    reader would take for edges. None otherwise; part files (``part-00000``) are chunks of
+    one table and never count."""
+    named = [f for f in files if not _PART_FILE_NAME.match(_base_name(f))]
+    edges = [f for f in named if _base_name(f).lower().startswith("edge")]
+    others = [f for f in named if _base_name(f).lower().startswith(_NODE_TABLE_WORDS)]
+    return (edges[0], others) if edges and others else None
+
+
 def _as_paths(path: str | Sequence[str]) -> list[str]:
     """``path`` as a non-empty list of path strings."""
     paths = [path] if isinstance(path, str) else list(path)
@@ -906,17 +941,48 @@ def _read_parquet(
 # -------------------------------------------------------------------------- public
 
 
-def _detect_format(spark: SparkSession, paths: list[str], comment: str | None) -> tuple[str, list[str] | None]:
-    """Format for ``fmt="auto"`` and, for text, the first data lines (:func:`_head_lines`) if read."""
-    exts = {_EXTENSIONS.get(_extension(p)) for p in paths}
-    if len(exts) == 1 and None not in exts:
-        return exts.pop(), None  # type: ignore[return-value]
+def _input_files(spark: SparkSession, paths: list[str]) -> list[str]:
+    """The files a reader of ``paths`` takes, as Spark lists them (URIs)."""
     try:
-        files = spark.read.text(paths).inputFiles()
+        return spark.read.text(paths).inputFiles()
     except Exception as exc:
         if _is_read_error(exc):
             raise _read_failure(paths, exc) from exc
         raise
+
+
+def _check_edge_list_files(paths: list[str], files: Sequence[str]) -> None:
+    """Refuse files a reader of ``paths`` would take for edges though they are none, in
+    any one folder: a ``README.md`` (:func:`no_edge_list_files`), or a table of the nodes
+    beside the edge list (:func:`node_tables_beside_edges`, a dataset's folder given
+    whole)."""
+    stray = no_edge_list_files(files)
+    if stray:
+        shown = ", ".join(_display_file(f) for f in stray[:3]) + (", ..." if len(stray) > 3 else "")
+        raise InputError(f"{_describe(paths)} holds files that are no edge list ({shown}), which would be read as "
+                         "edges: move them out of the folder, or give the edge files themselves")
+    folders: dict[str, list[str]] = {}
+    for f in files:
+        folders.setdefault(f.rsplit("/", 1)[0], []).append(f)
+    for in_one in folders.values():
+        beside = node_tables_beside_edges(in_one)
+        if beside:
+            edges, others = beside
+            shown = ", ".join(_base_name(f) for f in others[:3]) + (", ..." if len(others) > 3 else "")
+            raise InputError(f"{_describe(paths)} holds {_base_name(edges)} and other files ({shown}), which would "
+                             f"be read as edges too: give the edge list itself, {_display_file(edges)}")
+
+
+def _detect_format(
+    spark: SparkSession, paths: list[str], comment: str | None, files: list[str] | None = None
+) -> tuple[str, list[str] | None]:
+    """Format for ``fmt="auto"`` and, for text, the first data lines (:func:`_head_lines`) if
+    read; ``files``, the inputs' files if Spark has listed them already."""
+    exts = {_EXTENSIONS.get(_extension(p)) for p in paths}
+    if len(exts) == 1 and None not in exts:
+        return exts.pop(), None  # type: ignore[return-value]
+    if files is None:
+        files = _input_files(spark, paths)
     parquet = [f for f in files if _EXTENSIONS.get(_extension(f)) == "parquet"]
     text = [f for f in files if _EXTENSIONS.get(_extension(f)) not in (None, "parquet")]
     if parquet and text:
@@ -1131,7 +1197,9 @@ def read_edges(
     ------
     InputError
         For a missing or unreadable path, an input without edges, Parquet and text files
-        mixed in one input (``fmt="auto"``), a column that does not exist or has the
+        mixed in one input (``fmt="auto"``), a folder holding files that are no edge
+        list (``README.md``) or a table of the nodes beside the edge list (``edges.tsv``
+        and ``labels.tsv``, a dataset's folder), a column that does not exist or has the
         wrong type, or (policy ``"fail"``) a bad line: wrong number of
         fields, empty id, weight not a number, NaN, infinite or negative. The message
         names the file and line (Parquet: file, row and column), quotes the line and
@@ -1147,9 +1215,13 @@ def read_edges(
     paths = _as_paths(path)
     comment = comment or None
 
+    files = None
+    if any(_EXTENSIONS.get(_extension(p)) is None for p in paths):  # a folder, a glob, a file without extension
+        files = _input_files(spark, paths)
+        _check_edge_list_files(paths, files)
     head: list[str] | None = None
     if fmt == "auto":
-        fmt, head = _detect_format(spark, paths, comment)
+        fmt, head = _detect_format(spark, paths, comment, files)
     if fmt == "parquet":
         return _read_parquet(spark, paths, src_col, dst_col, weight_col, bad_lines, counts)
     return _read_text(

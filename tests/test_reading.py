@@ -386,6 +386,27 @@ def test_missing_and_unreadable_paths(spark, tmp_path):
         read_edges(spark, missing, "tsv", header=False)
 
 
+@pytest.mark.parametrize("fmt", ["auto", "tsv"])
+def test_a_dataset_folder_or_a_readme_beside_the_edges_is_refused(spark, tmp_path, fmt):
+    """A folder holding the edge list and a table of its nodes (a dataset's folder, given
+    whole) or a file that is no edge list: the reader would take every line for an edge."""
+    data = tmp_path / "cora"
+    data.mkdir()
+    write(data, "edges.tsv", "1\t2\n2\t3\n")
+    write(data, "labels.tsv", "1\tTheory\n2\tRL\n")
+    with pytest.raises(InputError, match=r"cora holds edges.tsv and other files \(labels.tsv\), which would be read "
+                                         r"as edges too: give the edge list itself, .*cora/edges.tsv"):
+        read_edges(spark, str(data), fmt)
+    (data / "labels.tsv").unlink()
+    write(data, "README.md", "# the graph\n")
+    with pytest.raises(InputError, match=r"holds files that are no edge list \(.*cora/README.md\)"):
+        read_edges(spark, str(data) + "/", fmt)
+    (data / "README.md").unlink()
+    for i in range(2):  # part files beside the edge list: chunks of edges, read with it
+        write(data, f"part-0000{i}.tsv", "4\t5\n")
+    assert read_edges(spark, str(data), fmt)[0].count() == 4
+
+
 def test_input_error_is_a_user_error_and_value_error():
     assert issubclass(InputError, UserError) and issubclass(InputError, ValueError)
 

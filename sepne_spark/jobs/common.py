@@ -519,53 +519,39 @@ def in_flag_words(message: str, flags: Mapping[str, str]) -> str:
     return re.sub(r"(?<![-\w])(" + names + r")(?=[ =])", lambda m: flags[m.group(1)], message)
 
 
-#: Extensions of files that are no edge list (text or Parquet) but turn up in data folders:
-#: Spark's reader would read them as edges.
-NOT_EDGE_LISTS = frozenset({
-    "md", "markdown", "rst", "html", "htm", "pdf", "doc", "docx", "xls", "xlsx", "json", "yaml", "yml", "toml",
-    "ini", "cfg", "xml", "py", "sh", "ipynb", "log", "png", "jpg", "jpeg", "svg", "zip", "jar", "tar",
-})
-
-
-#: A part file as Spark and Hadoop name them (``part-00000...``).
-_PART_FILE_NAME = re.compile(r"part-(?:[rm]-)?\d{5}(?:$|[-.])")
-#: How the name of a table of nodes (their labels, communities, features) starts.
-_NODE_TABLE_WORDS = ("label", "node", "class", "categor", "communit", "group", "vertex", "vertices", "feature")
-
-
 def check_edge_folders(paths: Iterable[str], flag: str) -> None:
     """Refuse a local edge-list folder that holds folders and no file, where they are
     not partitions (``dt=2026-12-01``) that Spark reads as columns: a graph folder such as
     ``sepne-generate`` writes (``edges/``, ``labels/``) given in place of its ``edges``.
     The reader would find no data file and report an empty input once Spark runs. A file
-    that is no edge list (:data:`NOT_EDGE_LISTS`: a ``README.md``, a ``schema.json``) in
-    the folder is refused too: Spark would read its lines as edges, and the first of them
-    could be taken for the header of every file. So is a folder that holds a file named
-    as the edge list (``edges.tsv``) beside others named otherwise (``labels.tsv``): a
-    dataset's folder, not an edge list's."""
+    that is no edge list (:data:`sepne_spark.reading.NOT_EDGE_LISTS`: a ``README.md``, a
+    ``schema.json``) in the folder is refused too: Spark would read its lines as edges,
+    and the first of them could be taken for the header of every file. So is a folder
+    that holds a file named as the edge list (``edges.tsv``) beside others named otherwise
+    (``labels.tsv``): a dataset's folder, not an edge list's.
+    :func:`sepne_spark.reading.read_edges` refuses these two on any file system, once
+    Spark has listed the files; here they are named before Spark starts."""
+    from sepne_spark.reading import no_edge_list_files, node_tables_beside_edges
+
     for path in paths:
         if not is_local_path(path) or any(c in path for c in "*?[{"):
             continue
         local = local_path(path)
         if not os.path.isdir(local):
             continue
-        stray = [os.path.relpath(f, local) for f in local_data_files(local)
-                 if "." in os.path.basename(f) and f.rsplit(".", 1)[-1].lower() in NOT_EDGE_LISTS]
+        found = [os.path.relpath(f, local) for f in local_data_files(local)]
+        stray = no_edge_list_files(found)
         if stray:
             shown = ", ".join(stray[:3]) + (", ..." if len(stray) > 3 else "")
             raise UserError(f"{flag} {path} holds files that are no edge list ({shown}), which Spark would read as "
                             "edges: move them out of the folder, or give the edge files themselves (a glob such as "
                             f"{path.rstrip('/')}/*.tsv)")
-        # A file named as the edge list beside a table of the nodes (edges.tsv and
-        # labels.tsv, as a dataset's folder holds them): every one of them would be edges.
-        named = [os.path.relpath(f, local) for f in local_data_files(local) if not _PART_FILE_NAME.match(
-            os.path.basename(f))]
-        edge_named = [f for f in named if os.path.basename(f).lower().startswith("edge")]
-        others = [f for f in named if os.path.basename(f).lower().startswith(_NODE_TABLE_WORDS)]
-        if edge_named and others:
+        beside = node_tables_beside_edges(found)
+        if beside:
+            edges, others = beside
             shown = ", ".join(others[:3]) + (", ..." if len(others) > 3 else "")
-            raise UserError(f"{flag} {path} holds {edge_named[0]} and other files ({shown}), which Spark would read "
-                            f"as edges too: give the edge list itself, e.g. {path.rstrip('/')}/{edge_named[0]}")
+            raise UserError(f"{flag} {path} holds {edges} and other files ({shown}), which Spark would read "
+                            f"as edges too: give the edge list itself, e.g. {path.rstrip('/')}/{edges}")
         entries = [name for name in os.listdir(local) if not name.startswith((".", "_"))]
         folders = sorted(name for name in entries if os.path.isdir(os.path.join(local, name)))
         if folders and len(folders) == len(entries) and not all("=" in name for name in folders):
