@@ -94,6 +94,15 @@ EMBED_MODULE = ["-m", "sepne_spark.jobs.embed"]
          ["invalid choice: 'emb'", "the task comes first: sepne-evaluate {classify,reconstruct,linkpred}"]),
         ([str(ROOT / "jobs" / "generate.py")], ["--output", "g", "--model", "rmat", "--scale", "99"],
          ["sepne-generate: error:", "scale must be in [1, 62], got"]),
+        # The jobs' own numbers are refused in the settings' words, NaN too.
+        ([str(ROOT / "jobs" / "generate.py")], ["--output", "g", "--nodes", "1e5"],
+         ["argument --nodes: expected an integer, got '1e5'"]),
+        ([str(ROOT / "jobs" / "generate.py")], ["--output", "g", "--mixing", "nan"],
+         ["argument --mixing: must be a finite number, got 'nan'"]),
+        (EMBED_FILE, ["--generated", "--output", "out", "--gen-nodes", "abc"],
+         ["argument --gen-nodes: expected an integer, got 'abc'"]),
+        (EMBED_FILE, ["--generated", "--output", "out", "--gen-avg-degree", "x"],
+         ["argument --gen-avg-degree: expected a number, got 'x'"]),
     ],
 )
 def test_argument_errors_exit_2_in_one_line_before_spark(tmp_path, how, args, words):

@@ -14,6 +14,7 @@ and tests call ``main(spark, [...])`` directly.
 from __future__ import annotations
 
 import argparse
+import math
 import contextlib
 import difflib
 import glob
@@ -176,6 +177,26 @@ def profile_arg(text: str) -> str:
     from sepne_spark import settings as schema
 
     return schema.AUTO_PROFILE if text.strip().lower() == schema.AUTO_PROFILE else text
+
+
+def integer_arg(text: str) -> int:
+    """An argparse type for a whole number, refused in the words of the settings' flags
+    (``expected an integer, got 'abc'``); its range is the library's to check."""
+    try:
+        return int(text.strip(), 10)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+
+
+def number_arg(text: str) -> float:
+    """An argparse type for a finite number, refused in the words of the settings' flags."""
+    try:
+        value = float(text.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"must be a finite number, got {text!r}")
+    return value
 
 
 def profile_names() -> list[str]:

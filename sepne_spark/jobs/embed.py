@@ -42,10 +42,12 @@ from sepne_spark.jobs.common import (
     given_flags,
     given_read_options,
     in_flag_words,
+    integer_arg,
     is_local_path,
     local_data_files,
     local_path,
     mark_written,
+    number_arg,
     profile_arg,
     profile_names,
     qualify_paths,
@@ -125,10 +127,10 @@ def build_parser() -> argparse.ArgumentParser:
     gen.add_argument("--generated", action="store_true",
                      help="embed a generated stochastic-block-model graph (the --gen-* flags describe it; any of "
                           "them implies --generated) and score its planted communities")
-    gen.add_argument("--gen-nodes", type=int, default=3000, help="nodes of the generated SBM graph")
-    gen.add_argument("--gen-communities", type=int, default=6, help="planted communities")
-    gen.add_argument("--gen-avg-degree", type=float, default=12.0, help="average degree")
-    gen.add_argument("--gen-mixing", type=float, default=0.3, help="fraction of edges placed at random")
+    gen.add_argument("--gen-nodes", type=integer_arg, default=3000, help="nodes of the generated SBM graph")
+    gen.add_argument("--gen-communities", type=integer_arg, default=6, help="planted communities")
+    gen.add_argument("--gen-avg-degree", type=number_arg, default=12.0, help="average degree")
+    gen.add_argument("--gen-mixing", type=number_arg, default=0.3, help="fraction of edges placed at random")
     schema.add_arguments(p)
     show_profile_defaults(p)
     return p

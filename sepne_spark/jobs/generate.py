@@ -35,7 +35,9 @@ from sepne_spark.jobs.common import (
     UserError,
     given_flags,
     in_flag_words,
+    integer_arg,
     mark_written,
+    number_arg,
     qualify_paths,
     run_job,
     setup_logging,
@@ -59,13 +61,13 @@ def parse_args(args: Sequence[str] | None) -> argparse.Namespace:
                    "for sbm, labels")
     p.add_argument("--format", choices=FORMATS, default="tsv",
                    help="output format: TSV without header, or Parquet (default: %(default)s)")
-    p.add_argument("--seed", type=int, default=0,
+    p.add_argument("--seed", type=integer_arg, default=0,
                    help="random seed; the graph does not depend on the partitioning "
                    "(default: %(default)s)")
     p.add_argument("--directed", action="store_true",
                    help="keep edges directed (default: off, undirected edges stored once "
                    "as src < dst)")
-    p.add_argument("--partitions", type=int, default=None,
+    p.add_argument("--partitions", type=integer_arg, default=None,
                    help="partitions (and output files) of the edges and of the labels (default: Spark's "
                    "default parallelism and shuffle partitions)")
     p.add_argument("--single-file", action="store_true",
@@ -74,28 +76,28 @@ def parse_args(args: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--overwrite", action="store_true",
                    help="replace existing output (default: off, existing output is an error)")
     sbm = p.add_argument_group("sbm", "stochastic block model")
-    sbm.add_argument("--nodes", type=int, default=10_000,
+    sbm.add_argument("--nodes", type=integer_arg, default=10_000,
                      help="number of nodes (default: %(default)s)")
-    sbm.add_argument("--communities", type=int, default=10,
+    sbm.add_argument("--communities", type=integer_arg, default=10,
                      help="planted communities, node i is in community i mod C "
                      "(default: %(default)s)")
-    sbm.add_argument("--avg-degree", type=float, default=10.0,
+    sbm.add_argument("--avg-degree", type=number_arg, default=10.0,
                      help="target mean degree, mean out-degree with --directed "
                      "(default: %(default)s)")
-    sbm.add_argument("--mixing", type=float, default=0.1,
+    sbm.add_argument("--mixing", type=number_arg, default=0.1,
                      help="probability that an edge's destination ignores the communities "
                      "(default: %(default)s)")
     rmat = p.add_argument_group("rmat", "R-MAT / Kronecker graph over 2**scale nodes")
-    rmat.add_argument("--scale", type=int, default=16,
+    rmat.add_argument("--scale", type=integer_arg, default=16,
                       help="log2 of the number of nodes (default: %(default)s)")
-    rmat.add_argument("--edges", type=int, default=None,
+    rmat.add_argument("--edges", type=integer_arg, default=None,
                       help="edges drawn before removing self-loops and repeats "
                       "(default: 16 * 2**scale, the Graph500 edge factor)")
-    rmat.add_argument("--rmat-a", type=float, default=0.57,
+    rmat.add_argument("--rmat-a", type=number_arg, default=0.57,
                       help="top-left quadrant probability (default: %(default)s)")
-    rmat.add_argument("--rmat-b", type=float, default=0.19,
+    rmat.add_argument("--rmat-b", type=number_arg, default=0.19,
                       help="top-right quadrant probability (default: %(default)s)")
-    rmat.add_argument("--rmat-c", type=float, default=0.19,
+    rmat.add_argument("--rmat-c", type=number_arg, default=0.19,
                       help="bottom-left quadrant probability (default: %(default)s)")
     rmat.add_argument("--no-permute", action="store_true",
                       help="keep R-MAT node ids unpermuted, node 0 is then the hub "
