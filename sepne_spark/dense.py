@@ -22,7 +22,9 @@ def weight_matrix(
 ) -> np.ndarray:
     """Weighted adjacency W (n x n) of an edge list over nodes 0..n-1.
 
-    Parallel edges are summed; an undirected edge counts in both directions.
+    Parallel edges are summed; an undirected edge counts in both directions, and an
+    undirected self-loop ``(u, u)`` once (it is its own reverse), as
+    :func:`sepne_spark.graph.prepare_graph` keeps it.
     """
     src = np.asarray(src, dtype=np.int64)
     dst = np.asarray(dst, dtype=np.int64)
@@ -32,7 +34,7 @@ def weight_matrix(
     if not directed:
         Wt = np.zeros((n, n))
         np.add.at(Wt, (dst, src), w)
-        W = W + Wt
+        W = W + Wt - np.diag(np.diagonal(W))
     return W
 
 

@@ -23,7 +23,7 @@ WIDE_IDS = 1 << 62
 class SmallGraph:
     rows: list  # (src, dst, weight) as given to Spark
     ids: list  # node ids, sorted
-    src: np.ndarray  # indices into ids, self-loops removed
+    src: np.ndarray  # indices into ids, self-loops removed (unless kept)
     dst: np.ndarray
     weight: np.ndarray
 
@@ -43,11 +43,13 @@ class SmallGraph:
 
 
 def random_graph(n: int = 60, m: int = 220, seed: int = 0, string_ids: bool = True, communities: int = 3,
-                 id_base: int = 0) -> SmallGraph:
+                 id_base: int = 0, self_loops: str = "drop") -> SmallGraph:
     """A random graph with some community structure, a few duplicates and self-loops.
 
     Integer ids (``string_ids=False``) are ``id_base + 10 i + 1``; :data:`WIDE_IDS` as
-    ``id_base`` gives ids that a double cannot hold."""
+    ``id_base`` gives ids that a double cannot hold. The oracle's edges (``src``,
+    ``dst``) leave the self-loops out, as the library does by default, unless
+    ``self_loops="keep"``."""
     rng = np.random.default_rng(seed)
     comm = rng.integers(0, communities, n)
     src = rng.integers(0, n, m)
@@ -58,7 +60,7 @@ def random_graph(n: int = 60, m: int = 220, seed: int = 0, string_ids: bool = Tr
     weight = np.round(rng.random(m) * 2 + 0.25, 3)
     name = (lambda i: f"v{i:03d}") if string_ids else (lambda i: id_base + int(i) * 10 + 1)
     rows = [(name(a), name(b), float(w)) for a, b, w in zip(src, dst, weight)]
-    keep = src != dst
+    keep = (src != dst) | (self_loops == "keep")
     ids = sorted({name(i) for i in range(n)} & ({r[0] for r in rows} | {r[1] for r in rows}))
     pos = {v: i for i, v in enumerate(ids)}
     return SmallGraph(

@@ -1,6 +1,7 @@
 """The distributed SepNE against the dense NumPy oracle of the same equations."""
 from __future__ import annotations
 
+import dataclasses
 from types import SimpleNamespace
 
 import numpy as np
@@ -296,6 +297,29 @@ def test_landmark_grams_equal_numpy_bit_for_bit_on_any_partitioning(spark, strin
         assert np.array_equal(first[tag], first[tag].T)
     again = _grams({1: entries(X, 5), 2: entries(Y, 3)}, k)
     assert np.array_equal(again[1], first[1]) and np.array_equal(again[2], first[2])
+
+
+@pytest.mark.parametrize("metric,directed,scaling,one_task", [
+    ("I+A", False, "none", 0), ("A+A2", False, "log", 100_000), ("A+A2", True, "none", 0),
+    ("I+A", True, "log", 100_000),
+])
+def test_kept_self_loops_match_the_dense_oracle(spark, metric, directed, scaling, one_task):
+    """selfLoops="keep": a loop (u, u) is one entry of W, of its own weight, on both
+    paths, directed or not; the oracle holds it so."""
+    g = random_graph(seed=9, self_loops="keep")
+    loops = int(np.sum(g.src == g.dst))
+    assert loops >= 3
+    edges = edges_df(spark, g, True)
+    model = SepNE(dim=D, landmarks=K, metric=metric, scaling=scaling, partition="RP", setSize=SET, lam=LAM, eta=ETA,
+                  iters=ITERS, directed=directed, seed=3, selfLoops="keep", oneTaskNodes=one_task).fit(edges)
+    out = collect(model.transform(edges))
+    assert sorted(out) == g.ids and model.plan.get("one_task", False) == bool(one_task)
+    oracle_compare(g, out, model, metric, directed, True, scaling=scaling)
+    # The loops change M: an oracle without them is another matrix.
+    keep = g.src != g.dst
+    dropped = dataclasses.replace(g, src=g.src[keep], dst=g.dst[keep], weight=g.weight[keep])
+    assert not np.allclose(dropped.proximity(metric, directed, True, scaling), g.proximity(metric, directed, True,
+                                                                                             scaling))
 
 
 @pytest.mark.parametrize("one_task", [100_000, 0])
