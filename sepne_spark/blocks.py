@@ -285,16 +285,22 @@ class BlockGraph:
         dtype, cr = self.dtype, self.chunk_rows
         # A fresh attribute for the id: ``df`` may come from the nodes the index was built
         # from, and a join of two plans over the same attributes fails to resolve.
-        rows = df.select(F.col("id").alias("id"), F.col(column).alias("x")).join(self.index, "id")
+        # Every indexed node, with its row or none (a node without one is named, wherever
+        # it falls in its chunk); a node given two rows makes a chunk too long.
+        rows = self.index.join(df.select(F.col("id").alias("id"), F.col(column).alias("x")), "id", "left")
         chunk = (F.col("i") / F.lit(cr)).cast("int")
 
         def build(pdf: pd.DataFrame) -> pd.DataFrame:
             pdf = pdf.sort_values("i")
-            block = np.vstack(pdf["x"].to_numpy()).astype(np.float64)
             b, c = int(pdf["b"].iloc[0]), int(pdf["i"].iloc[0]) // cr
+            missing = pdf["x"].isna()
+            if missing.any():
+                raise ValueError(f"block {b}, chunk {c}: missing rows ({int(missing.sum())} of {len(pdf)} nodes "
+                                 f"have none, e.g. node {pdf['id'][missing].iloc[0]})")
             if pdf["i"].iloc[-1] - pdf["i"].iloc[0] + 1 != len(pdf):
-                raise ValueError(f"block {b}, chunk {c}: missing rows ({len(pdf)} rows for nodes "
+                raise ValueError(f"block {b}, chunk {c}: repeated rows ({len(pdf)} rows for nodes "
                                  f"{pdf['i'].iloc[0]}..{pdf['i'].iloc[-1]})")
+            block = np.vstack(pdf["x"].to_numpy()).astype(np.float64)
             return _rows_frame([(b, c, name, int(block.shape[0]), int(block.shape[1]), _as_bytes(block, dtype))])
 
         return _checkpoint(rows.groupBy("b", chunk.alias("chunk")).applyInPandas(build, schema=CHUNK_SCHEMA))
@@ -326,18 +332,6 @@ class BlockGraph:
 
         rows = chunks.where(F.col("name") == name).mapInPandas(explode, schema=out_schema)
         return rows.join(self.index, ["b", "i"]).select("id", column)
-
-    def constant(self, value: float, name: str, cols: int = 1) -> DataFrame:
-        """A matrix of ``value`` everywhere (``cols`` columns), as chunks."""
-        dtype, cr = self.dtype, self.chunk_rows
-        chunk = (F.col("i") / F.lit(cr)).cast("int")
-
-        def build(pdf: pd.DataFrame) -> pd.DataFrame:
-            n = len(pdf)
-            b, c = int(pdf["b"].iloc[0]), int(pdf["i"].min()) // cr
-            return _rows_frame([(b, c, name, n, cols, _as_bytes(np.full((n, cols), value), dtype))])
-
-        return _checkpoint(self.index.groupBy("b", chunk.alias("chunk")).applyInPandas(build, schema=CHUNK_SCHEMA))
 
     def row_sums(self, name: str) -> DataFrame:
         """The n x 1 matrix of S's row sums, as chunks named ``name``."""

@@ -93,9 +93,14 @@ def test_to_chunks_needs_every_node(spark):
     nodes = spark.createDataFrame([(1,), (2,), (3,)], "id long")
     entries = spark.createDataFrame([(1, 2, 1.0)], "src long, dst long, value double")
     bg = B.BlockGraph.build(nodes, entries, blocks=1)
-    part = spark.createDataFrame([(1, [1.0]), (3, [3.0])], "id long, embedding array<double>")
-    with pytest.raises(Exception, match="missing rows"):
-        bg.to_chunks(part, "embedding", "x").collect()
+    for given in ([1, 3], [2, 3], [1, 2]):  # a node missing in the middle, at the start, at the end
+        part = spark.createDataFrame([(i, [float(i)]) for i in given], "id long, embedding array<double>")
+        with pytest.raises(Exception, match=r"missing rows \(1 of 3 nodes have none, e.g. node "
+                                            f"{({1, 2, 3} - set(given)).pop()}\\)"):
+            bg.to_chunks(part, "embedding", "x").collect()
+    twice = spark.createDataFrame([(i, [float(i)]) for i in (1, 2, 2, 3)], "id long, embedding array<double>")
+    with pytest.raises(Exception, match="repeated rows"):
+        bg.to_chunks(twice, "embedding", "x").collect()
 
 
 def test_entry_sums_are_those_of_w_c_at_the_pattern(spark):
