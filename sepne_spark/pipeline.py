@@ -150,7 +150,8 @@ class AutoChoice:
     nodes: int
     edge_rows: int
     two_step_walks: int | None
-    """Sum of the squared out-degrees, counted only when the choice needs it."""
+    """Walks of two steps (sum over the nodes of in-degree x out-degree; of the squared
+    degrees on an undirected graph), counted only when the choice needs them."""
 
     def describe(self, changed: Mapping[str, Any] | None = None) -> str:
         """``document-quality for 2,708 nodes (landmarks 250, ...)``: the choice in words,
@@ -186,31 +187,43 @@ def choose_profile(graph: Graph, nodes: int | None = None, edge_rows: int | None
     """
     from sepne_spark import settings as schema
 
-    walks = None
+    walks = squares = None
     if nodes is None or edge_rows is None:
         with stage(graph.edges.sparkSession, "auto_profile", "nodes, edge rows and two-step walks", timings):
-            counted = _sizes(graph)
-        nodes = counted[0] if nodes is None else nodes
-        edge_rows = counted[1] if edge_rows is None else edge_rows
-        walks = counted[2] if schema.auto_needs_walks(nodes, edge_rows) else None
+            counted = _sizes(graph, with_nodes=True)
+        nodes = counted["nodes"] if nodes is None else nodes
+        edge_rows = counted["rows"] if edge_rows is None else edge_rows
+        if schema.auto_needs_walks(nodes, edge_rows):
+            walks, squares = counted["walks"], counted["squares"]
     elif schema.auto_needs_walks(nodes, edge_rows):
-        with stage(graph.edges.sparkSession, "auto_profile", "two-step walks, the sum of squared out-degrees",
-                   timings):
-            # Sum of squared out-degrees: the two-step walks, the size of A^2 at most.
-            counts = graph.edges.groupBy("src").count()
-            walks = int(counts.agg(F.sum(F.col("count") * F.col("count"))).first()[0] or 0)
-    name, changed = schema.auto_profile(nodes, edge_rows, walks)
+        with stage(graph.edges.sparkSession, "auto_profile", "two-step walks, the size of A^2 at most", timings):
+            counted = _sizes(graph, with_nodes=False)
+            walks, squares = counted["walks"], counted["squares"]
+    name, changed = schema.auto_profile(nodes, edge_rows, walks, squares)
     return AutoChoice(name, changed, nodes, edge_rows, walks)
 
 
-def _sizes(graph: Graph) -> tuple[int, int, int]:
-    """The nodes, the edge rows and the two-step walks (the sum of squared
-    out-degrees) of ``graph``, in one Spark action."""
-    out = graph.edges.groupBy("src").count().agg(
-        F.coalesce(F.sum("count"), F.lit(0)).alias("rows"),
-        F.coalesce(F.sum(F.col("count") * F.col("count")), F.lit(0)).alias("walks"))
-    row = out.crossJoin(graph.vertices.agg(F.count(F.lit(1)).alias("nodes"))).first()
-    return int(row["nodes"]), int(row["rows"]), int(row["walks"])
+def _sizes(graph: Graph, with_nodes: bool) -> dict[str, int]:
+    """In one Spark action: ``rows``, the edge rows of ``graph``; ``walks``, its walks
+    of two steps (sum over the nodes of in-degree x out-degree, the entries of A^2 at
+    most); ``squares``, the sum of its squared out-degrees (the two are one on an
+    undirected graph, which is counted with one aggregation); and ``nodes`` if
+    ``with_nodes``."""
+    edges = graph.edges
+    out_deg = edges.groupBy(F.col("src").alias("id")).agg(F.count(F.lit(1)).alias("o"))
+    o = F.col("o")
+    if graph.directed:
+        in_deg = edges.groupBy(F.col("dst").alias("id")).agg(F.count(F.lit(1)).alias("i"))
+        degrees = out_deg.join(in_deg, "id", "full").select(F.coalesce(o, F.lit(0)).alias("o"),
+                                                            F.coalesce(F.col("i"), F.lit(0)).alias("i"))
+        walks = F.sum(o * F.col("i"))
+    else:
+        degrees, walks = out_deg, F.sum(o * o)
+    out = degrees.agg(*(F.coalesce(c, F.lit(0)).alias(name) for c, name in (
+        (F.sum(o), "rows"), (walks, "walks"), (F.sum(o * o), "squares"))))
+    if with_nodes:
+        out = out.crossJoin(graph.vertices.agg(F.count(F.lit(1)).alias("nodes")))
+    return {k: int(v) for k, v in out.first().asDict().items()}
 
 
 def landmark_frame(spark: SparkSession, ids: list, id_type: DataType) -> DataFrame:

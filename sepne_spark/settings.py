@@ -1027,13 +1027,14 @@ AUTO_DENSE_AVERAGE_STEPS = 1
 AUTO_SMALL, AUTO_LARGE = "document-quality", "social"
 
 
-def degree_spread(nodes: int, edge_rows: int, two_step_walks: int) -> float:
+def degree_spread(nodes: int, edge_rows: int, degree_squares: int) -> float:
     """``n sum(d^2) / (sum d)^2`` of the out-degrees: 1 for a regular graph, one plus the
     squared coefficient of variation of the degrees in general."""
-    return nodes * two_step_walks / max(edge_rows, 1) ** 2
+    return nodes * degree_squares / max(edge_rows, 1) ** 2
 
 
-def auto_profile(nodes: int, edge_rows: int, two_step_walks: int | None = None) -> tuple[str, dict[str, Any]]:
+def auto_profile(nodes: int, edge_rows: int, two_step_walks: int | None = None,
+                 degree_squares: int | None = None) -> tuple[str, dict[str, Any]]:
     """The profile ``--profile auto`` (the embed job's default) uses for a graph, and
     the settings it changes; chosen on validation folds (benchmarks/LARGE_GRAPH_STUDY.md).
 
@@ -1042,9 +1043,13 @@ def auto_profile(nodes: int, edge_rows: int, two_step_walks: int | None = None) 
     nodes, edge_rows : int
         Nodes and directed edge rows (an undirected edge counts twice) of the graph.
     two_step_walks : int, optional
-        Sum over the nodes of their out-degree squared (the entries of A^2 at most);
-        needed unless the graph is a sparse one of up to :data:`AUTO_SMALL_NODES` nodes
-        (see :func:`auto_needs_walks`).
+        Walks of two steps: the sum over the nodes of in-degree x out-degree (the entries
+        of A^2 at most), the sum of the squared degrees on an undirected graph; needed
+        unless the graph is a sparse one of up to :data:`AUTO_SMALL_NODES` nodes (see
+        :func:`auto_needs_walks`).
+    degree_squares : int, optional
+        The sum of the squared out-degrees, for :func:`degree_spread`; by default
+        ``two_step_walks``, which it equals on an undirected graph.
 
     Returns
     -------
@@ -1093,7 +1098,8 @@ def auto_profile(nodes: int, edge_rows: int, two_step_walks: int | None = None) 
             if nodes <= AUTO_LOG_RATIO_NODES and edge_rows >= AUTO_DENSE_DEGREE * nodes:
                 over.update(refine_operator="pmi", refine_steps=AUTO_LOG_RATIO_ROUNDS,
                             average_steps=AUTO_DENSE_AVERAGE_STEPS)
-            elif degree_spread(nodes, edge_rows, two_step_walks) > AUTO_SPREAD:
+            elif degree_spread(nodes, edge_rows, two_step_walks if degree_squares is None else degree_squares) \
+                    > AUTO_SPREAD:
                 over["refine_steps"] = AUTO_SPREAD_ROUNDS
         base = load_profile(AUTO_LARGE)
         return AUTO_LARGE, {**over, **_tiny(nodes, base, over)}

@@ -303,18 +303,27 @@ def test_steps_after_the_solve_on_a_graph_of_unknown_size_take_row_blocks_by_its
 def test_auto_counts_nodes_rows_and_walks_together(spark):
     """The sizes ``auto`` chooses from, counted together: every endpoint is a node (3
     and 4 are only targets, 5 only in a dropped self-loop), every kept row an edge row,
-    and the two-step walks are the sum of squared out-degrees."""
+    the two-step walks those of A (in-degree x out-degree; squared degrees undirected)
+    and the squared out-degrees."""
     from sepne_spark.graph import prepare_graph
 
     rows = [(0, 1), (0, 2), (0, 3), (1, 2), (1, 4), (2, 0), (5, 5)]
     graph = prepare_graph(spark.createDataFrame(rows, "src long, dst long"), directed=True)
-    assert pipeline._sizes(graph) == (6, 6, 3 ** 2 + 2 ** 2 + 1 ** 2)
+    A = np.zeros((6, 6))
+    for a, b in rows[:-1]:
+        A[a, b] = 1
+    walks = int((A @ A).sum())
+    assert walks == 1 * 3 + 1 * 2 + 2 * 1  # 0: in 1, out 3; 1: in 1, out 2; 2: in 2, out 1
+    assert pipeline._sizes(graph, with_nodes=True) == {"rows": 6, "walks": walks, "squares": 3 ** 2 + 2 ** 2 + 1 ** 2,
+                                                       "nodes": 6}
+    assert pipeline._sizes(graph, with_nodes=False) == {"rows": 6, "walks": walks, "squares": 14}
     chosen = pipeline.choose_profile(graph)
     assert (chosen.nodes, chosen.edge_rows) == (graph.vertices.count(), graph.edges.count()) == (6, 6)
     assert chosen.two_step_walks is None  # a tiny graph's choice does not need them
     undirected = prepare_graph(spark.createDataFrame(rows, "src long, dst long"), directed=False)
     degree = np.array([3, 3, 2, 1, 1])  # each pair once, both ways (2 -> 0 merged into 0 - 2)
-    assert pipeline._sizes(undirected) == (6, 10, int((degree ** 2).sum()))
+    assert pipeline._sizes(undirected, with_nodes=True) == {"rows": 10, "walks": int((degree ** 2).sum()),
+                                                            "squares": int((degree ** 2).sum()), "nodes": 6}
 
 
 def test_the_built_in_defaults_on_a_larger_graph_point_to_from_profile(spark, caplog, monkeypatch):

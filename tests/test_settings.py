@@ -268,6 +268,11 @@ def test_auto_profile_by_size():
     assert settings.auto_profile(100_000, 2 * 10**6, 6 * 10**7) == ("social", {"landmarks": 2000})  # spread 1.5
     assert settings.auto_profile(100_001, 2 * 10**6, 10**8) == ("social", {"landmarks": 2000, "refine_steps": 4})
     assert settings.auto_profile(300_001, 6 * 10**6, 10**9) == ("social", {"landmarks": 2000, "refine_steps": 4})
+    # A directed graph: A^2's size from the walks (in-degree x out-degree), the spread
+    # from the squared out-degrees (the two differ; hubs that are cited and cite).
+    assert settings.auto_profile(10_000, 150_000, 10**8, 2_400_000) == ("social", {})  # A^2 too large, spread 1.07
+    assert settings.auto_profile(10_000, 150_000, 2_400_000, 10**8) == ("social", log_ratio_rounds)
+    assert settings.auto_profile(10_000, 150_000, 4 * 10**7, 10**8) == ("social", {"refine_steps": 4})
     assert settings.auto_profile(10**6, 1.5 * 10**7, 3 * 10**9) == ("social", {"landmarks": 2000, "refine_steps": 4})
     assert settings.auto_profile(10**6, 2.6 * 10**7, 10**9) == ("social", {"landmarks": 2000})  # spread 1.5
     assert settings.load_profile("social")["landmark_factors"] == "walks"
