@@ -293,7 +293,8 @@ SETTINGS: tuple[Setting, ...] = (
     _setting("propagation_blocks", int, 0, "row blocks of the propagation's sparse products; 0 picks "
              "them from the graph's size (1 task up to 100,000 nodes, else one per 512 MB of the n x d matrix in "
              "--propagation-dtype: 10^6 nodes per block at d = 128 in float32, at least 2). "
-             "Each product moves about 2 x blocks x n x d values", minimum=0, metavar="B"),
+             "Each product moves about 2 x blocks x n x d values; not used in one task",
+             minimum=0, metavar="B"),
     _setting("propagation_dtype", str, "float32", "type the n x d matrices of the refinement and propagation "
              "are kept in between products by row blocks (over 100,000 nodes), and the type of the sparse "
              "products by pair of blocks; the rest of the arithmetic is float64. "
