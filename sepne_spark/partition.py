@@ -179,7 +179,9 @@ def pack_communities(labels: DataFrame, set_size: int, seed: int = 0) -> DataFra
     Communities larger than ``set_size`` are split into ceil(size / set_size) nearly
     equal parts (each between set_size/2 and set_size). Smaller communities are laid
     end to end and cut every ``set_size`` nodes, so each such set is full (except the
-    last) and a community is split only where it straddles a cut: they are spread over
+    last) and a community is split only where it straddles a cut (first-fit decreasing,
+    which keeps each small community whole, would need every community's size in one
+    place: O(communities) rows on the driver or in one task). They are spread over
     :data:`PACK_BUCKETS` buckets by a hash of the label, and laid bucket after bucket,
     in decreasing size order within a bucket. The large communities' sets follow the
     small ones', numbered bucket after bucket (the same buckets), in the order of the
