@@ -852,6 +852,15 @@ def test_job_reconstruct_takes_m_from_the_manifest(spark, tmp_path, capsys, capl
                             "--json", str(res_json)]) == 0
     assert json.loads(res_json.read_text())["steps_after_solve"] == "propagation of 3 terms (5 products), 6 averaging steps"
     assert "went through propagation of 3 terms (5 products), 6 averaging steps after the solve" in caplog.text
+    assert "(embed with --propagation 1 --refine-steps 0 --average-steps 0 to measure it)" in caplog.text
+    # The anchor of the nodes no landmark reaches changes rows after the solve too.
+    made_from["settings"] = {**settings, "unreached": "anchor"}
+    (out / "_manifest.json").write_text(json.dumps(made_from))
+    caplog.clear()
+    assert job.main(spark, ["reconstruct", "--edges", str(edges), "--embeddings", str(out),
+                            "--json", str(res_json)]) == 0
+    assert json.loads(res_json.read_text())["steps_after_solve"] == "the anchor of the nodes no landmark reaches"
+    assert "(embed with --unreached zero to measure it)" in caplog.text
     assert r2[0] > r2[1]  # the vectors are the truncated SVD of the manifest's M, not of the other
 
 

@@ -703,15 +703,21 @@ def input_mismatch(spark: SparkSession, edges: str, manifest: dict[str, Any]) ->
             f"{shown(then)}); M is built from --edges")
 
 
-def _steps_after_solve(manifest: dict[str, Any]) -> str | None:
-    """The steps after the solve that the manifest's run applied, in words, or None."""
+def _steps_after_solve(manifest: dict[str, Any]) -> tuple[str, str] | None:
+    """The steps after the solve that the manifest's run applied, in words, and the
+    flags that leave them out; None without any."""
     from sepne_spark import settings as schema
     from sepne_spark.pipeline import spectral_steps
 
     saved = manifest.get("settings") or {}
     params = {schema.setting(name).param: saved.get(name, schema.setting(name).default)
               for name in ("propagation", "refine_steps", "refine_operator", "average_steps")}
-    return ", ".join(spectral_steps(params)) or None
+    steps = list(spectral_steps(params))
+    off = ["--propagation 1 --refine-steps 0 --average-steps 0"] if steps else []
+    if saved.get("unreached") == "anchor":  # a whole graph's run (requested ids record zero)
+        steps.append("the anchor of the nodes no landmark reaches")
+        off.append("--unreached zero")
+    return (", ".join(steps), " ".join(off)) if steps else None
 
 
 def _say_embedding_counts(n: int, n_missing: int, n_zero: int, has_ctx: bool) -> None:
@@ -832,8 +838,7 @@ def run_reconstruct(spark: SparkSession, ns: argparse.Namespace) -> dict[str, An
     after = _steps_after_solve(manifest)
     if after:
         log.warning("the embeddings went through %s after the solve: the R^2 compares those vectors with M, "
-                    "not the factorisation (embed with --propagation 1 --refine-steps 0 --average-steps 0 "
-                    "to measure it)", after)
+                    "not the factorisation (embed with %s to measure it)", *after)
     # The embed job's own reading: the same layout, validation, merging and self-loop policy.
     layout = read_options(ns, manifest.get("read"))
     graph = load_graph(spark, ns.edges, settings["input_format"], directed=settings["directed"],
@@ -874,7 +879,7 @@ def run_reconstruct(spark: SparkSession, ns: argparse.Namespace) -> dict[str, An
         **settings,
         "settings_from": source,
         "input_mismatch": mismatch,
-        "steps_after_solve": after,
+        "steps_after_solve": after[0] if after else None,
         **counts,
         "method": method,
         "seconds": round(time.time() - t0, 3),
