@@ -551,6 +551,36 @@ def test_job_classify_end_to_end(spark, tmp_path, capsys, caplog):
     assert res["results"]["0.5"]["micro_f1_mean"] == 1.0
 
 
+def test_job_classify_missing_zero_scores_every_labelled_node_on_the_same_splits(spark, tmp_path, capsys):
+    """--missing zero: a method without rows for some labelled nodes is scored as one
+    that wrote them zero vectors, on the same nodes and the same splits (the default
+    leaves them out, which changes the permutations)."""
+    rng = np.random.default_rng(4)
+    n = 60
+    y = np.arange(n) % 3
+    E = np.eye(3)[y] * 2 + rng.normal(scale=0.8, size=(n, 3))
+    E[[5, 17, 40]] = 0.0
+    frame = pd.DataFrame({"id": np.arange(n, dtype=np.int64), "embedding": [r.tolist() for r in E]})
+    frame.to_parquet(tmp_path / "zeros.parquet")
+    frame.drop(index=[5, 17, 40]).to_parquet(tmp_path / "without.parquet")
+    (tmp_path / "labels.tsv").write_text("".join(f"{i}\tc{y[i]}\n" for i in range(n)))
+    job = _job()
+    results = {}
+    for name, extra in (("zeros", []), ("without", ["--missing", "zero"]), ("dropped", [])):
+        out = tmp_path / f"{name}.json"
+        emb = tmp_path / ("without.parquet" if name != "zeros" else "zeros.parquet")
+        assert job.main(spark, ["classify", "--embeddings", str(emb), "--labels", str(tmp_path / "labels.tsv"),
+                                "--ratios", "0.2,0.8", "--splits", "3", "--json", str(out), *extra]) == 0
+        results[name] = json.loads(out.read_text())
+        results[name]["text"] = capsys.readouterr().out
+    assert results["without"]["results"] == results["zeros"]["results"]
+    assert results["without"]["n_nodes"] == 60 and results["without"]["missing"] == "zero"
+    assert "3 of 60 labelled nodes have no embedding and were scored as zero vectors" in results["without"]["text"]
+    assert results["dropped"]["n_nodes"] == 57 and results["dropped"]["missing"] == "drop"
+    assert "were excluded (--missing zero scores them as zero vectors)" in results["dropped"]["text"]
+    assert results["dropped"]["results"] != results["zeros"]["results"]
+
+
 def test_job_classify_reports_zero_vectors_and_refuses_an_edge_list(spark, tmp_path, capsys):
     rng = np.random.default_rng(1)
     n = 60

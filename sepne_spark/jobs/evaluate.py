@@ -175,6 +175,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="classes the driver fits at once, each on one core; the scores do not depend on it "
                         "(default: spark.driver.cores in cluster deploy mode, else every core the driver "
                         "process may use, by its CPU affinity and its container's CPU limit)")
+    c.add_argument("--missing", choices=("drop", "zero"), default="drop",
+                   help="labelled nodes without an embedding: left out of the splits, or scored as zero "
+                   "vectors, so that methods which embed different nodes are scored on the same nodes and "
+                   "the same splits (default: %(default)s)")
     c.add_argument("--vectors", choices=VECTORS, default="embedding",
                    help="features: the embedding, the context vector, both concatenated, or "
                    "their sum (default: %(default)s)")
@@ -519,12 +523,20 @@ ZERO_WHY = ("no landmark reaches them, or they have no edge of non-zero weight t
             "summary says which")
 
 
+def _zero_filled(M: np.ndarray, rows: np.ndarray, n: int) -> np.ndarray:
+    """An ``n``-row matrix holding ``M``'s rows at ``rows`` and zeros elsewhere."""
+    out = np.zeros((n, M.shape[1]), dtype=M.dtype)
+    out[rows] = M
+    return out
+
+
 def run_classify(spark: SparkSession, ns: argparse.Namespace) -> dict[str, Any]:
     """The ``classify`` task; prints a table and returns the results.
 
     Only the labelled nodes' vectors are collected to the driver (joined in Spark).
-    Labelled nodes without an embedding (or with a null vector) are excluded from the
-    evaluation and counted in ``n_missing_embedding``.
+    Labelled nodes without an embedding (or with a null vector) are counted in
+    ``n_missing_embedding`` and excluded from the evaluation, or, with ``--missing
+    zero``, scored as zero vectors (every labelled node in the splits).
     """
     from sepne_spark.evaluation import check_labels, node_classification, require_classifier
     from sepne_spark.evaluation.classification import available_cores
@@ -566,11 +578,18 @@ def run_classify(spark: SparkSession, ns: argparse.Namespace) -> dict[str, Any]:
     # They stay in the evaluation, as they are in the output, but are reported.
     zero = [k for k, z in zip(usable, ~E.any(axis=1)) if z]
     check_finite(ns.embeddings, usable, E, Cx)
+    scored = usable
+    if getattr(ns, "missing", "drop") == "zero" and missing:
+        # Every labelled node, in the order of their ids: the splits of any method's
+        # vectors are the same permutations of the same nodes.
+        scored = sorted(labels)
+        rows = np.array([i for i, k in enumerate(scored) if k in usable_keys], dtype=np.int64)
+        E, Cx = (None if M is None else _zero_filled(M, rows, len(scored)) for M in (E, Cx))
     X = _features(E, Cx, ns.vectors)
     cores = ns.threads or driver_cores(spark) or available_cores()
     with stage(spark, "classify", f"logistic regression, {len(ns.ratios)} training ratio(s) x {ns.splits} splits, "
-               f"{len(usable):,} nodes, classes fitted {cores} at a time"):
-        res = node_classification(X, [labels[k] for k in usable], train_ratios=ns.ratios,
+               f"{len(scored):,} nodes, classes fitted {cores} at a time"):
+        res = node_classification(X, [labels[k] for k in scored], train_ratios=ns.ratios,
                                   n_splits=ns.splits, seed=ns.seed, threads=cores)
     res.update({
         "task": "classify",
@@ -579,6 +598,7 @@ def run_classify(spark: SparkSession, ns: argparse.Namespace) -> dict[str, Any]:
         "vectors": ns.vectors,
         "dim": int(X.shape[1]),
         "n_labelled": len(labels),
+        "missing": getattr(ns, "missing", "drop"),
         "n_missing_embedding": len(missing),
         "missing_examples": missing[:10],
         "n_zero_embedding": len(zero),
@@ -587,16 +607,19 @@ def run_classify(spark: SparkSession, ns: argparse.Namespace) -> dict[str, Any]:
     })
     print(f"node classification: {res['n_nodes']} labelled nodes evaluated, {res['n_classes']} classes, "
           f"{res['mode']}, {res['n_splits']} splits, vectors={ns.vectors} (dim {X.shape[1]})")
+    which = "embedded" if scored is not usable else "evaluated"
     if missing:
-        print(f"{len(missing)} of {len(labels)} labelled nodes have no embedding and were excluded "
+        fate = ("were scored as zero vectors (--missing zero)" if scored is not usable else
+                "were excluded (--missing zero scores them as zero vectors)")
+        print(f"{len(missing)} of {len(labels)} labelled nodes have no embedding and {fate} "
               f"(e.g. {', '.join(missing[:5])})")
     else:
         print(f"0 of {len(labels)} labelled nodes without an embedding")
     if zero:
-        print(f"{len(zero)} of {len(usable)} evaluated nodes have an all-zero embedding ({ZERO_WHY}; kept in "
+        print(f"{len(zero)} of {len(usable)} {which} nodes have an all-zero embedding ({ZERO_WHY}; kept in "
               f"the evaluation, e.g. {', '.join(zero[:5])})")
     else:
-        print(f"0 of {len(usable)} evaluated nodes with an all-zero embedding")
+        print(f"0 of {len(usable)} {which} nodes with an all-zero embedding")
     for w in warnings:
         print(f"warning: {w}")
     print(f"{'train ratio':>11}  {'n_train':>7}  {'micro-F1 (mean ± std)':>22}  {'macro-F1 (mean ± std)':>22}")
