@@ -103,6 +103,15 @@ EMBED_MODULE = ["-m", "sepne_spark.jobs.embed"]
          ["argument --gen-nodes: expected an integer, got 'abc'"]),
         (EMBED_FILE, ["--generated", "--output", "out", "--gen-avg-degree", "x"],
          ["argument --gen-avg-degree: expected a number, got 'x'"]),
+        # An option of one value given twice: argparse would keep the last without a word.
+        (EMBED_FILE, ["--generated", "--output", "out", "--output=out2"],
+         ["--output is given twice: give it once (only the last would count)"]),
+        (EMBED_FILE, ["--generated", "--output", "out", "--directed", "--undirected"],
+         ["--directed and --undirected are given together: give one of them"]),
+        ([str(ROOT / "jobs" / "evaluate.py")], ["linkpred", "--edges", "a.tsv", "--input", "b.tsv"],
+         ["--edges and --input are given together: give one of them"]),
+        ([str(ROOT / "jobs" / "evaluate.py")], ["classify", "--embeddings", "e", "--labels", "a", "--labels", "b"],
+         ["--labels is given twice"]),
     ],
 )
 def test_argument_errors_exit_2_in_one_line_before_spark(tmp_path, how, args, words):
@@ -436,6 +445,18 @@ def test_a_saved_model_overrides_defaults_quietly_and_given_values_with_a_warnin
         used = embed._with_model_params(schema.resolve({}, {"dim": 8, "landmarks": 10}), saved, ns)
     assert (used.dim, used.landmarks) == (8, 10)
     assert [m for m in caplog.messages if m.startswith("--model: ")] == ["--model: dim is the model's 8, not 64"]
+
+
+@pytest.mark.unit
+def test_input_given_several_times_reads_every_file_named(tmp_path):
+    from sepne_spark.jobs import embed
+
+    for name in ("a.tsv", "b.tsv", "c.tsv"):
+        (tmp_path / name).write_text("1\t2\n")
+    files = [str(tmp_path / n) for n in ("a.tsv", "b.tsv", "c.tsv")]
+    ns = embed.build_parser().parse_args(["--input", files[0], "--input", *files[1:], "--output", "o",
+                                          "--spark", "spark.a=1", "--spark", "spark.b=2"])
+    assert ns.input == files
 
 
 @pytest.mark.unit

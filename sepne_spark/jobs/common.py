@@ -73,7 +73,35 @@ class JobArgumentParser(argparse.ArgumentParser):
             name = word.split("=", 1)[0]
             if name.startswith("--") and name not in known:
                 self.error(f"unrecognized arguments: {word}")
+        self._refuse_repeats(argv)
         return super().parse_args(argv, namespace)
+
+    def _refuse_repeats(self, argv: Sequence[str]) -> None:
+        """Refuse an option of one value given twice (``--output a --output b``), or two
+        options of one setting (``--directed --undirected``): argparse keeps the last
+        without a word, and a scheduler's template that repeats a flag would run on part
+        of what it names. Options that collect (``--spark``, ``--input``) may repeat."""
+        actions = list(self._actions)
+        tasks = next((a for a in self._actions if isinstance(a, argparse._SubParsersAction)), None)
+        if tasks is not None:
+            task = next((w for w in argv if w in tasks.choices), None)
+            actions += tasks.choices[task]._actions if task is not None else []
+        by_name = {name: a for a in actions for name in a.option_strings}
+        given: dict[str, list[str]] = {}
+        for word in argv:
+            if word == "--":
+                break
+            action = by_name.get(word.split("=", 1)[0])
+            if action is None or isinstance(action, (argparse._AppendAction, argparse._CountAction,
+                                                     argparse._HelpAction, argparse._VersionAction)):
+                continue
+            given.setdefault(action.dest, []).append(word.split("=", 1)[0])
+        for names in given.values():
+            if len(names) > 1:
+                if len(set(names)) == 1:
+                    times = "twice" if len(names) == 2 else f"{len(names)} times"
+                    self.error(f"{names[0]} is given {times}: give it once (only the last would count)")
+                self.error(f"{' and '.join(dict.fromkeys(names))} are given together: give one of them")
 
     def error(self, message: str) -> None:  # type: ignore[override]
         """Print ``message`` in one line (with the close option or task, where there is

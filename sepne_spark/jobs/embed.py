@@ -98,9 +98,9 @@ def build_parser() -> argparse.ArgumentParser:
                          f"under {schema.AUTO_MAX_TWO_STEP_WALKS:,}, else with I+A, the two-step walks' subspaces "
                          "and refinement rounds; the setting defaults shown below are the built-in values, with "
                          "the profile named default's beside them where it differs")
-    io.add_argument("--input", nargs="+", default=None,
-                    help="edge list file(s) or directories (tsv/csv/txt/parquet); one of --input and --generated "
-                         "is required")
+    io.add_argument("--input", nargs="+", action="extend", default=None,
+                    help="edge list file(s) or directories (tsv/csv/txt/parquet), after one --input or each of "
+                         "several; one of --input and --generated is required")
     io.add_argument("--output", default=None, help="output directory (Parquet); required")
     io.add_argument("--overwrite", action="store_true", help="replace an existing output")
     io.add_argument("--json", default=None, metavar="PATH",
