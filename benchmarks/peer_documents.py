@@ -14,7 +14,8 @@ session (``local[2]``):
   d = 128 and GraphFrames' walk settings (5 walks per node of 5 x 10 steps, restart
   probability 0.1, window 5; Word2Vec one epoch on ``--word2vec-partitions``
   partitions; Hash2Vec with its norm channel, 129 components), written as Parquet
-  ``id, embedding``.
+  ``id, embedding`` with a row for every node of the graph (a zero vector for a node
+  whose only edges are self-loops, as sepne-spark writes it).
 
 Every embedding is then scored by ``jobs/evaluate.py classify`` (one-vs-rest logistic
 regression on L2-normalised vectors, micro-F1, 10 splits, 10% and 90% training, seed 0).
@@ -50,10 +51,18 @@ def embed_peer(spark, edges_path: str, output: str, mode: str, dim: int, seed: i
     from sepne_spark.baselines import random_walk_embeddings
     from sepne_spark.graph import load_graph
 
+    from pyspark.sql import functions as F
+
     graph = load_graph(spark, edges_path, directed=False)
     emb = random_walk_embeddings(spark, graph.edges.select("src", "dst"), dim=dim, mode=mode, seed=seed,
                                  word2vec_partitions=partitions, temporary_prefix=output + "-walks")
-    emb.write.mode("overwrite").parquet(output)
+    # A row for every node of the graph, as sepne-spark writes: a node no walk visits (its
+    # only edges self-loops, which the reading drops) gets a zero vector, so that both
+    # are scored on the same labelled nodes and the same splits.
+    width = int(emb.select(F.size("embedding")).first()[0])
+    rows = graph.vertices.select("id").join(emb, "id", "left").select(
+        "id", F.coalesce(F.col("embedding"), F.array_repeat(F.lit(0.0), width)).alias("embedding"))
+    rows.write.mode("overwrite").parquet(output)
     emb.unpersist()
 
 
