@@ -518,6 +518,35 @@ def _spark_value(key: str, value: Any) -> str:
     raise _Invalid(f"value of {key!r} must be a string, number or boolean, got {_show(value)}")
 
 
+#: Spark settings that hold a size: a whole number and a unit (b, k, m, g, t, p, with or
+#: without b), as Spark reads them; a bare number is MiB for the memories.
+_SIZE_KEYS = frozenset({
+    "spark.driver.memory", "spark.executor.memory", "spark.driver.memoryOverhead", "spark.executor.memoryOverhead",
+    "spark.executor.pyspark.memory", "spark.driver.maxResultSize", "spark.python.worker.memory",
+    "spark.memory.offHeap.size",
+})
+_SIZE = re.compile(r"(\d+)([kmgtp]?b?)", re.IGNORECASE)
+#: The least heap Spark starts a driver or an executor with: 1.5 x its 300 MiB reserve.
+_LEAST_HEAP_MIB = 450
+
+
+def _checked_size(key: str, value: str) -> str:
+    """``value`` of the Spark setting ``key``, refused here when it is no size Spark reads
+    (``lots``, ``1.5g``) or a heap Spark cannot start (``spark.driver.memory=16``: 16 MiB):
+    the JVM would fail to start, or the session, with a Java stack trace."""
+    if key not in _SIZE_KEYS:
+        return value
+    found = _SIZE.fullmatch(value.strip())
+    if not found:
+        raise _Invalid(f"{key}={value!r} is not a size Spark reads: a whole number and a unit, such as 4g or 512m")
+    if key in ("spark.driver.memory", "spark.executor.memory"):
+        unit = found.group(2).lower()
+        mib = int(found.group(1)) * (2.0 ** -20 if unit == "b" else 1024.0 ** "kmgtp".find(unit[:1] or "m") / 1024)
+        if mib < _LEAST_HEAP_MIB:
+            raise _Invalid(f"{key}={value} is less than Spark starts with ({_LEAST_HEAP_MIB}m; a bare number is MiB)")
+    return value
+
+
 def _spark_key(key: Any) -> str:
     if not isinstance(key, str) or not key.strip().startswith("spark."):
         raise _Invalid(f"{key!r} is not a Spark setting: keys start with 'spark.'")
@@ -529,7 +558,7 @@ def _spark_pair(text: str) -> tuple[str, str]:
     key, sep, value = str(text).partition("=")
     if not sep:
         raise _Invalid(f"expected KEY=VALUE, got {text!r}")
-    return _spark_key(key), value.strip()
+    return _spark_key(key), _checked_size(_spark_key(key), value.strip())
 
 
 def _coerce_spark(value: Any) -> dict[str, str]:
@@ -537,7 +566,7 @@ def _coerce_spark(value: Any) -> dict[str, str]:
     if value is None:  # a spark: block whose entries are all commented out
         return {}
     if isinstance(value, Mapping):
-        return {_spark_key(k): _spark_value(str(k), v) for k, v in value.items()}
+        return {_spark_key(k): _checked_size(_spark_key(k), _spark_value(str(k), v)) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         out: dict[str, str] = {}
         for item in value:
@@ -547,7 +576,7 @@ def _coerce_spark(value: Any) -> dict[str, str]:
                 key, val = _spark_key(item[0]), _spark_value(str(item[0]), item[1])
             else:
                 raise _Invalid(f"expected KEY=VALUE, got {_show(item)}")
-            out[key] = val
+            out[key] = _checked_size(key, val)
         return out
     raise _Invalid(f"expected {_BY_NAME['spark'].allowed()}, got {_show(value)}")
 

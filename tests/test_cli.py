@@ -106,6 +106,8 @@ EMBED_MODULE = ["-m", "sepne_spark.jobs.embed"]
         # An option of one value given twice: argparse would keep the last without a word.
         (EMBED_FILE, ["--generated", "--output", "out", "--output=out2"],
          ["--output is given twice: give it once (only the last would count)"]),
+        (EMBED_FILE, ["--generated", "--output", "out", "--spark", "spark.driver.memory=lots"],
+         ["argument --spark: spark.driver.memory='lots' is not a size Spark reads"]),
         (EMBED_FILE, ["--generated", "--output", "out", "--directed", "--undirected"],
          ["--directed and --undirected are given together: give one of them"]),
         ([str(ROOT / "jobs" / "evaluate.py")], ["linkpred", "--edges", "a.tsv", "--input", "b.tsv"],

@@ -251,6 +251,18 @@ def test_spark_block_rules(tmp_path):
         load_profile(str(write(tmp_path, "b.yaml", "spark:\n  executor.memory: 4g\n")))
     with pytest.raises(UserError, match=r"value of 'spark.a' must be a string"):
         load_profile(str(write(tmp_path, "c.yaml", "spark:\n  spark.a: [1]\n")))
+    # Sizes Spark cannot read, or a heap it cannot start, before the JVM fails on them.
+    with pytest.raises(UserError, match=r"d.yaml.*spark.driver.memory='lots' is not a size Spark reads"):
+        load_profile(str(write(tmp_path, "d.yaml", "spark:\n  spark.driver.memory: lots\n")))
+    for value in ("1.5g", "2 g", "4x"):
+        with pytest.raises(UserError, match=r"is not a size Spark reads: a whole number and a unit"):
+            load_profile(str(write(tmp_path, "e.yaml", f"spark:\n  spark.driver.maxResultSize: {value}\n")))
+    for value in ("16", "449m", "460000k"):
+        with pytest.raises(UserError, match=r"spark.executor.memory=.* is less than Spark starts with \(450m"):
+            load_profile(str(write(tmp_path, "f.yaml", f"spark:\n  spark.executor.memory: {value}\n")))
+    ok = load_profile(str(write(tmp_path, "g.yaml", "spark:\n  spark.executor.memory: 450\n  spark.driver.memory: 4G\n"
+                                                    "  spark.driver.maxResultSize: 0\n  spark.executor.memoryOverhead: 512mb\n")))
+    assert ok["spark"]["spark.driver.memory"] == "4G" and ok["spark"]["spark.driver.maxResultSize"] == "0"
 
 
 def test_empty_and_malformed_files(tmp_path):
