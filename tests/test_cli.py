@@ -45,6 +45,9 @@ EMBED_MODULE = ["-m", "sepne_spark.jobs.embed"]
         (EMBED_FILE, ["--run-date", "2026-13-01", "--output", "o"], ["--run-date '2026-13-01' is not a date YYYY-MM-DD"]),
         # An empty date (a scheduler's template that gave nothing) is not "no date".
         (EMBED_FILE, ["--generated", "--run-date", "", "--output", "o"], ["--run-date '' is not a date YYYY-MM-DD"]),
+        (EMBED_FILE, ["--generated", "--run-date", "2026-11-25", "--output", "out/dt=2026-11-25"],
+         ["out/dt=2026-11-25 is a dt= partition already, and --run-date adds its own: give the dated output's root, "
+          "--output "]),
         # Neither an input nor --generated, or no output: refused, never a generated graph
         # or a default folder by accident.
         (EMBED_FILE, ["--output", "o"], ["give the edge list to embed with --input (or --generated"]),

@@ -212,6 +212,10 @@ def _output_target(ns: argparse.Namespace) -> str:
             raise UserError(f"--run-date {ns.run_date!r} is not a date YYYY-MM-DD") from None
         if canonical != ns.run_date:  # dt=2026-1-5 and dt=2026-01-05 would be two partitions of one day
             raise UserError(f"--run-date {ns.run_date!r} is not written YYYY-MM-DD: give {canonical}")
+        last = target.rsplit("/", 1)[-1]
+        if last.startswith("dt="):  # OUT/dt=D/dt=D: two dt columns for a reader of OUT
+            raise UserError(f"--output {ns.output} is a dt= partition already, and --run-date adds its own: give "
+                            f"the dated output's root, --output {target.rsplit('/', 1)[0] or '/'}")
         target = f"{target}/dt={ns.run_date}"
     return target
 
