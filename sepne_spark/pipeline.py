@@ -749,10 +749,13 @@ def embed(
                 out, cut = checkpoint(out), True
         _spectral_plan(params, plan)
     if _anchors(params, ids):
+        if not cut:  # the anchor's first pass reads every row: the solve and its steps run here, once
+            steps_run = ", ".join(spectral_steps(params))
+            with stage(spark, "solve_propagation", "the per-set solve" + (f", then {steps_run}, in one task"
+                       if steps_run else "") + ", before the anchor", timings):
+                out, cut = checkpoint(out), True
         with stage(spark, "unreached", f"nodes no landmark reaches: the anchor (length {params['unreachedLength']:g}) "
                    "and one direction per component", timings) as st:
-            if not cut:  # the anchor's first pass reads every row: computed here, once
-                out = checkpoint(out)
             out, filled = anchor_frame(out, graph.edges, float(params["unreachedLength"]), int(params["seed"]),
                                        int(params["dim"]), cached=held)
             st.count(unreached=filled)

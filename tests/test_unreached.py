@@ -208,6 +208,7 @@ def test_estimator_anchors_the_solve_it_leaves_at_zero(spark, caplog):
     result = model.transform(edges)
     got = vectors(result)
     assert model.plan["unreached"] == 9 and "unreached" in model.timings
+    assert "solve_propagation" in model.timings  # the solve is computed in its own stage, not the anchor's
     assert not runs_the_solve(result)  # the output was checkpointed before the anchor's passes
     np.testing.assert_allclose(got, anchor_unreached(W, base[0], ids, 2.0, 5)[0], rtol=1e-8, atol=1e-10)
     model.release()

@@ -537,8 +537,9 @@ FIT_PARTS = ("landmarks", "summaries_svd")
 #: and any propagation in one pass; the label propagation of ``LP`` sets runs before it,
 #: as ``partition``; with a propagation by row blocks, the solve and the propagation run
 #: before it, as ``solve_propagation``, and ``solve_write`` writes their result. On the
-#: distributed path ``unreached`` (``--unreached anchor``) runs before the write too; in
-#: one task the anchor is part of the task, in ``solve_write``.
+#: distributed path ``unreached`` (``--unreached anchor``) runs before the write too,
+#: after ``solve_propagation`` (the solve and any steps after it, computed once for it);
+#: in one task the anchor is part of the task, in ``solve_write``.
 BEFORE_FIT = ("auto_profile", "requested_ids")
 #: ``load_model``: reading a saved model (``--model``), before the input is read.
 BEFORE_READ = ("load_model",)
