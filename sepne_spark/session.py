@@ -656,7 +656,10 @@ def graphframes_available(spark: SparkSession) -> bool:
             ok = True
     except Exception as exc:  # noqa: BLE001 - any failure means "not usable"
         log.info("GraphFrames is not usable from this session (%s: %s); using the DataFrame "
-                 "implementations of degrees and label propagation", type(exc).__name__, str(exc).splitlines()[0][:200] if str(exc) else "")
+                 "implementations of degrees and label propagation, which give the same results (to use it, "
+                 "give spark-submit --packages io.graphframes:graphframes-spark4_2.13:0.11.0, or --jars with the "
+                 "two JARs that make setup put in jars/: a session spark-submit started takes no JAR later)",
+                 type(exc).__name__, str(exc).splitlines()[0][:200] if str(exc) else "")
         ok = False
     try:
         spark._sepne_graphframes = ok  # type: ignore[attr-defined]
