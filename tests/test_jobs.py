@@ -91,6 +91,25 @@ def test_a_stop_after_the_outputs_are_written_says_they_are_complete(spark, caps
 
 
 @pytest.mark.spark
+def test_a_session_shut_down_under_the_job_is_said_to_be_a_stop(spark, capsys):
+    """spark-submit's JVM stops the session on its SIGTERM, and the job's running Spark
+    call fails with Spark's "cancelled because SparkContext was shut down": one line that
+    says so, not a failure of the job's own."""
+    from sepne_spark.jobs.common import run_job
+
+    def main(session, argv):
+        raise RuntimeError("An error occurred while calling o598.parquet.\n: org.apache.spark.SparkException: "
+                           "Job 42 cancelled because SparkContext was shut down")
+
+    assert run_job(main, "sepne-test", []) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith("sepne-test: stopped: the Spark session was shut down while the job ran (under "
+                              "spark-submit, a SIGTERM to it, or the application killed) after "), err[-3:]
+    assert err[-1].endswith("the write in progress was undone (an output is replaced whole or not at all)")
+    assert not any("RuntimeError" in line for line in err), err  # no trace of the error itself
+
+
+@pytest.mark.spark
 def test_json_to_stdout_is_the_last_line_of_the_jobs_output(spark):
     """--json -: after the job's closing log line on stderr too (a scheduler that keeps
     stdout and stderr together, as Airflow's BashOperator does, keeps the JSON); called

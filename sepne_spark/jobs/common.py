@@ -800,11 +800,8 @@ def _run_job(main: Callable[[Any, Sequence[str] | None], int], app_name: str, ar
             if signum is None:
                 raise
             log.debug("the run ended with the stop", exc_info=True)
-            what = (f"its output was already written in full: {', '.join(_written)} (only what follows the "
-                    "write did not run)" if _written else
-                    "the write in progress was undone (an output is replaced whole or not at all)")
-            print(f"{app_name}: stopped by {signal.Signals(signum).name} after {time.time() - start:.1f} s; {what}",
-                  file=sys.stderr)
+            print(f"{app_name}: stopped by {signal.Signals(signum).name} after {time.time() - start:.1f} s; "
+                  f"{_what_was_written()}", file=sys.stderr)
             return 128 + signum
     except UserError as exc:
         print(f"{app_name}: error: {exc}", file=sys.stderr)
@@ -817,6 +814,12 @@ def _run_job(main: Callable[[Any, Sequence[str] | None], int], app_name: str, ar
             log.debug("the error was raised in a Spark task", exc_info=True)
             print(f"{app_name}: error: {message}", file=sys.stderr)
             return 2
+        if _SHUT_DOWN.search(str(exc)):  # the JVM's own shutdown (spark-submit's, on its SIGTERM)
+            log.debug("the run ended with the session's shutdown", exc_info=True)
+            print(f"{app_name}: stopped: the Spark session was shut down while the job ran (under spark-submit, "
+                  f"a SIGTERM to it, or the application killed) after {time.time() - start:.1f} s; "
+                  f"{_what_was_written()}", file=sys.stderr)
+            return 1
         log.exception("job failed")
         print(f"{app_name}: failed: {_reason(exc)}", file=sys.stderr)
         return 1
@@ -946,6 +949,17 @@ def _user_error_in_task(exc: BaseException) -> str | None:
         return None
     kind = getattr(errors, found[0], None)
     return found[1] if isinstance(kind, type) and issubclass(kind, errors.UserError) else None
+
+
+#: What Spark says of the jobs its shutdown cancelled, and of calls into a stopped context.
+_SHUT_DOWN = re.compile(r"cancelled because SparkContext was shut down|Cannot call methods on a stopped "
+                        r"SparkContext|SparkContext has been shutdown|SparkContext was shut down")
+
+
+def _what_was_written() -> str:
+    """After a stop: the outputs already in place, or that the write in progress was undone."""
+    return (f"its output was already written in full: {', '.join(_written)} (only what follows the write did not "
+            "run)" if _written else "the write in progress was undone (an output is replaced whole or not at all)")
 
 
 def _reason(exc: BaseException) -> str:
