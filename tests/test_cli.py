@@ -339,8 +339,12 @@ def test_an_input_folder_with_a_file_that_cannot_be_read_is_refused_before_spark
     for given in ([str(tmp_path / "none" / "*")], [str(tmp_path / "empty.tsv"), str(tmp_path / "none")],
                   [str(tmp_path / "none" / "part-0000{0,1}.tsv")]):  # Hadoop's {a,b} alternatives
         embed._checked(["--input", *given, "--output", str(tmp_path / "o")])
-    with pytest.raises(UserError, match=r"part-0000\{7,8\}.tsv: no file matches"):
+    with pytest.raises(UserError, match=r"part-0000\{7,8\}.tsv: no file matches$"):
         embed._checked(["--input", str(tmp_path / "none" / "part-0000{7,8}.tsv"), "--output", str(tmp_path / "o")])
+    (tmp_path / "e[1].tsv").write_text("1\t2\n")  # a name Spark reads as a pattern
+    with pytest.raises(UserError, match=r"e\[1\].tsv: no file matches; a file of that very name exists, but Spark "
+                                        r"reads \*, \?, \[ \] and \{ \} in a path as a pattern"):
+        embed._checked(["--input", str(tmp_path / "e[1].tsv"), "--output", str(tmp_path / "o")])
     # A linked folder is read through, as Hadoop lists it (and a link back up the tree once).
     (tmp_path / "linked").mkdir()
     (tmp_path / "linked" / "notes.tsv").write_text("")

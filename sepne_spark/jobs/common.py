@@ -441,7 +441,9 @@ def check_inputs_exist(paths: Iterable[str], flag: str, allow_empty: bool = Fals
         if any(c in local for c in "*?[{"):
             matches = sorted({m for pattern in _braces(local) for m in glob.glob(pattern)})
             if not matches:
-                raise UserError(f"{flag} {path}: no file matches")
+                literal = ("; a file of that very name exists, but Spark reads *, ?, [ ] and { } in a path as a "
+                           "pattern: rename it, or give its folder" if os.path.exists(local) else "")
+                raise UserError(f"{flag} {path}: no file matches{literal}")
             # as Spark's reader: a match whose name starts with _ or . is no data
             matches = [m for m in matches if not os.path.basename(m.rstrip("/")).startswith(("_", "."))]
         elif not os.path.lexists(local):
