@@ -178,7 +178,14 @@ def spark_error_text(exc: BaseException) -> str:
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
     for ln in lines:
         if re.search(r"\[[A-Z][A-Z_.]+\]", ln):
-            return re.sub(r"^.*?(\[[A-Z][A-Z_.]+\])", r"\1", ln)
+            line = re.sub(r"^.*?(\[[A-Z][A-Z_.]+\])", r"\1", ln)
+            # An error class without a hint (a truncated .gz: FAILED_READ_FILE.NO_HINT):
+            # the root cause's own words, from the Java trace's last "Caused by".
+            causes = [c for c in lines if c.startswith("Caused by:")]
+            if "NO_HINT" in line and causes:
+                cause = re.sub(r"^(?:[a-z_$][\w$]*\.)+", "", causes[-1][len("Caused by:"):].strip())
+                line += f" (cause: {cause})"
+            return line
     for ln in lines:
         if "Exception:" in ln and not ln.startswith("at "):
             return ln

@@ -384,6 +384,13 @@ def test_missing_and_unreadable_paths(spark, tmp_path):
         read_edges(spark, [write(tmp_path, "ok.tsv", "a\tb\n"), missing])
     with pytest.raises(InputError, match="nowhere"):
         read_edges(spark, missing, "tsv", header=False)
+    # A truncated .gz: Spark's error class has no hint, the Java cause says what is wrong.
+    import gzip
+
+    whole = gzip.compress("".join(f"{i}\t{i + 1}\n" for i in range(20000)).encode())
+    (tmp_path / "cut.tsv.gz").write_bytes(whole[: len(whole) // 2])
+    with pytest.raises(InputError, match=r"cut.tsv.gz: .*EOFException: Unexpected end of input stream"):
+        read_edges(spark, str(tmp_path / "cut.tsv.gz"))
 
 
 @pytest.mark.parametrize("fmt", ["auto", "tsv"])
