@@ -303,11 +303,17 @@ def _checked(argv: Sequence[str] | None) -> tuple[argparse.Namespace, schema.Emb
                            provisional=True) if auto else settings  # auto turns off those not given
     if ns.nodes and not ns.model and (steps.propagation > 1 or steps.refine_steps > 0
                                       or steps.average_steps > 0):
-        what = [f"--propagation {steps.propagation} smooths every vector over 2 x {steps.propagation} - 1 "
+        def named(name: str) -> str:  # a flag as given, or the profile's setting
+            value = getattr(steps, name)
+            if getattr(ns, name, None) is not None:
+                return f"--{name.replace('_', '-')} {value}"
+            return f"{name} {value} (from --profile {ns.profile})"
+
+        what = [f"{named('propagation')} smooths every vector over 2 x {steps.propagation} - 1 "
                 "hops of the whole graph"] if steps.propagation > 1 else []
-        what += [f"--average-steps {steps.average_steps} averages every vector over its "
+        what += [f"{named('average_steps')} averages every vector over its "
                  f"{steps.average_steps}-hop neighbourhood"] if steps.average_steps > 0 else []
-        what += [f"--refine-steps {steps.refine_steps} refines every vector over the whole graph"] \
+        what += [f"{named('refine_steps')} refines every vector over the whole graph"] \
             if steps.refine_steps > 0 else []
         fix = " and ".join(flag for flag, on in (("--propagation 1", steps.propagation > 1),
                                                    ("--average-steps 0", steps.average_steps > 0),
