@@ -672,6 +672,10 @@ def test_auto_with_requested_ids_leaves_out_the_whole_graph_steps(spark, tmp_pat
     with pytest.raises(UserError, match="--average-steps 2 averages every vector.*give --average-steps 0"):
         embed.main(spark, ["--input", str(edges), "--output", str(tmp_path / "other"), "--nodes", g.ids[0],
                            "--average-steps", "2"])
+    # A flag against the settings auto chose: the error says they are auto's, and its choice.
+    with pytest.raises(UserError, match=r"dim 300 \(from --dim\) is larger than landmarks \d+ \(from the profile "
+                                        r"auto, which chose document-quality for this graph\)"):
+        embed.main(spark, ["--input", str(edges), "--output", str(tmp_path / "other"), "--dim", "300"])
     # More missing ids than --max-missing allows: refused before the fit, nothing written.
     with pytest.raises(UserError, match=r"1 of the 6 requested ids \(16.7%\) are not nodes of the graph, more than "
                                         r"--max-missing 0.1 allows"):

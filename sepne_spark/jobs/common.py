@@ -183,7 +183,7 @@ def auto_settings(
             changed["average_steps"] = 0
         if getattr(ns, "unreached", None) is None:  # the anchor fills whole graphs only
             changed["unreached"] = "zero"
-    settings = schema.resolve(ns, {**base, **changed})
+    settings = schema.resolve(ns, {**base, **changed}, profile_name=f"auto, which chose {name} for this graph")
     shown = {k: v for k, v in changed.items()
              if getattr(ns, k, None) is None and base.get(k, schema.setting(k).default) != v}
     log.info("profile auto: %s", choice.describe(shown))
