@@ -252,11 +252,18 @@ class StepProgress:
                  time.time() - self.started)
 
 
+def _worker_line(text: str) -> None:
+    """``text`` on the worker's stderr, after the time of day as the driver's log lines
+    give it (``HH:MM:SS``), so that the executor log and the driver's can be read side
+    by side."""
+    print(f"{time.strftime('%H:%M:%S')} {text}", file=sys.stderr, flush=True)
+
+
 class TaskProgress:
     """Progress of a stage that runs in one task, inside its Python worker process.
 
     Prints to the worker's stderr (the executor log, or the console in local mode) one
-    line per step as it ends, ``sepne <stage> [worker PID]: <step> in <seconds> s``,
+    line per step as it ends, ``HH:MM:SS sepne <stage> [worker PID]: <step> in <seconds> s``,
     the seconds since the previous step ended (or since the counter was made): the
     driver's heartbeat says only that the stage still runs, this says how far it is.
     """
@@ -268,8 +275,7 @@ class TaskProgress:
     def step(self, what: str) -> None:
         """Report the step ``what``, which has just ended."""
         now = time.perf_counter()
-        print(f"sepne {self.stage} [worker {os.getpid()}]: {what} in {now - self.last:.1f} s", file=sys.stderr,
-              flush=True)
+        _worker_line(f"sepne {self.stage} [worker {os.getpid()}]: {what} in {now - self.last:.1f} s")
         self.last = now
 
 
@@ -296,8 +302,5 @@ class SolveProgress:
         now = time.time()
         if self.sets == 1 or now - self.last_report >= self.every:
             self.last_report = now
-            print(
-                f"sepne solve [worker {os.getpid()}]: {self.sets} sets ({self.nodes} nodes) done in this task; "
-                f"set {set_id}: {nodes} nodes in {seconds:.2f} s",
-                file=sys.stderr, flush=True,
-            )
+            _worker_line(f"sepne solve [worker {os.getpid()}]: {self.sets} sets ({self.nodes} nodes) done in this "
+                         f"task; set {set_id}: {nodes} nodes in {seconds:.2f} s")

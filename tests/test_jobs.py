@@ -398,7 +398,8 @@ def test_solve_progress_reports_first_set_then_throttles(capsys):
     progress.finished(4, 120, 0.5)
     progress.finished(5, 80, 0.25)
     lines = capsys.readouterr().err.splitlines()
-    assert len(lines) == 1 and "1 sets (120 nodes)" in lines[0] and "set 4" in lines[0]
+    assert len(lines) == 1 and re.fullmatch(r"\d\d:\d\d:\d\d sepne solve \[worker \d+\]: 1 sets \(120 nodes\) done "
+                                            r"in this task; set 4: 120 nodes in 0\.50 s", lines[0]), lines
     progress.every = 0
     progress.finished(6, 10, 0.1)
     assert "3 sets (210 nodes)" in capsys.readouterr().err

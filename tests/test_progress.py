@@ -108,5 +108,6 @@ def test_a_one_task_stage_prints_a_line_per_step_to_the_workers_stderr(capsys, m
     progress.step("refinement: 64 rounds (pmi)")
     progress.step("filter: order 3")
     err = capsys.readouterr().err.splitlines()
-    assert re.fullmatch(r"sepne solve_write \[worker \d+\]: refinement: 64 rounds \(pmi\) in 12\.3 s", err[0]), err
+    assert re.fullmatch(r"\d\d:\d\d:\d\d sepne solve_write \[worker \d+\]: refinement: 64 rounds \(pmi\) in 12\.3 s",
+                        err[0]), err
     assert err[1].endswith(": filter: order 3 in 0.2 s"), err
