@@ -639,8 +639,9 @@ def main(spark: SparkSession | None, args: Sequence[str] | None = None) -> int:
                 release()
             except Exception as exc:  # noqa: BLE001 - the run's own outcome (or error) stands
                 # One line (a stopped run's JVM may be gone by now); the trace for a debug log.
-                log.warning("could not release a cached table: %s",
-                            str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+                log.warning("could not release a cached table (the session may be stopping; Spark drops its "
+                            "cache with it): %s: %s", type(exc).__name__,
+                            str(exc).splitlines()[0] if str(exc) else "")
                 log.debug("the release's error", exc_info=True)
 
 
