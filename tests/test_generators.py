@@ -346,7 +346,9 @@ def test_generate_job(spark, tmp_path, capsys, caplog, monkeypatch):
     with monkeypatch.context() as patched:
         patched.setattr(job, "label_columns", failing)
         with pytest.raises(Exception, match="disk full"):
-            job.main(spark, [*args[:-4], "--seed", "10", "--output", str(out), "--overwrite"])
+            reseeded = [*args[:-4]]
+            reseeded[reseeded.index("--seed") + 1] = "10"
+            job.main(spark, [*reseeded, "--output", str(out), "--overwrite"])
     assert {p: p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()} == files
 
     rmat_out = tmp_path / "rmat"

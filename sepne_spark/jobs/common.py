@@ -14,11 +14,11 @@ and tests call ``main(spark, [...])`` directly.
 from __future__ import annotations
 
 import argparse
-import math
 import contextlib
 import difflib
 import glob
 import logging
+import math
 import os
 import re
 import signal
