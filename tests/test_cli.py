@@ -265,7 +265,7 @@ def test_embeddings_without_the_columns_a_task_reads_are_refused_before_spark(tm
     assert len(lines) == 1 and lines[0].startswith(f"sepne-evaluate: error: {words}"), proc.stderr
 
 
-def test_a_graph_folder_given_for_its_edges_is_refused_before_spark(tmp_path):
+def test_a_graph_folder_given_for_its_edges_is_refused_before_spark(tmp_path, caplog):
     """The folder sepne-generate writes (edges/, labels/) given as the edge list: named,
     with the folder meant; a folder of dt= partitions is an edge list Spark reads."""
     for table in ("edges", "labels"):
@@ -283,6 +283,13 @@ def test_a_graph_folder_given_for_its_edges_is_refused_before_spark(tmp_path):
 
     (tmp_path / "dated" / "dt=2026-12-01").mkdir(parents=True)
     check_edge_folders([str(tmp_path / "dated"), str(tmp_path / "graph" / "edges")], "--input")
+    # Several partitions are read as one edge list: said, with one partition to give.
+    (tmp_path / "dated" / "dt=2026-12-02").mkdir()
+    with caplog.at_level("WARNING", logger="sepne_spark"):
+        check_edge_folders([str(tmp_path / "dated")], "--input")
+    assert re.search(r"--input \S*dated holds 2 partitions \(dt=2026-12-01, dt=2026-12-02\): all of them are read, "
+                     r"as one edge list; give one partition's folder to read one, e.g. \S*dated/dt=2026-12-02",
+                     caplog.text), caplog.text
     # A file that is no edge list beside the part files (Spark would read its lines as
     # edges, and its first line could be taken for the header): named. Hidden files are not.
     (tmp_path / "graph" / "edges" / "README.md").write_text("this is a readme about edges\n")

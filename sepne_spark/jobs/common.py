@@ -610,6 +610,11 @@ def check_edge_folders(paths: Iterable[str], flag: str) -> None:
             pick = next((name for name in folders if name.startswith("edges")), folders[0])
             raise UserError(f"{flag} {path} holds folders ({shown}) and no data file: give the edge list's own "
                             f"folder, e.g. {path.rstrip('/')}/{pick}")
+        if len(folders) > 1 and all("=" in name for name in folders):  # partitions: Spark reads them all
+            shown = ", ".join(folders[:3]) + (", ..." if len(folders) > 3 else "")
+            log.warning("%s %s holds %d partitions (%s): all of them are read, as one edge list; give one "
+                        "partition's folder to read one, e.g. %s/%s", flag, path, len(folders), shown,
+                        path.rstrip("/"), folders[-1])
 
 
 def _local_fingerprint(path: str) -> dict[str, Any]:
