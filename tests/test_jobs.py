@@ -104,7 +104,8 @@ def test_a_session_shut_down_under_the_job_is_said_to_be_a_stop(spark, capsys):
     assert run_job(main, "sepne-test", []) == 1
     err = capsys.readouterr().err.strip().splitlines()
     assert err[-1].startswith("sepne-test: stopped: the Spark session was shut down while the job ran (under "
-                              "spark-submit, a SIGTERM to it, or the application killed) after "), err[-3:]
+                              "spark-submit, a SIGTERM to it, or the application killed; else Spark's log says why) after "),\
+        err[-3:]
     assert err[-1].endswith("the write in progress was undone (an output is replaced whole or not at all)")
     assert not any("RuntimeError" in line for line in err), err  # no trace of the error itself
 

@@ -824,8 +824,8 @@ def _run_job(main: Callable[[Any, Sequence[str] | None], int], app_name: str, ar
         if _SHUT_DOWN.search(str(exc)):  # the JVM's own shutdown (spark-submit's, on its SIGTERM)
             log.debug("the run ended with the session's shutdown", exc_info=True)
             print(f"{app_name}: stopped: the Spark session was shut down while the job ran (under spark-submit, "
-                  f"a SIGTERM to it, or the application killed) after {time.time() - start:.1f} s; "
-                  f"{_what_was_written()}", file=sys.stderr)
+                  f"a SIGTERM to it, or the application killed; else Spark's log says why) after "
+                  f"{time.time() - start:.1f} s; {_what_was_written()}", file=sys.stderr)
             return 1
         log.exception("job failed")
         print(f"{app_name}: failed: {_reason(exc)}", file=sys.stderr)
