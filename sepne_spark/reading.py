@@ -121,13 +121,16 @@ def no_edge_list_files(files: Sequence[str]) -> list[str]:
 
 def node_tables_beside_edges(files: Sequence[str]) -> tuple[str, list[str]] | None:
     """A file named as an edge list (``edges.tsv``) and the files beside it named as
-    tables of the nodes (``labels.tsv``, ``nodes.csv``, ``group-edges.csv``), when
-    ``files`` (the files of one input) hold both: a dataset's folder, whose every file a
-    reader would take for edges. None otherwise; part files (``part-00000``) are chunks of
-    one table and never count."""
+    tables of the nodes (``labels.tsv``, ``nodes.csv``, ``groups.csv``; a name with
+    ``edge`` in it is an edge list's), when ``files`` (the files of one folder) hold both:
+    a dataset's folder, whose every file a reader would take for edges. None otherwise;
+    part files (``part-00000``) are chunks of one table and never count."""
     named = [f for f in files if not _PART_FILE_NAME.match(_base_name(f))]
     edges = [f for f in named if _base_name(f).lower().startswith("edge")]
-    others = [f for f in named if _base_name(f).lower().startswith(_NODE_TABLE_WORDS)]
+    # group-edges.csv (a node-group table of the ASU graphs) stays an edge list's name:
+    # their folders hold nodes.csv and groups.csv beside it too.
+    others = [f for f in named if _base_name(f).lower().startswith(_NODE_TABLE_WORDS)
+              and "edge" not in _base_name(f).lower()]
     return (edges[0], others) if edges and others else None
 
 
@@ -1223,9 +1226,15 @@ def read_edges(
     comment = comment or None
 
     files = None
-    if any(_EXTENSIONS.get(_extension(p)) is None for p in paths):  # a folder, a glob, a file without extension
-        files = _input_files(spark, paths)
-        _check_edge_list_files(paths, files)
+    listed = [p for p in paths if _EXTENSIONS.get(_extension(p)) is None]  # a folder, a glob, a bare name
+    if listed:
+        # Each such path's files on their own (files named one by one are the user's
+        # choice); one path's listing serves the format's detection too.
+        found = {p: _input_files(spark, [p]) for p in listed}
+        for p, its in found.items():
+            _check_edge_list_files([p], its)
+        if len(listed) == len(paths):
+            files = [f for its in found.values() for f in its]
     head: list[str] | None = None
     if fmt == "auto":
         fmt, head = _detect_format(spark, paths, comment, files)

@@ -525,17 +525,25 @@ _SIZE_KEYS = frozenset({
     "spark.executor.pyspark.memory", "spark.driver.maxResultSize", "spark.python.worker.memory",
     "spark.memory.offHeap.size",
 })
-_SIZE = re.compile(r"(\d+)([kmgtp]?b?)", re.IGNORECASE)
+_SIZE = re.compile(r"([0-9]+)([kmgtp]?b?)", re.IGNORECASE)
+#: The driver's memory as its JVM takes it (-Xmx, where the job starts the session): a
+#: unit of one letter, no b; a bare number would be bytes.
+_HEAP = re.compile(r"[0-9]+[kmgt]", re.IGNORECASE)
 #: The least heap Spark starts a driver or an executor with: 1.5 x its 300 MiB reserve.
 _LEAST_HEAP_MIB = 450
 
 
 def _checked_size(key: str, value: str) -> str:
     """``value`` of the Spark setting ``key``, refused here when it is no size Spark reads
-    (``lots``, ``1.5g``) or a heap Spark cannot start (``spark.driver.memory=16``: 16 MiB):
-    the JVM would fail to start, or the session, with a Java stack trace."""
+    (``lots``, ``1.5g``), a driver heap its JVM does not take (``4096``, ``4gb``: the
+    session the job starts passes it as ``-Xmx``) or a heap Spark cannot start
+    (``spark.executor.memory=16``: 16 MiB): the JVM would fail to start, or the session,
+    with a Java stack trace."""
     if key not in _SIZE_KEYS:
         return value
+    if key == "spark.driver.memory" and not _HEAP.fullmatch(value.strip()):
+        raise _Invalid(f"{key}={value!r} is not a heap size the driver's JVM takes: a whole number and a unit k, "
+                       "m, g or t, such as 4g or 512m")
     found = _SIZE.fullmatch(value.strip())
     if not found:
         raise _Invalid(f"{key}={value!r} is not a size Spark reads: a whole number and a unit, such as 4g or 512m")
@@ -543,7 +551,8 @@ def _checked_size(key: str, value: str) -> str:
         unit = found.group(2).lower()
         mib = int(found.group(1)) * (2.0 ** -20 if unit == "b" else 1024.0 ** "kmgtp".find(unit[:1] or "m") / 1024)
         if mib < _LEAST_HEAP_MIB:
-            raise _Invalid(f"{key}={value} is less than Spark starts with ({_LEAST_HEAP_MIB}m; a bare number is MiB)")
+            bare = "" if key == "spark.driver.memory" else "; a bare number is MiB"
+            raise _Invalid(f"{key}={value} is less than Spark starts with ({_LEAST_HEAP_MIB}m{bare})")
     return value
 
 
@@ -576,6 +585,8 @@ def _coerce_spark(value: Any) -> dict[str, str]:
                 key, val = _spark_key(item[0]), _spark_value(str(item[0]), item[1])
             else:
                 raise _Invalid(f"expected KEY=VALUE, got {_show(item)}")
+            if key in out and out[key] != val:  # the last would win without a word
+                raise _Invalid(f"{key} is given twice, as {out[key]!r} and {val!r}: give it once")
             out[key] = _checked_size(key, val)
         return out
     raise _Invalid(f"expected {_BY_NAME['spark'].allowed()}, got {_show(value)}")

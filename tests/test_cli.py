@@ -111,8 +111,16 @@ EMBED_MODULE = ["-m", "sepne_spark.jobs.embed"]
         # An option of one value given twice: argparse would keep the last without a word.
         (EMBED_FILE, ["--generated", "--output", "out", "--output=out2"],
          ["--output is given twice: give it once (only the last would count)"]),
-        (EMBED_FILE, ["--generated", "--output", "out", "--spark", "spark.driver.memory=lots"],
-         ["argument --spark: spark.driver.memory='lots' is not a size Spark reads"]),
+        (EMBED_FILE, ["--generated", "--output", "out", "--spark", "spark.executor.memory=lots"],
+         ["argument --spark: spark.executor.memory='lots' is not a size Spark reads"]),
+        (EMBED_FILE, ["--generated", "--output", "out", "--spark", "spark.driver.memory=4096"],
+         ["argument --spark: spark.driver.memory='4096' is not a heap size the driver's JVM takes"]),
+        (EMBED_FILE, ["--generated", "--output", "out", "--spark", "spark.a=1", "--spark", "spark.a=2"],
+         ["argument --spark: spark.a is given twice, as '1' and '2': give it once"]),
+        (EMBED_FILE, ["--input", "README.md", "--input", "README.md", "--output", "out"],
+         ["--input README.md is given twice: give each edge list once"]),
+        (EMBED_FILE, ["--generated", "--generated", "--output", "out", "--overwrite", "--overwrite", "--gen-nodes",
+                      "-1"], ["the generated graph's --gen-nodes must be positive"]),  # a switch twice says it once
         (EMBED_FILE, ["--generated", "--output", "out", "--directed", "--undirected"],
          ["--directed and --undirected are given together: give one of them"]),
         ([str(ROOT / "jobs" / "evaluate.py")], ["linkpred", "--edges", "a.tsv", "--input", "b.tsv"],
@@ -290,6 +298,12 @@ def test_a_graph_folder_given_for_its_edges_is_refused_before_spark(tmp_path, ca
     assert re.search(r"--input \S*dated holds 2 partitions \(dt=2026-12-01, dt=2026-12-02\): all of them are read, "
                      r"as one edge list; give one partition's folder to read one, e.g. \S*dated/dt=2026-12-02",
                      caplog.text), caplog.text
+    caplog.clear()
+    for kind in ("type=a", "type=b"):  # partitions of another key: an edge list meant whole, no warning
+        (tmp_path / "kinds" / kind).mkdir(parents=True)
+    with caplog.at_level("WARNING", logger="sepne_spark"):
+        check_edge_folders([str(tmp_path / "kinds")], "--input")
+    assert "partitions" not in caplog.text
     # A file that is no edge list beside the part files (Spark would read its lines as
     # edges, and its first line could be taken for the header): named. Hidden files are not.
     (tmp_path / "graph" / "edges" / "README.md").write_text("this is a readme about edges\n")
@@ -927,6 +941,13 @@ def test_evaluate_checks_the_edge_lists_layout_before_spark(tmp_path):
     with pytest.raises(UserError, match=r"edges.tsv:1: expected 2 or 3 fields, found 1"):
         evaluate.session_conf(["reconstruct", "--embeddings", str(emb), "--edges", edges])
     assert evaluate.session_conf(["reconstruct", "--embeddings", str(emb), "--edges", edges, "--sep", "\t"]) == {}
+    # Embeddings elsewhere: their manifest is read once Spark runs, and may give the layout.
+    (tmp_path / "commas.txt").write_text("163,402\n402,7\n")
+    assert evaluate.session_conf(["reconstruct", "--embeddings", "hdfs://nn/emb", "--edges",
+                                  str(tmp_path / "commas.txt")]) == {}
+    with pytest.raises(UserError, match=r"commas.txt:1: expected 2 or 3 fields, found 1"):
+        evaluate.session_conf(["reconstruct", "--embeddings", "hdfs://nn/emb", "--edges", str(tmp_path / "commas.txt"),
+                               "--sep", "\t"])
     assert isinstance(evaluate.session_conf(["linkpred", "--edges", edges]), dict)  # passes, with a good layout
 
 
@@ -992,7 +1013,13 @@ def test_an_output_that_cannot_be_written_is_refused_before_spark():
     ("SEPNE_HEARTBEAT_S", "abc", "$SEPNE_HEARTBEAT_S='abc' is not a number of seconds"),
     ("SEPNE_HEARTBEAT_S", "-5", "$SEPNE_HEARTBEAT_S='-5' is not a number of seconds"),
     ("SEPNE_HEARTBEAT_S", "inf", "$SEPNE_HEARTBEAT_S='inf' is not a number of seconds"),
-    ("SEPNE_DRIVER_MEMORY", "4x", "$SEPNE_DRIVER_MEMORY='4x' is not a memory size such as 4g or 512m"),
+    ("SEPNE_DRIVER_MEMORY", "4x", "$SEPNE_DRIVER_MEMORY='4x': spark.driver.memory='4x' is not a heap size the "
+                                  "driver's JVM takes: a whole number and a unit k, m, g or t, such as 4g or 512m"),
+    # -Xmx2048 is 2048 bytes, and -Xmx4gb no size the JVM reads: each ended the JVM at its start
+    ("SEPNE_DRIVER_MEMORY", "2048", "$SEPNE_DRIVER_MEMORY='2048': spark.driver.memory='2048' is not a heap size"),
+    ("SEPNE_DRIVER_MEMORY", "4gb", "$SEPNE_DRIVER_MEMORY='4gb': spark.driver.memory='4gb' is not a heap size"),
+    ("SEPNE_DRIVER_MEMORY", "100m", "$SEPNE_DRIVER_MEMORY='100m': spark.driver.memory=100m is less than Spark "
+                                    "starts with (450m)"),
     ("SEPNE_CONF_DIR", "/nonexistent/site-conf", "$SEPNE_CONF_DIR names /nonexistent/site-conf, which is not a folder"),
     ("SEPNE_SPARK_JARS", "/nonexistent/jars", "$SEPNE_SPARK_JARS names /nonexistent/jars, which is not a folder"),
     ("SEPNE_SPARK_MASTER", "local[two]", "$SEPNE_SPARK_MASTER='local[two]' is not a local master Spark reads"),
@@ -1012,7 +1039,7 @@ def test_an_unusable_environment_variable_is_refused_before_spark(tmp_path, monk
     err = capsys.readouterr().err.strip()
     assert err.startswith(f"sepne-embed: error: {words}") and "\n" not in err, err
     for fine in ("DEBUG", "10") if name == "SEPNE_LOG_LEVEL" else ("0", "2.5") if name == "SEPNE_HEARTBEAT_S" \
-            else ("512m", "4G", "2048") if name == "SEPNE_DRIVER_MEMORY" \
+            else ("512m", "4G", "1t") if name == "SEPNE_DRIVER_MEMORY" \
             else ("local", "local[2]", "local[*, 3]", "local-cluster[2, 1, 1024]", "yarn", "spark://h:7077") \
             if name == "SEPNE_SPARK_MASTER" else (str(tmp_path),):
         monkeypatch.setenv(name, fine)

@@ -252,7 +252,7 @@ def test_spark_block_rules(tmp_path):
     with pytest.raises(UserError, match=r"value of 'spark.a' must be a string"):
         load_profile(str(write(tmp_path, "c.yaml", "spark:\n  spark.a: [1]\n")))
     # Sizes Spark cannot read, or a heap it cannot start, before the JVM fails on them.
-    with pytest.raises(UserError, match=r"d.yaml.*spark.driver.memory='lots' is not a size Spark reads"):
+    with pytest.raises(UserError, match=r"d.yaml.*spark.driver.memory='lots' is not a heap size the driver's JVM"):
         load_profile(str(write(tmp_path, "d.yaml", "spark:\n  spark.driver.memory: lots\n")))
     for value in ("1.5g", "2 g", "4x"):
         with pytest.raises(UserError, match=r"is not a size Spark reads: a whole number and a unit"):
@@ -260,6 +260,9 @@ def test_spark_block_rules(tmp_path):
     for value in ("16", "449m", "460000k"):
         with pytest.raises(UserError, match=r"spark.executor.memory=.* is less than Spark starts with \(450m"):
             load_profile(str(write(tmp_path, "f.yaml", f"spark:\n  spark.executor.memory: {value}\n")))
+    for value in ("4096", "4gb"):  # the driver's JVM takes -Xmx4096 as bytes, and no -Xmx4gb
+        with pytest.raises(UserError, match=r"spark.driver.memory='.*' is not a heap size the driver's JVM takes"):
+            load_profile(str(write(tmp_path, "h.yaml", f"spark:\n  spark.driver.memory: {value}\n")))
     ok = load_profile(str(write(tmp_path, "g.yaml", "spark:\n  spark.executor.memory: 450\n  spark.driver.memory: 4G\n"
                                                     "  spark.driver.maxResultSize: 0\n  spark.executor.memoryOverhead: 512mb\n")))
     assert ok["spark"]["spark.driver.memory"] == "4G" and ok["spark"]["spark.driver.maxResultSize"] == "0"

@@ -891,6 +891,11 @@ def test_job_reconstruct_takes_m_from_the_manifest(spark, tmp_path, capsys, capl
                             "--json", str(res_json)]) == 0
     assert json.loads(res_json.read_text())["steps_after_solve"] == "the anchor of the nodes no landmark reaches"
     assert "(embed with --unreached zero to measure it)" in caplog.text
+    made_from["sets"] = {"unreached": 0}  # the distributed path's count: the anchor filled no node
+    (out / "_manifest.json").write_text(json.dumps(made_from))
+    assert job.main(spark, ["reconstruct", "--edges", str(edges), "--embeddings", str(out),
+                            "--json", str(res_json)]) == 0
+    assert json.loads(res_json.read_text())["steps_after_solve"] is None
     assert r2[0] > r2[1]  # the vectors are the truncated SVD of the manifest's M, not of the other
 
 

@@ -412,6 +412,15 @@ def test_a_dataset_folder_or_a_readme_beside_the_edges_is_refused(spark, tmp_pat
     for i in range(2):  # part files beside the edge list: chunks of edges, read with it
         write(data, f"part-0000{i}.tsv", "4\t5\n")
     assert read_edges(spark, str(data), fmt)[0].count() == 4
+    # Edge lists whose names start as a node table's but say edge; files named one by one.
+    both = tmp_path / "chats"
+    both.mkdir()
+    write(both, "edges_follow.tsv", "1\t2\n")
+    write(both, "group_chat_edges.tsv", "2\t3\n")
+    assert read_edges(spark, str(both), fmt)[0].count() == 2
+    write(both, "edges", "3\t4\n")
+    write(both, "nodes_more", "4\t5\n")
+    assert read_edges(spark, [str(both / "edges"), str(both / "nodes_more")], "tsv")[0].count() == 2
 
 
 def test_input_error_is_a_user_error_and_value_error():

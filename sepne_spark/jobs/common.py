@@ -80,7 +80,11 @@ class JobArgumentParser(argparse.ArgumentParser):
         """Refuse an option of one value given twice (``--output a --output b``), or two
         options of one setting (``--directed --undirected``): argparse keeps the last
         without a word, and a scheduler's template that repeats a flag would run on part
-        of what it names. Options that collect (``--spark``, ``--input``) may repeat."""
+        of what it names. Options that collect (``--spark``, ``--input``) may repeat, and
+        so may a switch (``--overwrite --overwrite`` says the same twice); ``--help`` and
+        options a task has retired (which say why themselves) are left to argparse."""
+        if any(word in ("-h", "--help") for word in argv):
+            return
         actions = list(self._actions)
         tasks = next((a for a in self._actions if isinstance(a, argparse._SubParsersAction)), None)
         if tasks is not None:
@@ -92,11 +96,15 @@ class JobArgumentParser(argparse.ArgumentParser):
             if word == "--":
                 break
             action = by_name.get(word.split("=", 1)[0])
-            if action is None or isinstance(action, (argparse._AppendAction, argparse._CountAction,
-                                                     argparse._HelpAction, argparse._VersionAction)):
+            if action is None or action.help == argparse.SUPPRESS or isinstance(
+                    action, (argparse._AppendAction, argparse._CountAction, argparse._HelpAction,
+                             argparse._VersionAction)):
                 continue
             given.setdefault(action.dest, []).append(word.split("=", 1)[0])
-        for names in given.values():
+        switches = {a.dest for a in actions if a.nargs == 0}
+        for dest, names in given.items():
+            if dest in switches and len(set(names)) == 1:  # the same switch again: no conflict
+                continue
             if len(names) > 1:
                 if len(set(names)) == 1:
                     times = "twice" if len(names) == 2 else f"{len(names)} times"
@@ -570,6 +578,11 @@ def in_flag_words(message: str, flags: Mapping[str, str]) -> str:
     return re.sub(r"(?<![-\w])(" + names + r")(?=[ =])", lambda m: flags[m.group(1)], message)
 
 
+#: Partition keys of dates: a folder of several such partitions is read whole, which a
+#: warning says (a folder partitioned otherwise, type=a/ and type=b/, is meant whole).
+_DATE_KEYS = frozenset({"dt", "date", "ds", "day", "run_date"})
+
+
 def check_edge_folders(paths: Iterable[str], flag: str) -> None:
     """Refuse a local edge-list folder that holds folders and no file, where they are
     not partitions (``dt=2026-12-01``) that Spark reads as columns: a graph folder such as
@@ -610,7 +623,8 @@ def check_edge_folders(paths: Iterable[str], flag: str) -> None:
             pick = next((name for name in folders if name.startswith("edges")), folders[0])
             raise UserError(f"{flag} {path} holds folders ({shown}) and no data file: give the edge list's own "
                             f"folder, e.g. {path.rstrip('/')}/{pick}")
-        if len(folders) > 1 and all("=" in name for name in folders):  # partitions: Spark reads them all
+        if len(folders) > 1 and all(name.split("=", 1)[0].lower() in _DATE_KEYS and "=" in name for name in folders):
+            # dated partitions (runs of a daily job, say): Spark reads them all
             shown = ", ".join(folders[:3]) + (", ..." if len(folders) > 3 else "")
             log.warning("%s %s holds %d partitions (%s): all of them are read, as one edge list; give one "
                         "partition's folder to read one, e.g. %s/%s", flag, path, len(folders), shown,
@@ -821,11 +835,14 @@ def _run_job(main: Callable[[Any, Sequence[str] | None], int], app_name: str, ar
             log.debug("the error was raised in a Spark task", exc_info=True)
             print(f"{app_name}: error: {message}", file=sys.stderr)
             return 2
-        if _SHUT_DOWN.search(str(exc)):  # the JVM's own shutdown (spark-submit's, on its SIGTERM)
+        if _SHUT_DOWN.search(str(exc)):  # the JVM's own shutdown: spark-submit's on its SIGTERM, or a failure
             log.debug("the run ended with the session's shutdown", exc_info=True)
-            print(f"{app_name}: stopped: the Spark session was shut down while the job ran (under spark-submit, "
-                  f"a SIGTERM to it, or the application killed; else Spark's log says why) after "
-                  f"{time.time() - start:.1f} s; {_what_was_written()}", file=sys.stderr)
+            log.warning("the job's Spark call ended with: %s", _reason(exc))
+            done = (f"its output was already written in full: {', '.join(_written)}" if _written else
+                    "no output was replaced (an output is replaced whole or not at all)")
+            print(f"{app_name}: failed: the Spark session was shut down while the job ran, after "
+                  f"{time.time() - start:.1f} s: a stop (a SIGTERM to spark-submit, the application killed) or a "
+                  f"failure that Spark's log names; {done}", file=sys.stderr)
             return 1
         log.exception("job failed")
         print(f"{app_name}: failed: {_reason(exc)}", file=sys.stderr)
@@ -835,10 +852,6 @@ def _run_job(main: Callable[[Any, Sequence[str] | None], int], app_name: str, ar
         print(line, flush=True)
     return rc or 0
 
-
-#: A JVM memory size, as ``spark.driver.memory`` takes it: a number, then k, m, g, t or p
-#: (with an optional b).
-_MEMORY = re.compile(r"\d+([kmgtp]b?)?", re.IGNORECASE)
 
 #: The local masters Spark's ``SparkContext`` parses (its ``LOCAL_*`` patterns), with at
 #: least one thread: ``local``, ``local[N]``, ``local[*]``, ``local[N,F]``,
@@ -866,8 +879,13 @@ def check_environment() -> None:
         if not ok:
             raise UserError(f"$SEPNE_HEARTBEAT_S={beat!r} is not a number of seconds (0 or more, finite)")
     memory = os.environ.get("SEPNE_DRIVER_MEMORY", "").strip()
-    if memory and not _MEMORY.fullmatch(memory):
-        raise UserError(f"$SEPNE_DRIVER_MEMORY={memory!r} is not a memory size such as 4g or 512m")
+    if memory:  # the driver's heap, as spark.driver.memory in a profile is checked
+        from sepne_spark import settings as schema
+
+        try:
+            schema.coerce_flag("spark", [f"spark.driver.memory={memory}"])
+        except UserError as exc:
+            raise UserError(f"$SEPNE_DRIVER_MEMORY={memory!r}: {str(exc).split(': ', 1)[-1]}") from None
     for folder in (p for p in os.environ.get("SEPNE_CONF_DIR", "").split(os.pathsep) if p.strip()):
         if not os.path.isdir(os.path.expanduser(folder)):
             raise UserError(f"$SEPNE_CONF_DIR names {folder}, which is not a folder")
@@ -964,7 +982,7 @@ _SHUT_DOWN = re.compile(r"cancelled because SparkContext was shut down|Cannot ca
 
 
 def _what_was_written() -> str:
-    """After a stop: the outputs already in place, or that the write in progress was undone."""
+    """After a signal: the outputs already in place, or that the write in progress was undone."""
     return (f"its output was already written in full: {', '.join(_written)} (only what follows the write did not "
             "run)" if _written else "the write in progress was undone (an output is replaced whole or not at all)")
 

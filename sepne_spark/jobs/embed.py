@@ -212,10 +212,12 @@ def _output_target(ns: argparse.Namespace) -> str:
             raise UserError(f"--run-date {ns.run_date!r} is not a date YYYY-MM-DD") from None
         if canonical != ns.run_date:  # dt=2026-1-5 and dt=2026-01-05 would be two partitions of one day
             raise UserError(f"--run-date {ns.run_date!r} is not written YYYY-MM-DD: give {canonical}")
-        last = target.rsplit("/", 1)[-1]
+        parent, slash, last = target.rpartition("/")
         if last.startswith("dt="):  # OUT/dt=D/dt=D: two dt columns for a reader of OUT
+            # its folder: "." for a bare name, the file system's root for /dt=, hdfs:///dt=
+            root = "." if not slash else parent + "/" if not parent or parent.endswith((":", "/")) else parent
             raise UserError(f"--output {ns.output} is a dt= partition already, and --run-date adds its own: give "
-                            f"the dated output's root, --output {target.rsplit('/', 1)[0] or '/'}")
+                            f"the dated output's root, --output {root}")
         target = f"{target}/dt={ns.run_date}"
     return target
 
@@ -322,6 +324,9 @@ def _checked(argv: Sequence[str] | None) -> tuple[argparse.Namespace, schema.Emb
     target = _output_target(ns)
     if not ns.input and not ns.generated:  # never a generated graph by accident (a flag lost in a scheduler's command)
         raise UserError("give the edge list to embed with --input (or --generated for a generated graph)")
+    twice = sorted({p for p in ns.input or [] if (ns.input or []).count(p) > 1})
+    if twice:  # its edges would be read twice, and with duplicates sum every weight doubled
+        raise UserError(f"--input {twice[0]} is given twice: give each edge list once")
     check_inputs_exist(ns.input or [], "--input")
     check_edge_folders(ns.input or [], "--input")
     check_input_format(ns.input or [], settings.input_format, "--input")

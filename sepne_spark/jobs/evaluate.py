@@ -56,6 +56,7 @@ from sepne_spark.jobs.common import (
     check_inputs_exist,
     emit_json,
     given_flags,
+    given_read_options,
     input_fingerprint,
     is_local_path,
     local_data_files,
@@ -737,7 +738,8 @@ def _steps_after_solve(manifest: dict[str, Any]) -> tuple[str, str] | None:
               for name in ("propagation", "refine_steps", "refine_operator", "average_steps")}
     steps = list(spectral_steps(params))
     off = ["--propagation 1 --refine-steps 0 --average-steps 0"] if steps else []
-    if saved.get("unreached") == "anchor":  # a whole graph's run (requested ids record zero)
+    filled = (manifest.get("sets") or {}).get("unreached")  # the distributed path counts the nodes it filled
+    if saved.get("unreached") == "anchor" and filled != 0:  # a whole graph's run (requested ids record zero)
         steps.append("the anchor of the nodes no landmark reaches")
         off.append("--unreached zero")
     return (", ".join(steps), " ".join(off)) if steps else None
@@ -1054,7 +1056,10 @@ def session_conf(argv: Sequence[str]) -> dict[str, str]:
         manifest, _ = embeddings_manifest(ns) if is_local_path(ns.embeddings) else ({}, "")
         with settings_checked_quietly():
             matrix, _ = matrix_settings(ns, manifest)
-        _check_edges_layout(ns, matrix["input_format"], matrix["bad_lines"], read_options(ns, manifest.get("read")))
+        if is_local_path(ns.embeddings) or given_read_options(ns) or given_flags(argv) & {"--input-format"}:
+            # (remote embeddings' manifest, read once Spark runs, may give the layout)
+            _check_edges_layout(ns, matrix["input_format"], matrix["bad_lines"],
+                                read_options(ns, manifest.get("read")))
     if ns.task != "linkpred":
         return {}
     with settings_checked_quietly():  # main() checks again and warns once
