@@ -161,8 +161,9 @@ def test_a_job_given_a_spark_sql_value_spark_cannot_read_ends_in_one_line(tmp_pa
     root = Path(__file__).resolve().parent.parent
     env = dict(os.environ, PYTHONPATH=str(root), SPARK_LOCAL_IP="127.0.0.1")
     env.pop("PYSPARK_GATEWAY_PORT", None)
-    proc = subprocess.run([sys.executable, str(root / "jobs" / "embed.py"), *spark_flags(),
-                           "--spark", "spark.sql.shuffle.partitions=abc", "--generated", "--output", str(tmp_path / "out")],
+    proc = subprocess.run([sys.executable, str(root / "jobs" / "embed.py"),
+                           *spark_flags(**{"spark.sql.shuffle.partitions": "abc"}), "--generated", "--output",
+                           str(tmp_path / "out")],
                           env=env, capture_output=True, text=True, timeout=240, cwd=tmp_path)
     assert proc.returncode == 2, proc.stderr[-3000:]
     last = proc.stderr.strip().splitlines()[-1]
