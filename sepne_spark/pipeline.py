@@ -203,24 +203,28 @@ def choose_profile(graph: Graph, nodes: int | None = None, edge_rows: int | None
     return AutoChoice(name, changed, nodes, edge_rows, walks)
 
 
-def _sizes(graph: Graph, with_nodes: bool) -> dict[str, int]:
-    """In one Spark action: ``rows``, the edge rows of ``graph``; ``walks``, its walks
+def _degree_counts(edges: DataFrame, directed: bool) -> DataFrame:
+    """One row of ``edges``' (directed edge rows') sizes: ``rows``; ``walks``, the walks
     of two steps (sum over the nodes of in-degree x out-degree, the entries of A^2 at
-    most); ``squares``, the sum of its squared out-degrees (the two are one on an
-    undirected graph, which is counted with one aggregation); and ``nodes`` if
-    ``with_nodes``."""
-    edges = graph.edges
+    most); ``squares``, the sum of the squared out-degrees. On an undirected graph the
+    two are one, counted with one aggregation; a directed one joins its in-degrees."""
     out_deg = edges.groupBy(F.col("src").alias("id")).agg(F.count(F.lit(1)).alias("o"))
     o = F.col("o")
-    if graph.directed:
+    if directed:
         in_deg = edges.groupBy(F.col("dst").alias("id")).agg(F.count(F.lit(1)).alias("i"))
         degrees = out_deg.join(in_deg, "id", "full").select(F.coalesce(o, F.lit(0)).alias("o"),
                                                             F.coalesce(F.col("i"), F.lit(0)).alias("i"))
         walks = F.sum(o * F.col("i"))
     else:
         degrees, walks = out_deg, F.sum(o * o)
-    out = degrees.agg(*(F.coalesce(c, F.lit(0)).alias(name) for c, name in (
+    return degrees.agg(*(F.coalesce(c, F.lit(0)).cast("long").alias(name) for c, name in (
         (F.sum(o), "rows"), (walks, "walks"), (F.sum(o * o), "squares"))))
+
+
+def _sizes(graph: Graph, with_nodes: bool) -> dict[str, int]:
+    """In one Spark action: :func:`_degree_counts` of ``graph``, and ``nodes`` if
+    ``with_nodes``."""
+    out = _degree_counts(graph.edges, graph.directed)
     if with_nodes:
         out = out.crossJoin(graph.vertices.agg(F.count(F.lit(1)).alias("nodes")))
     return {k: int(v) for k, v in out.first().asDict().items()}
@@ -454,13 +458,8 @@ def fits_one_task(graph: Graph, params: Mapping[str, Any], nodes: int) -> bool:
         return window_entries_bound_frame(edges, nodes, window) <= one_task.MAX_ENTRIES
     if metric == "I+A":
         return proximity_entries_bound(nodes, edges.count(), 0, metric, window) <= one_task.MAX_ENTRIES
-    out_deg = edges.groupBy(F.col("src").alias("id")).agg(F.count(F.lit(1)).alias("o"))
-    in_deg = edges.groupBy(F.col("dst").alias("id")).agg(F.count(F.lit(1)).alias("i"))
-    row = out_deg.join(in_deg, "id", "full").agg(
-        F.sum(F.coalesce("o", F.lit(0))).alias("edges"),
-        F.sum(F.coalesce("o", F.lit(0)) * F.coalesce("i", F.lit(0))).alias("walks"),
-    ).first()
-    bound = proximity_entries_bound(nodes, int(row["edges"] or 0), int(row["walks"] or 0), metric, window)
+    row = _degree_counts(edges, graph.directed).first()  # the edges of an undirected graph hold both ways
+    bound = proximity_entries_bound(nodes, int(row["rows"]), int(row["walks"]), metric, window)
     return bound <= one_task.MAX_ENTRIES
 
 
