@@ -493,10 +493,14 @@ def requested_ids(ids: DataFrame, vertices: DataFrame, id_type: Any,
     return flagged.where(F.col("found")).select("id").distinct()
 
 
+#: The ``kind`` of an edge row and of a node row in :func:`edge_and_node_rows`.
+EDGE_ROW, NODE_ROW = 0, 1
+
+
 def edge_and_node_rows(edges: DataFrame, nodes: DataFrame, edge_columns: dict[str, Column] | None = None,
                        node_columns: dict[str, Column] | None = None) -> DataFrame:
-    """Edge rows (``kind`` 0, ``a`` = src, ``b`` = dst) and node rows (``kind`` 1, ``a`` =
-    ``b`` = id) in one DataFrame, for a stage that gathers a graph into one
+    """Edge rows (``kind`` :data:`EDGE_ROW`, ``a`` = src, ``b`` = dst) and node rows
+    (``kind`` :data:`NODE_ROW`, ``a`` = ``b`` = id) in one DataFrame, for a stage that gathers a graph into one
     ``applyInPandas`` task; the other columns by name, the same names on both sides (a
     typed null where a side has none).
 
@@ -505,6 +509,7 @@ def edge_and_node_rows(edges: DataFrame, nodes: DataFrame, edge_columns: dict[st
     def extra(columns: dict[str, Column] | None) -> list[Column]:
         return [c.alias(name) for name, c in (columns or {}).items()]
 
-    return edges.select(F.lit(0).alias("kind"), F.col("src").alias("a"), F.col("dst").alias("b"),
+    return edges.select(F.lit(EDGE_ROW).alias("kind"), F.col("src").alias("a"), F.col("dst").alias("b"),
                         *extra(edge_columns)).unionByName(
-        nodes.select(F.lit(1).alias("kind"), F.col("id").alias("a"), F.col("id").alias("b"), *extra(node_columns)))
+        nodes.select(F.lit(NODE_ROW).alias("kind"), F.col("id").alias("a"), F.col("id").alias("b"),
+                     *extra(node_columns)))

@@ -33,7 +33,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import BinaryType, DataType, IntegerType, StructField, StructType
 
 from sepne_spark.errors import InputError
-from sepne_spark.graph import NO_EDGES, edge_and_node_rows
+from sepne_spark.graph import EDGE_ROW, NODE_ROW, NO_EDGES, edge_and_node_rows
 from sepne_spark.progress import TaskProgress
 from sepne_spark.set_stage import output_schema
 from sepne_spark.solver import RepairedFactorisation, SetConstants
@@ -50,8 +50,6 @@ MAX_ENTRIES = 30_000_000
 #: (:func:`sepne_spark.sparse.walk_summaries`): 1.75 x 10^10 took about 50 s (10^5
 #: nodes with hubs, k = 2,000). Above it the fit uses M00's own subspaces.
 MAX_ONE_TASK_WALK_PRODUCTS = 50_000_000_000
-
-_EDGE, _NODE = 0, 1
 
 
 def _gathered(edges: DataFrame, vertices: DataFrame, landmarks: DataFrame, assign: DataFrame | None) -> DataFrame:
@@ -75,7 +73,7 @@ class _Local:
 
     def __init__(self, pdf: pd.DataFrame, params: Mapping[str, Any]) -> None:
         kind = pdf["kind"].to_numpy()
-        nodes = pdf[kind == _NODE]
+        nodes = pdf[kind == NODE_ROW]
         self.index = pd.Index(nodes["a"])
         order = np.argsort(self.index.to_numpy(), kind="stable")
         self.index = self.index[order]
@@ -89,7 +87,7 @@ class _Local:
         scol = nodes["s"].to_numpy()[order]
         self.sets = np.where(pd.isna(scol), -1, scol).astype(np.int64)
         self.sets[self.landmarks] = -1
-        ed = pdf[kind == _EDGE]
+        ed = pdf[kind == EDGE_ROW]
         self.src = self.index.get_indexer(ed["a"])
         self.dst = self.index.get_indexer(ed["b"])
         self.w = ed["w"].to_numpy(np.float64)

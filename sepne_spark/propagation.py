@@ -46,7 +46,7 @@ from pyspark.sql.types import StructField, StructType
 
 from sepne_spark.blocks import BlockGraph, gram
 from sepne_spark.errors import SettingError
-from sepne_spark.graph import edge_and_node_rows
+from sepne_spark.graph import EDGE_ROW, NODE_ROW, edge_and_node_rows
 from sepne_spark.progress import StepProgress, TaskProgress
 from sepne_spark.proximity import log_ratio
 from sepne_spark.spectral import (
@@ -266,7 +266,7 @@ def _in_one_task(
     schema = StructType([StructField("id", id_type, False), StructField(column, vec, False)])
 
     def run(pdf: pd.DataFrame) -> pd.DataFrame:
-        nodes = pdf[pdf["kind"] == 1]
+        nodes = pdf[pdf["kind"] == NODE_ROW]
         index = pd.Index(nodes["a"]).sort_values()
         if index.has_duplicates:
             raise ValueError("propagation: a node has more than one embedding row")
@@ -275,7 +275,7 @@ def _in_one_task(
             raise ValueError(f"propagation: {int(missing.sum())} nodes have no embedding, e.g. "
                              f"{nodes['a'][missing].head(3).tolist()}")
         E = np.vstack(nodes.set_index("a").loc[index, "x"].to_numpy()).astype(np.float64)
-        ed = pdf[pdf["kind"] == 0]
+        ed = pdf[pdf["kind"] == EDGE_ROW]
         n = len(index)
         A = sp.csr_matrix((ed["w"].to_numpy(np.float64), (index.get_indexer(ed["a"]), index.get_indexer(ed["b"]))),
                           shape=(n, n))

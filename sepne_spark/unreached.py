@@ -210,7 +210,7 @@ def _components_in_one_task(vertices: Any, edges: Any) -> Any:
     from pyspark.sql import functions as F
     from pyspark.sql.types import StructField, StructType
 
-    from sepne_spark.graph import edge_and_node_rows
+    from sepne_spark.graph import EDGE_ROW, NODE_ROW, edge_and_node_rows
 
     id_type = vertices.schema["id"].dataType
     rows = edge_and_node_rows(edges, vertices)
@@ -220,9 +220,9 @@ def _components_in_one_task(vertices: Any, edges: Any) -> Any:
         import scipy.sparse as sp
 
         kind = pdf["kind"].to_numpy()
-        index = pd.Index(pdf["a"][kind == 1])
-        src = index.get_indexer(pdf["a"][kind == 0])
-        dst = index.get_indexer(pdf["b"][kind == 0])
+        index = pd.Index(pdf["a"][kind == NODE_ROW])
+        src = index.get_indexer(pdf["a"][kind == EDGE_ROW])
+        dst = index.get_indexer(pdf["b"][kind == EDGE_ROW])
         keep = (src >= 0) & (dst >= 0)
         n = len(index)
         A = sp.csr_matrix((np.ones(int(keep.sum())), (src[keep], dst[keep])), shape=(n, n))
