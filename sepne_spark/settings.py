@@ -529,6 +529,8 @@ _SIZE = re.compile(r"([0-9]+)([kmgtp]?b?)", re.IGNORECASE)
 #: The driver's memory as its JVM takes it (-Xmx, where the job starts the session): a
 #: unit of one letter, no b; a bare number would be bytes.
 _HEAP = re.compile(r"[0-9]+[kmgt]", re.IGNORECASE)
+#: MiB in one unit of a size ("": Spark's MiB for the memories).
+_MIB_PER_UNIT = {"b": 2.0 ** -20, "k": 2.0 ** -10, "": 1.0, "m": 1.0, "g": 2.0 ** 10, "t": 2.0 ** 20, "p": 2.0 ** 30}
 #: The least heap Spark starts a driver or an executor with: 1.5 x its 300 MiB reserve.
 _LEAST_HEAP_MIB = 450
 
@@ -549,7 +551,8 @@ def _checked_size(key: str, value: str) -> str:
         raise _Invalid(f"{key}={value!r} is not a size Spark reads: a whole number and a unit, such as 4g or 512m")
     if key in ("spark.driver.memory", "spark.executor.memory"):
         unit = found.group(2).lower()
-        mib = int(found.group(1)) * (2.0 ** -20 if unit == "b" else 1024.0 ** "kmgtp".find(unit[:1] or "m") / 1024)
+        unit = unit if unit == "b" else unit.rstrip("b")  # kb is k, b alone bytes
+        mib = int(found.group(1)) * _MIB_PER_UNIT[unit]
         if mib < _LEAST_HEAP_MIB:
             bare = "" if key == "spark.driver.memory" else "; a bare number is MiB"
             raise _Invalid(f"{key}={value} is less than Spark starts with ({_LEAST_HEAP_MIB}m{bare})")

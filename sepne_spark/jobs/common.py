@@ -822,7 +822,7 @@ def _run_job(main: Callable[[Any, Sequence[str] | None], int], app_name: str, ar
                 raise
             log.debug("the run ended with the stop", exc_info=True)
             print(f"{app_name}: stopped by {signal.Signals(signum).name} after {time.time() - start:.1f} s; "
-                  f"{_what_was_written()}", file=sys.stderr)
+                  f"{_what_was_written('the write in progress was undone')}", file=sys.stderr)
             return 128 + signum
     except UserError as exc:
         print(f"{app_name}: error: {exc}", file=sys.stderr)
@@ -838,11 +838,9 @@ def _run_job(main: Callable[[Any, Sequence[str] | None], int], app_name: str, ar
         if _SHUT_DOWN.search(str(exc)):  # the JVM's own shutdown: spark-submit's on its SIGTERM, or a failure
             log.debug("the run ended with the session's shutdown", exc_info=True)
             log.warning("the job's Spark call ended with: %s", _reason(exc))
-            done = (f"its output was already written in full: {', '.join(_written)}" if _written else
-                    "no output was replaced (an output is replaced whole or not at all)")
             print(f"{app_name}: failed: the Spark session was shut down while the job ran, after "
                   f"{time.time() - start:.1f} s: a stop (a SIGTERM to spark-submit, the application killed) or a "
-                  f"failure that Spark's log names; {done}", file=sys.stderr)
+                  f"failure that Spark's log names; {_what_was_written('no output was replaced')}", file=sys.stderr)
             return 1
         log.exception("job failed")
         print(f"{app_name}: failed: {_reason(exc)}", file=sys.stderr)
@@ -981,10 +979,10 @@ _SHUT_DOWN = re.compile(r"cancelled because SparkContext was shut down|Cannot ca
                         r"SparkContext|SparkContext has been shutdown|SparkContext was shut down")
 
 
-def _what_was_written() -> str:
-    """After a signal: the outputs already in place, or that the write in progress was undone."""
+def _what_was_written(otherwise: str) -> str:
+    """After a stop: the outputs already in place, or ``otherwise`` (what became of them)."""
     return (f"its output was already written in full: {', '.join(_written)} (only what follows the write did not "
-            "run)" if _written else "the write in progress was undone (an output is replaced whole or not at all)")
+            "run)" if _written else f"{otherwise} (an output is replaced whole or not at all)")
 
 
 def _reason(exc: BaseException) -> str:
