@@ -241,7 +241,9 @@ class SepNE(Estimator, _SepNEParams, MLWritable, MLReadable):
 
         ``SepNE()`` takes the built-in defaults (the paper's document-network setting);
         ``SepNE.fromProfile("auto", edges)`` takes what the embed job runs without
-        ``--profile``: ``document-quality`` or ``social``, chosen from the graph's size.
+        ``--profile``: ``document-quality`` or ``social``, chosen from the graph's size;
+        so does a profile that extends ``auto`` (``yarn``), with its own entries over
+        that choice.
 
         Parameters
         ----------
@@ -254,7 +256,8 @@ class SepNE(Estimator, _SepNEParams, MLWritable, MLReadable):
         graph : DataFrame or Graph, optional
             The edge list (``src``, ``dst``[, ``weight``]) or
             :class:`~sepne_spark.graph.Graph` that will be fitted; needed by
-            ``"auto"``, which counts its nodes, edge rows and two-step walks in one
+            ``"auto"`` (and a profile that extends it), which counts its nodes, edge
+            rows and two-step walks in one
             Spark action (nothing is cached: ``fit`` reads the edges again). A ``Graph``'s
             reading (``directed``, ``duplicates``, ``selfLoops``) is taken, with any
             profile, unless given.
@@ -299,10 +302,12 @@ class SepNE(Estimator, _SepNEParams, MLWritable, MLReadable):
                              ("selfLoops", graph.self_loops)):
                 overrides.setdefault(p, value)
         chosen: pipeline.AutoChoice | None = None
-        if str(profile).lower() == schema.AUTO_PROFILE:
+        own = schema.auto_extension(profile)
+        if own is not None:
             if graph is None:
-                raise SettingError('profile "auto" is chosen from the graph\'s size: pass the edge list DataFrame '
-                                   '(or Graph) to be fitted, SepNE.fromProfile("auto", edges)')
+                name = "auto" if str(profile).lower() == schema.AUTO_PROFILE else f"{profile}, which extends auto,"
+                raise SettingError(f'profile {name} is chosen from the graph\'s size: pass the edge list DataFrame '
+                                   f'(or Graph) to be fitted, SepNE.fromProfile({str(profile)!r}, edges)')
             reading = [overrides.get(p, given.getOrDefault(p)) for p in ("directed", "duplicates", "selfLoops")]
             with _bad_rows_as_input_errors():
                 chosen = pipeline.choose_profile(_as_graph(graph, *reading))
@@ -310,9 +315,10 @@ class SepNE(Estimator, _SepNEParams, MLWritable, MLReadable):
                 raise InputError(NO_EDGES)
             base = schema.load_profile(chosen.profile)
             changed = dict(chosen.changed)
-            if "landmarks" in params and "dim" not in params:
-                changed = schema.auto_with_landmarks(changed, base, overrides["landmarks"])
-            profile_values = {**base, **changed}
+            landmarks = overrides.get("landmarks", own.get("landmarks"))
+            if landmarks is not None and "dim" not in params and "dim" not in own:
+                changed = schema.auto_with_landmarks(changed, base, landmarks)
+            profile_values = schema.extend({**base, **changed}, own, str(profile))
         else:
             base = profile_values = schema.load_profile(profile)
         est = cls(**schema.model_params(schema.resolve(None, profile_values)))
@@ -330,8 +336,9 @@ class SepNE(Estimator, _SepNEParams, MLWritable, MLReadable):
         except UserError as exc:
             raise SettingError(str(exc)) from None
         if chosen is not None:
-            shown = {k: v for k, v in changed.items() if setting(k).param not in params}
-            log.info("profile auto: %s", chosen.describe(shown))
+            shown = {k: profile_values[k] for k in {**changed, **own} if k in profile_values
+                     and setting(k).scope != schema.JOB and setting(k).param not in params}
+            log.info("profile %s: %s", profile, chosen.describe(shown))
             usual = base.get("dim", setting("dim").default)
             if "dim" not in params and est.getOrDefault(est.dim) < usual:
                 k, d = est.getOrDefault(est.landmarks), est.getOrDefault(est.dim)

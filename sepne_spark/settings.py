@@ -87,9 +87,12 @@ __all__ = [
     "EmbedSettings",
     "UserError",
     "add_arguments",
+    "auto_extension",
     "auto_profile",
     "conf_dirs",
+    "extend",
     "find_profile",
+    "is_auto",
     "load_profile",
     "model_params",
     "param_converter",
@@ -208,14 +211,19 @@ SETTINGS: tuple[Setting, ...] = (
              "roughly by the average degree per power, so keep it small on large graphs",
              minimum=2, maximum=MAX_WINDOW, metavar="T", fitted=True),
     _setting("scaling", str, "none", "element-wise scaling of M: none, or log, which replaces each "
-             "entry m of column v by log(max(vol * m / (T * s_in(v)), 1)) with vol the total edge "
-             "weight, s_in(v) the weight into v and T the window (a shifted-PMI transform; M stays "
-             "sparse)",
+             "entry m of column v by log(max(vol * m / (T * s_in(v)), 1)) (vol the total edge weight, s_in(v) the weight into "
+             "v, T the window: a shifted PMI; M stays sparse). log damps the hubs' columns; with it "
+             "eta must rise (about 1000)",
              choices=SCALINGS, fitted=True),
-    _setting("dim", int, 128, "embedding dimension d, at most --landmarks", minimum=1, metavar="D", fitted=True),
+    _setting("dim", int, 128, "embedding dimension d, at most --landmarks. The output holds n x d values and "
+             "every step after the solve moves them; 128 is the papers' setting for classification. Lower it "
+             "to save storage and time; raise it only with more landmarks",
+             minimum=1, metavar="D", fitted=True),
     _setting("landmarks", int, 200, "number of landmarks k", minimum=1, metavar="K", fitted=True),
-    _setting("landmark_strategy", str, "DD", "how landmarks are chosen: DD highest degree, "
-             "DP sampled proportionally to degree, UF sampled uniformly, GDS greedy dominating set",
+    _setting("landmark_strategy", str, "DD", "how landmarks are chosen: DD highest degree, DP sampled "
+             "proportionally to degree, UF uniformly, GDS greedy dominating set: DD's hubs sit together, GDS spreads them so that "
+             "more nodes have one within two hops (a few rounds of joins; document-quality's; with I+A "
+             "it leaves M00 nearly diagonal)",
              choices=STRATEGIES, fitted=True),
     _setting("partition", str, "RP", "how the other nodes are split into sets: RP random, "
              "LP label propagation communities, IO only the requested nodes. LP costs a label "
@@ -227,14 +235,16 @@ SETTINGS: tuple[Setting, ...] = (
              "and hold more memory per task",
              minimum=1, metavar="N"),
     _setting("lam", float, 0.4, "weight lambda of the global terms of the objective (a set's proximities to and from the "
-             "landmarks, against its own block); social takes 50",
+             "landmarks, against its own block); social takes 50: on sparse graphs the landmark and "
+             "global terms carry most of the signal",
              minimum=0.0, metavar="LAMBDA"),
     _setting("eta", float, 0.1, "weight eta of the regularisation term; it scales with M's entries: 0.1 for the "
              "paper's M, about 1000 for the log-scaled walks of document-quality (chosen on validation folds)",
              minimum=0.0,
              exclusive_minimum=True, metavar="ETA"),
     _setting("iters", int, 100, "alternating least-squares rounds per set, each one pass over the set's rows of M; "
-             "0 keeps the landmark-only start; social takes 5", minimum=0, metavar="N"),
+             "0 keeps the landmark-only start; social takes 5. The solve's time grows with it: each round "
+             "is a pass over every set's rows", minimum=0, metavar="N"),
     _setting("seed", int, 0, "seed of the random partition, of sampled landmarks, of the anchor's "
              "per-component directions and of the row blocks' assignment of nodes",
              minimum=0, maximum=2**63 - 1, metavar="SEED"),
@@ -250,9 +260,10 @@ SETTINGS: tuple[Setting, ...] = (
              choices=SELF_LOOP_POLICIES, fitted=True),
     _setting("bad_lines", str, "fail", "what to do with edge lines that cannot be parsed: "
              "fail the job or skip them", choices=BAD_LINE_POLICIES, scope=JOB),
-    _setting("lp_max_iter", int, 10, "label propagation iterations, used with --partition LP",
+    _setting("lp_max_iter", int, 10, "label propagation iterations, used with --partition LP; each is one "
+             "join of the labels with every edge (a shuffle of the graph)",
              minimum=1, metavar="N"),
-    _setting("dtype", str, "float64", "floating-point type of the per-set solve's iterations (the k x k "
+    _setting("dtype", str, "float64", "floating-point type of the per-set solve's rounds (the k x k "
              "factorisations and the output stay float64); float32 saved no time in the solver benchmark "
              "(the rounds are a quarter of a set's time), so keep float64",
              choices=DTYPES),
@@ -286,25 +297,27 @@ SETTINGS: tuple[Setting, ...] = (
     _setting("unreached_length", float, 1.0, "length of the shared direction of --unreached anchor, against "
              "the unit per-component direction (larger puts the unreached nodes closer together)",
              minimum=0.0, maximum=100.0, metavar="A"),
-    _setting("propagation_mu", float, 0.2, "spectral shift mu of the propagation filter",
+    _setting("propagation_mu", float, 0.2, "spectral shift mu of the propagation filter (ProNE's value; "
+             "the filter passes the band of the Laplacian's spectrum around mu). Costs nothing; change it "
+             "and theta only by measuring on your own validation labels",
              minimum=-1.0, maximum=2.0, metavar="MU"),
     _setting("propagation_theta", float, 0.5, "Bessel parameter theta of the propagation filter "
              "(larger smooths more)", minimum=0.0, exclusive_minimum=True, maximum=10.0, metavar="THETA"),
-    _setting("propagation_blocks", int, 0, "row blocks of the propagation's sparse products; 0 picks "
-             "them from the graph's size (1 task up to 100,000 nodes, else one per 512 MB of the n x d matrix in "
-             "--propagation-dtype: 10^6 nodes per block at d = 128 in float32, at least 2). "
-             "Each product moves about 2 x blocks x n x d values; not used in one task",
+    _setting("propagation_blocks", int, 0, "row blocks of the sparse products after the solve "
+             "(refinement, propagation, averaging); 0 picks them from the size (1 up to 100,000 nodes, else one per 512 MB of the n x d "
+             "matrix in --propagation-dtype, at least 2). A product moves about 2 x blocks x n x d "
+             "values; not used after a solve in one task",
              minimum=0, metavar="B"),
-    _setting("propagation_dtype", str, "float32", "type the n x d matrices of the refinement and propagation "
-             "are kept in between products by row blocks (over 100,000 nodes), and the type of the sparse "
-             "products by pair of blocks; the rest of the arithmetic is float64. "
-             "float64 doubles the bytes moved, for 1e-12 instead of 1e-6 agreement with one task",
+    _setting("propagation_dtype", str, "float32", "type the n x d matrices after the solve (refinement, "
+             "propagation, averaging) are kept in between products by row blocks, and of the block products; the rest is float64. float64 "
+             "doubles the bytes moved, for 1e-12 instead of 1e-6 agreement with one task",
              choices=DTYPES),
     _setting("one_task_nodes", int, 100_000, "graphs of up to this many nodes, whose M has at most "
              "3 x 10^7 entries, are fitted and embedded in one Spark task with SciPy (seconds instead of "
              "minutes; a few GB of one Python worker's memory at the largest); larger graphs take the distributed "
              "stages. 0 always takes the distributed stages", minimum=0, metavar="N"),
-    _setting("context", bool, False, "also write the context vectors C next to the embeddings",
+    _setting("context", bool, False, "also write the context vectors C next to the embeddings (a second "
+             "column of n x d values: twice the output; link prediction on directed graphs scores with them)",
              negative_flag="--no-context",
              negative_help="write only the embeddings", scope=JOB),
     _setting("spark", dict, {}, "Spark configuration, repeatable; merged over the profile's spark: block; "
@@ -964,7 +977,11 @@ def _merge(parent: Mapping[str, Any], child: Mapping[str, Any]) -> dict[str, Any
     return out
 
 
-def _load(path: Path, chain: tuple[Path, ...]) -> dict[str, Any]:
+def _load(path: Path, chain: tuple[Path, ...], above_auto: bool = False) -> dict[str, Any] | None:
+    """The settings of the profile at ``path``, ``extends`` applied (``chain``: the
+    profiles that extend it, for cycles). ``extends: auto`` stands for the default
+    profile (what ``auto`` is until the graph is known); with ``above_auto``, for no
+    settings at all, and a profile that does not extend ``auto`` gives None."""
     path = path.resolve()
     if path in chain:
         cycle = " -> ".join(str(p) for p in chain[chain.index(path):] + (path,))
@@ -975,23 +992,36 @@ def _load(path: Path, chain: tuple[Path, ...]) -> dict[str, Any]:
     parent_ref = raw.pop("extends", None)
     own = _check_mapping(raw, str(path))
     if parent_ref is None:
-        return own
+        return None if above_auto else own
     if not isinstance(parent_ref, str) or not parent_ref.strip():
         raise UserError(f"{path}: 'extends': expected a profile name or path, got {_show(parent_ref)}")
-    try:
-        found = find_profile(parent_ref, base=path.parent)
-    except UserError as exc:  # the file whose extends: names it is the one to mend
-        raise UserError(f"{path}: 'extends': {exc}") from None
-    if found.resolve() == path:  # a site's default.yaml that extends default: the one it hides
-        found = _hidden_by(path, parent_ref.strip()) or found
-    parent = _load(found, chain + (path,))
+    parent: dict[str, Any] | None
+    if parent_ref.strip().lower() == AUTO_PROFILE:
+        parent = {} if above_auto else load_profile(None)
+    else:
+        try:
+            found = find_profile(parent_ref, base=path.parent)
+        except UserError as exc:  # the file whose extends: names it is the one to mend
+            raise UserError(f"{path}: 'extends': {exc}") from None
+        if found.resolve() == path:  # a site's default.yaml that extends default: the one it hides
+            found = _hidden_by(path, parent_ref.strip()) or found
+        parent = _load(found, chain + (path,), above_auto)
+        if parent is None:
+            return None
+    return extend(parent, own, str(path))
+
+
+def extend(parent: Mapping[str, Any], own: Mapping[str, Any], what: str) -> dict[str, Any]:
+    """The settings ``own`` over ``parent``, as a profile's over the profile it extends:
+    the ``spark`` mappings merged key by key, and of the metric and the walk window the
+    one ``own`` gives wins (:func:`given_wins`; ``what`` names ``own`` in the log)."""
     merged = _merge(parent, own)
     gave = given_wins(merged, own)  # as a flag over a profile (resolve)
     if gave == "window":
         del merged["window"]
-        log.info("%s: metric I+A drops the walk window of the profile it extends", path)
+        log.info("%s: metric I+A drops the walk window of the profile it extends", what)
     elif gave == "metric":
-        log.info("%s: window %d makes the metric I+A of the profile it extends A+A2", path, own["window"])
+        log.info("%s: window %d makes the metric I+A of the profile it extends A+A2", what, own["window"])
     return merged
 
 
@@ -1224,7 +1254,30 @@ def load_profile(path_or_name: str | os.PathLike[str] | None = None) -> dict[str
             return {}
     else:
         path = find_profile(path_or_name)
-    return _load(path, ())
+    return _load(path, ()) or {}
+
+
+def auto_extension(path_or_name: str | os.PathLike[str] | None) -> dict[str, Any] | None:
+    """What a profile sets over ``auto``'s choice, or None for a profile that does not
+    extend ``auto``.
+
+    ``auto`` itself sets nothing over its choice (``{}``). A profile with ``extends:
+    auto`` (directly, or through profiles that do) takes the settings ``auto`` picks from
+    the graph's size, with its own entries over them: ``yarn`` adds only its ``spark``
+    block. Until the graph is known such a profile stands, as ``auto`` does, on the
+    default profile (:func:`load_profile`).
+    """
+    if path_or_name is None:
+        return None
+    if os.fspath(path_or_name).strip().lower() == AUTO_PROFILE:
+        return {}
+    return _load(find_profile(path_or_name), (), above_auto=True)
+
+
+def is_auto(path_or_name: str | os.PathLike[str] | None) -> bool:
+    """Whether a profile's settings are chosen from the graph's size: ``auto``, or a
+    profile that extends it (:func:`auto_extension`)."""
+    return auto_extension(path_or_name) is not None
 
 
 # ---------------------------------------------------------------------------
@@ -1251,7 +1304,9 @@ def add_arguments(
     parser: argparse.ArgumentParser,
     names: Sequence[str] | None = None,
     title: str = "embedding settings",
-    description: str = "A flag overrides the profile's value, which overrides the built-in default shown.",
+    description: str = ("A flag overrides the profile's value, which overrides the built-in default shown. "
+                        "The profile auto (and yarn, which extends it) replaces many of these defaults by the "
+                        "graph's size; the log and the output's _manifest.json give the values a run used."),
 ) -> None:
     """Add one flag per setting to ``parser``, in a group ``title``.
 

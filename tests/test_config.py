@@ -315,6 +315,30 @@ def test_extends_cycles_and_bad_values(tmp_path):
         load_profile(str(write(tmp_path, "kid.yaml", "extends: badparent\n")))
 
 
+def test_a_profile_that_extends_auto(tmp_path, monkeypatch):
+    """``extends: auto`` (in any case, directly or through other profiles): before the
+    graph is known the profile stands on the default profile, as auto does, and
+    auto_extension gives what it sets over auto's choice; profiles that extend none, or a
+    named profile, are not auto."""
+    write(tmp_path, "cluster.yaml", "extends: AUTO\nspark:\n  spark.a: '1'\n")
+    write(tmp_path, "mine.yaml", "extends: cluster\nlandmarks: 40\nspark:\n  spark.b: '2'\n")
+    write(tmp_path, "fixed.yaml", "extends: social\niters: 9\n")
+    monkeypatch.setenv("SEPNE_CONF_DIR", str(tmp_path))
+    assert schema.auto_extension("mine") == {"landmarks": 40, "spark": {"spark.a": "1", "spark.b": "2"}}
+    assert load_profile("mine") == {**load_profile("auto"), "landmarks": 40, "spark": {"spark.a": "1", "spark.b": "2"}}
+    assert schema.auto_extension(str(tmp_path / "cluster.yaml")) == {"spark": {"spark.a": "1"}}
+    assert schema.auto_extension("Auto") == {} and schema.auto_extension(None) is None
+    for name in ("fixed", "social", "document-quality", "default"):
+        assert schema.auto_extension(name) is None and not schema.is_auto(name)
+    assert schema.is_auto("mine") and schema.is_auto("auto")
+    # a profile's own metric wins over auto's walk window, as over a named profile's
+    assert schema.extend({"metric": "A+A2", "window": 5}, {"metric": "I+A"}, "mine") == {"metric": "I+A"}
+    write(tmp_path, "loop.yaml", "extends: loop2\n")
+    write(tmp_path, "loop2.yaml", "extends: loop\n")
+    with pytest.raises(UserError, match="cycle"):
+        schema.auto_extension("loop")
+
+
 def test_conf_dir_from_environment(tmp_path, monkeypatch):
     write(tmp_path, "mysite.yaml", "extends: social\niters: 9\n")
     write(tmp_path, "default.yaml", "landmarks: 300\n")
@@ -360,7 +384,8 @@ def test_shipped_profile_values():
     assert load_profile("default") == load_profile("document") == load_profile(None)
     yarn = load_profile("yarn")
     spark = yarn.pop("spark")
-    assert yarn == load_profile("social")
+    assert yarn == load_profile("auto")  # yarn extends auto: until the graph is known, the default profile
+    assert schema.auto_extension("yarn") == {"spark": spark} and schema.is_auto("yarn")
     for key in ("spark.sql.shuffle.partitions", "spark.sql.adaptive.enabled",
                 "spark.sql.execution.arrow.maxRecordsPerBatch", "spark.python.worker.memory",
                 "spark.executor.memory", "spark.executor.cores"):

@@ -678,6 +678,20 @@ def test_auto_with_requested_ids_leaves_out_the_whole_graph_steps(spark, tmp_pat
     with pytest.raises(UserError, match="--average-steps 2 averages every vector.*give --average-steps 0"):
         embed.main(spark, ["--input", str(edges), "--output", str(tmp_path / "other"), "--nodes", g.ids[0],
                            "--average-steps", "2"])
+    # yarn extends auto: the same choice, with the cluster's session settings over it.
+    assert embed.main(spark, ["--input", str(edges), "--output", str(tmp_path / "yarn"), "--nodes",
+                              ",".join(g.ids[:5]), "--profile", "yarn"]) == 0
+    on_yarn = json.loads((tmp_path / "yarn" / "_manifest.json").read_text())
+    assert on_yarn["profile"] == manifest["profile"].replace("auto: ", "yarn (auto: ") + ")"
+    assert {k: v for k, v in on_yarn["settings"].items() if k != "spark"} == \
+        {k: v for k, v in used.items() if k != "spark"}
+    assert on_yarn["settings"]["spark"]["spark.sql.shuffle.partitions"] == "800"
+    # landmarks that a profile over auto sets: an error names that profile's file
+    mine = tmp_path / "mine.yaml"
+    mine.write_text("extends: yarn\nlandmarks: 500\n", encoding="utf-8")
+    with pytest.raises(UserError, match=rf"landmarks 500 \(from the profile {re.escape(str(mine))}\) is more than "
+                                        rf"the {len(g.ids)} nodes"):
+        embed.main(spark, ["--input", str(edges), "--output", str(tmp_path / "other"), "--profile", str(mine)])
     # A flag against the settings auto chose: the error says they are auto's, and its choice.
     with pytest.raises(UserError, match=r"dim 300 \(from --dim\) is larger than landmarks \d+ \(from the profile "
                                         r"auto, which chose document-quality for this graph\)"):

@@ -6,7 +6,7 @@ import pytest
 import scipy.sparse as sp
 
 from sepne_spark import dense, pipeline
-from sepne_spark.errors import InputError, RequestedIdsError
+from sepne_spark.errors import InputError, RequestedIdsError, SettingError
 from sepne_spark.model import SepNE
 from sepne_spark.propagation import l2_normalize
 from sepne_spark.spectral import average, propagate, refine, reorthogonalize
@@ -230,7 +230,7 @@ def _expected_auto(n_nodes: int, edge_rows: int, walks: int | None, **params) ->
     return {**settings.model_params(resolved), **params}
 
 
-def test_from_profile_auto_chooses_from_the_graphs_size_as_the_job_does(spark, caplog):
+def test_from_profile_auto_chooses_from_the_graphs_size_as_the_job_does(spark, caplog, tmp_path):
     from sepne_spark.graph import prepare_graph
 
     # A tiny graph: document-quality, with at most half its nodes as landmarks.
@@ -259,6 +259,16 @@ def test_from_profile_auto_chooses_from_the_graphs_size_as_the_job_does(spark, c
     # The log names auto's changes that were kept (dim, bounded by the landmarks given).
     assert f"profile auto: document-quality for {nodes:,} nodes (dim 12)" in caplog.text
     few.fit(_edges(spark, g)).release()
+    # A profile that extends auto chooses as auto does, with its own entries over the choice.
+    assert SepNE.fromProfile("yarn", _edges(spark, g), iters=7).settings() == est.settings()
+    mine = tmp_path / "mine.yaml"
+    mine.write_text("extends: auto\nlam: 3\nlandmarks: 12\nspark:\n  spark.sql.shuffle.partitions: '7'\n")
+    caplog.clear()
+    with caplog.at_level("INFO", logger="sepne_spark"):
+        assert SepNE.fromProfile(str(mine), _edges(spark, g)).settings() == {**few.settings(), "lam": 3.0}
+    assert f"profile {mine}: document-quality for {nodes:,} nodes (" in caplog.text
+    with pytest.raises(SettingError, match=r"profile yarn, which extends auto, is chosen from the graph's size"):
+        SepNE.fromProfile("yarn")
     with pytest.raises(InputError, match="the graph has no edges"):
         SepNE.fromProfile("auto", spark.createDataFrame([], "src string, dst string"))
 

@@ -147,12 +147,15 @@ def auto_settings(
     ns: argparse.Namespace, graph: Any, n_nodes: int, n_edges: int, timings: dict[str, float] | None = None,
 ) -> tuple[Any, str]:
     """The settings of ``--profile auto`` for a graph of this size (flags still win),
-    and the profile chosen.
+    and the profile chosen; of a profile that extends ``auto`` (``ns.profile``, such as
+    ``yarn``), its own entries over that choice
+    (:func:`sepne_spark.settings.auto_extension`).
 
     Parameters
     ----------
     ns : argparse.Namespace
-        A job's parsed flags (the settings' flags; ``nodes`` when the job has it).
+        A job's parsed flags (the settings' flags, ``profile``; ``nodes`` when the job has
+        it).
     graph : sepne_spark.graph.Graph
         The canonical graph; its edges are read once more when the choice needs the
         two-step walks (a stage of its own, ``auto_profile``).
@@ -169,32 +172,41 @@ def auto_settings(
     from sepne_spark import settings as schema
     from sepne_spark.pipeline import choose_profile
 
+    profile = getattr(ns, "profile", schema.AUTO_PROFILE)
+    own = schema.auto_extension(profile)
+    if own is None:
+        raise ValueError(f"auto_settings: profile {profile!r} does not extend auto")
     choice = choose_profile(graph, n_nodes, n_edges, timings)
     name, changed = choice.profile, dict(choice.changed)
     base = schema.load_profile(name)
-    if getattr(ns, "landmarks", None) is not None and getattr(ns, "dim", None) is None:
-        changed = schema.auto_with_landmarks(changed, base, ns.landmarks)  # as SepNE.fromProfile("auto")
-    # The graph is fitted as it was read (with the flags, else the default profile), and
-    # the job's own settings (how input is read, what is written, Spark) are the default
-    # profile's too: the run read its input and started its session with them.
-    started = schema.load_profile(schema.AUTO_PROFILE)
-    changed.update({k: v for k, v in started.items() if schema.setting(k).scope == schema.JOB})
-    changed.update(directed=graph.directed, duplicates=graph.duplicates, self_loops=graph.self_loops)
+    landmarks = getattr(ns, "landmarks", None) or own.get("landmarks")
+    if landmarks is not None and getattr(ns, "dim", None) is None and "dim" not in own:
+        changed = schema.auto_with_landmarks(changed, base, landmarks)  # as SepNE.fromProfile("auto")
+    # A profile's own entries over auto's choice, as over a profile it extends.
+    values = schema.extend({**base, **changed}, {k: v for k, v in own.items() if k != "spark"}, str(profile))
+    # The graph is fitted as it was read (with the flags, else the profile's), and the
+    # job's own settings (how input is read, what is written, Spark) are those of the
+    # profile the run started with (auto's: the default profile's): the run read its
+    # input and started its session with them.
+    started = schema.load_profile(profile)
+    values.update({k: v for k, v in started.items() if schema.setting(k).scope == schema.JOB})
+    values.update(directed=graph.directed, duplicates=graph.duplicates, self_loops=graph.self_loops)
     if getattr(ns, "nodes", None):  # requested ids only: no whole-graph step after the solve
         if ns.propagation is None:
-            changed["propagation"] = 1
+            values["propagation"] = 1
         if ns.refine_steps is None:
-            changed["refine_steps"] = 0
-            if ns.refine_operator is None:
-                changed.pop("refine_operator", None)  # no rounds to run it
+            values["refine_steps"] = 0
+            if ns.refine_operator is None and "refine_operator" in changed:  # no rounds to run it
+                values["refine_operator"] = base.get("refine_operator", schema.setting("refine_operator").default)
         if ns.average_steps is None:
-            changed["average_steps"] = 0
+            values["average_steps"] = 0
         if getattr(ns, "unreached", None) is None:  # the anchor fills whole graphs only
-            changed["unreached"] = "zero"
-    settings = schema.resolve(ns, {**base, **changed}, profile_name=f"auto, which chose {name} for this graph")
-    shown = {k: v for k, v in changed.items()
-             if getattr(ns, k, None) is None and base.get(k, schema.setting(k).default) != v}
-    log.info("profile auto: %s", choice.describe(shown))
+            values["unreached"] = "zero"
+    within = "auto," if profile == schema.AUTO_PROFILE else f"{profile}, which extends auto,"
+    settings = schema.resolve(ns, values, profile_name=f"{within} which chose {name} for this graph")
+    shown = {k: v for k, v in values.items() if schema.setting(k).scope != schema.JOB
+             and getattr(ns, k, None) is None and base.get(k, schema.setting(k).default) != v}
+    log.info("profile %s: %s", profile, choice.describe(shown))
     usual = base.get("dim", schema.setting("dim").default)
     if ns.dim is None and settings.dim < usual:  # auto narrowed a tiny graph's output
         if getattr(ns, "landmarks", None) is not None:

@@ -93,11 +93,13 @@ def build_parser() -> argparse.ArgumentParser:
                     help=f"YAML profile: a name ({', '.join(profile_names()) or 'none found'}) or a path; "
                          f"default: auto, which takes {schema.AUTO_SMALL} for sparse graphs of up to "
                          f"{schema.AUTO_SMALL_NODES:,} nodes (its walk window shortened on denser ones) and "
-                         f"{schema.AUTO_LARGE} otherwise, both with ProNE's filter (propagation 3); {schema.AUTO_LARGE} "
-                         f"with A+A2, log scaling and the landmark rows' subspaces while the two-step walks stay "
-                         f"under {schema.AUTO_MAX_TWO_STEP_WALKS:,}, else with I+A, the two-step walks' subspaces "
-                         "and refinement rounds; the setting defaults shown below are the built-in values, with "
-                         "the profile named default's beside them where it differs")
+                         f"{schema.AUTO_LARGE} otherwise, both with ProNE's filter (propagation 3) and the anchor "
+                         f"for unreached nodes; {schema.AUTO_LARGE} with A+A2, log scaling and the landmark rows' "
+                         f"subspaces while the two-step walks are at most {schema.AUTO_MAX_TWO_STEP_WALKS:,}, else "
+                         "with I+A and the two-step walks' subspaces, both refining the solve over the whole graph "
+                         "(README lists what auto changes by size; yarn extends auto with a cluster's session "
+                         "settings); the setting defaults shown below are the built-in values, with the profile "
+                         "named default's beside them where it differs")
     io.add_argument("--input", nargs="+", action="extend", default=None,
                     help="edge list file(s) or directories (tsv/csv/txt/parquet), after one --input or each of "
                          "several; one of --input and --generated is required")
@@ -230,7 +232,8 @@ def _with_model_params(settings: schema.EmbedSettings, params: dict, ns: argpars
     settings or of ``auto``, give way without a word.
     """
     changed = {name: params[p] for p, name in schema.MODEL_PARAMS.items() if getattr(settings, name) != params[p]}
-    asked = set(schema.load_profile(ns.profile)) if ns.profile != schema.AUTO_PROFILE else set()
+    own = schema.auto_extension(ns.profile)  # under auto, only what the profile sets over auto's choice
+    asked = set(schema.load_profile(ns.profile)) if own is None else set(own)
     for p, name in schema.MODEL_PARAMS.items():
         flag = getattr(ns, name, None)  # k, d, metric and window given as flags are not in settings (_checked)
         wanted = schema.coerce_flag(name, flag) if flag is not None else getattr(settings, name)
@@ -251,7 +254,7 @@ def _checked(argv: Sequence[str] | None) -> tuple[argparse.Namespace, schema.Emb
     # combinations are checked (the default profile's reading and job settings apply).
     if ns.output is None:  # not argparse's required=: an unknown flag (--out) is named first, with its fix
         raise UserError("give the output folder with --output (the embeddings are written there as Parquet)")
-    auto = ns.profile == schema.AUTO_PROFILE
+    auto = schema.is_auto(ns.profile)
     # With --model the model's own k, d, metric and window replace the flags' (see
     # _with_model_params, which warns of each): the rules among them are not checked here.
     given = argparse.Namespace(**{**vars(ns), **dict.fromkeys(("dim", "landmarks", "metric", "window"))}) \
@@ -741,12 +744,14 @@ def _run(spark, ns: argparse.Namespace, settings: schema.EmbedSettings, target: 
     # A saved model's parameters replace the profile's (see _with_model_params).
     profile_used = ns.profile if model is None else f"none: the parameters of the saved model {ns.model}"
     chosen = ns.profile
-    if ns.profile == schema.AUTO_PROFILE and model is None:
+    if schema.is_auto(ns.profile) and model is None:
         settings, chosen = auto_settings(ns, graph, n_nodes, n_edges, timings)
-        profile_used = f"auto: {chosen}"
+        profile_used = f"auto: {chosen}" if ns.profile == schema.AUTO_PROFILE else f"{ns.profile} (auto: {chosen})"
     if model is None and n_nodes is not None and settings.landmarks > n_nodes:  # before requested_ids' job
-        where = ("--landmarks" if ns.landmarks is not None else f"the profile {schema.profile_label(chosen)}"
-                 if "landmarks" in schema.load_profile(chosen) else "the built-in default")
+        own = schema.auto_extension(ns.profile)  # a profile's own landmarks over auto's choice: its file
+        source = ns.profile if own is None or "landmarks" in own else chosen
+        where = ("--landmarks" if ns.landmarks is not None else f"the profile {schema.profile_label(source)}"
+                 if "landmarks" in schema.load_profile(source) else "the built-in default")
         dim = f", and --dim at most that (it is {settings.dim})" if settings.dim > n_nodes else ""
         raise UserError(f"landmarks {settings.landmarks} (from {where}) is more than the {n_nodes:,} nodes of the "
                         f"graph: give --landmarks with at most {n_nodes:,}{dim} (the profile auto takes at most "

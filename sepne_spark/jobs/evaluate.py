@@ -922,8 +922,8 @@ def run_linkpred(spark: SparkSession, ns: argparse.Namespace) -> dict[str, Any]:
     from sepne_spark.evaluation import link_prediction
     from sepne_spark.reading import read_edges
 
-    settings = schema.resolve(ns, schema.load_profile(ns.profile), provisional=ns.profile == schema.AUTO_PROFILE,
-                              profile_name=ns.profile)
+    auto = schema.is_auto(ns.profile)
+    settings = schema.resolve(ns, schema.load_profile(ns.profile), provisional=auto, profile_name=ns.profile)
     if settings.partition == "IO":
         raise UserError("partition IO embeds only requested nodes; link prediction needs every node")
     models = []
@@ -936,7 +936,7 @@ def run_linkpred(spark: SparkSession, ns: argparse.Namespace) -> dict[str, Any]:
         from sepne_spark.model import SepNE
 
         data: Any = train
-        if ns.profile == schema.AUTO_PROFILE:  # chosen from the training graph, as the embed job does
+        if auto:  # chosen from the training graph, as the embed job does
             data = prepare_graph(train, settings.directed, duplicates=settings.duplicates,
                                  self_loops=settings.self_loops, check=False)  # rows of a checked graph
             cached.extend(frame.persist() for frame in (data.edges, data.vertices))
@@ -944,7 +944,7 @@ def run_linkpred(spark: SparkSession, ns: argparse.Namespace) -> dict[str, Any]:
                 nodes, edge_rows = int(data.vertices.count()), int(data.edges.count())
                 st.count(nodes=nodes, edge_rows=edge_rows)
             settings, chosen = auto_settings(ns, data, nodes, edge_rows)
-            profile = f"auto: {chosen}"
+            profile = f"auto: {chosen}" if ns.profile == schema.AUTO_PROFILE else f"{ns.profile} (auto: {chosen})"
         models.append(SepNE(**schema.model_params(settings)).fit(data))
         return models[-1].transform(data)
 
@@ -1063,8 +1063,8 @@ def session_conf(argv: Sequence[str]) -> dict[str, str]:
     if ns.task != "linkpred":
         return {}
     with settings_checked_quietly():  # main() checks again and warns once
-        settings = schema.resolve(ns, schema.load_profile(ns.profile), provisional=ns.profile == schema.AUTO_PROFILE,
-                              profile_name=ns.profile)
+        settings = schema.resolve(ns, schema.load_profile(ns.profile), provisional=schema.is_auto(ns.profile),
+                                  profile_name=ns.profile)
     if settings.partition == "IO":
         raise UserError("partition IO embeds only requested nodes; link prediction needs every node")
     _check_edges_layout(ns, settings.input_format, settings.bad_lines, read_options(ns))
