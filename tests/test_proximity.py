@@ -54,3 +54,32 @@ def test_walks_restricted_to_some_ends_only_for_the_rows_of_a_plus_a2_with_the_w
         Proximity(A, vertices, "I+A").rows(nodes, ends=nodes)
     with pytest.raises(ValueError, match="columns of some nodes"):
         Proximity(A, vertices, "A+A2").cols(None, ends=nodes)
+
+
+@pytest.mark.parametrize("window", [3, 5])
+def test_longer_windows_are_the_dense_sum_of_powers(spark, window):
+    """M = A + A^2 + ... + A^T built by joins, whole rows, some rows and some columns,
+    against the dense powers of the directed transition matrix: every entry and no
+    other, to 1e-15 (the fixed-point sums round each term to 2^-58; an entry is at most
+    T), so a coarser rounding, a lost power or a column taken for a row fails it."""
+    g = random_graph(n=70, m=300, seed=5)
+    edges = spark.createDataFrame(g.rows, "src string, dst string, weight double")
+    vertices = spark.createDataFrame([(v,) for v in g.ids], "id string")
+    A = transition(edges.where("src != dst"))
+    W = dense.weight_matrix(len(g.ids), g.src, g.dst, g.weight, directed=True)
+    out = W.sum(axis=1, keepdims=True)
+    Ad = np.divide(W, out, out=np.zeros_like(W), where=out > 0)
+    M, power = np.zeros_like(Ad), np.eye(len(g.ids))
+    for _ in range(window):
+        power = power @ Ad
+        M += power
+    pos = {v: i for i, v in enumerate(g.ids)}
+    prox = Proximity(A, vertices, "A+A2", window=window)
+    some = g.ids[::7]
+    nodes = spark.createDataFrame([(v,) for v in some], "id string")
+    for got, rows, cols in ((_entries(prox.rows(None)), range(len(g.ids)), range(len(g.ids))),
+                            (_entries(prox.rows(nodes)), [pos[v] for v in some], range(len(g.ids))),
+                            (_entries(prox.cols(nodes)), range(len(g.ids)), [pos[v] for v in some])):
+        want = {(i, j) for i, j in zip(*np.nonzero(M)) if i in rows and j in cols}
+        assert {(pos[u], pos[v]) for u, v in got} == want
+        assert max(abs(m - M[pos[u], pos[v]]) for (u, v), m in got.items()) < 1e-15
