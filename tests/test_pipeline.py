@@ -138,6 +138,32 @@ def test_averaged_transform_is_the_average_of_the_unaveraged_one(spark):
         model.release()
 
 
+def test_steps_after_the_solve_of_a_directed_graph_with_kept_self_loops(spark):
+    """directed=True and selfLoops="keep", with a filter of its own shift and Bessel
+    parameter: in the one-task solve, in one task after the distributed solve and by row
+    blocks after it, the refinement, the filter and the averaging of the solve's
+    vectors are the oracle's over the directed weights with the loops on the diagonal
+    (T = D^-1 (I + A), D the out-weights plus one), to 1e-8 (by row blocks in float64)."""
+    g = random_graph(n=60, m=220, seed=11, self_loops="keep")
+    assert any(a == b for a, b in zip(g.src, g.dst))
+    edges = _edges(spark, g)
+    kw = dict(_LOG_A2, directed=True, selfLoops="keep")
+    E = {r["id"]: np.array(r["embedding"]) for r in SepNE(**kw).fit(edges).transform(edges).collect()}
+    ids = sorted(E)
+    assert ids == g.ids
+    W = sp.csr_matrix(dense.weight_matrix(len(ids), g.src, g.dst, g.weight, directed=True))
+    start = np.array([E[v] for v in ids])
+    Q = refine(W, start, 2)
+    want = average(W, reorthogonalize(propagate(W, l2_normalize(Q), 3, 0.35, 1.0)), 2)
+    for one_task, blocks in ((100_000, 0), (0, 0), (0, 2)):
+        model = SepNE(**kw, propagation=3, propagationMu=0.35, propagationTheta=1.0, refineSteps=2, averageSteps=2,
+                      oneTaskNodes=one_task, propagationBlocks=blocks, propagationDtype="float64").fit(edges)
+        out = {r["id"]: np.array(r["embedding"]) for r in model.transform(edges).collect()}
+        assert model.plan.get("one_task", False) == bool(one_task)
+        np.testing.assert_allclose(np.array([out[v] for v in ids]), want, rtol=1e-8, atol=1e-9)
+        model.release()
+
+
 def test_log_ratio_refinement_is_the_oracle_of_the_solve(spark):
     """refineOperator="pmi": in the one-task solve and by row blocks after the distributed
     solve, the output is the oracle's rounds by the log-ratio matrix, then the filter, of

@@ -40,13 +40,36 @@ def _spark_propagated(spark, W, E, wide_ids: bool = False, **kwargs) -> np.ndarr
     return np.array([got[i] for i in ids])
 
 
-@pytest.mark.parametrize("order,blocks", [(3, 3), (4, 1)])
-def test_propagation_matches_numpy_oracle(spark, order, blocks):
+@pytest.mark.parametrize("order,blocks,mu,theta", [(3, 3, 0.2, 0.5), (4, 1, 0.2, 0.5), (3, 3, 0.1, 1.0),
+                                                   (4, 1, 0.35, 0.5)])
+def test_propagation_matches_numpy_oracle(spark, order, blocks, mu, theta):
     W, E = _case(40, 3)
-    G = _spark_propagated(spark, W, E, order=order, mu=0.2, theta=0.5, blocks=blocks)
-    want = reorthogonalize(propagate(W, l2_normalize(E), order=order, mu=0.2, theta=0.5))
+    G = _spark_propagated(spark, W, E, order=order, mu=mu, theta=theta, blocks=blocks)
+    want = reorthogonalize(propagate(W, l2_normalize(E), order=order, mu=mu, theta=theta))
     np.testing.assert_allclose(G, want, rtol=1e-9, atol=1e-10)
     assert np.count_nonzero(np.abs(G).sum(axis=1) == 0) == 0  # every node reached
+
+
+@pytest.mark.parametrize("blocks", [1, 3])
+def test_steps_of_a_directed_graph_with_self_loops(spark, blocks):
+    """A directed graph (one direction of most edges, some pairs both ways with other
+    weights) with self-loops, in one task and by row blocks: refinement, the filter and
+    averaging over T = D^-1 (I + A), D the out-weights plus one and each loop on the
+    diagonal, equal to the NumPy steps over the same matrix, to 1e-9."""
+    W, E = _case(40, 3, seed=4)
+    coo = sp.triu(W, format="coo")  # one direction of every edge
+    back = coo.row[::4], coo.col[::4]  # a quarter of them both ways, with other weights
+    loops = np.arange(0, 40, 6)
+    directed = sp.coo_matrix((np.concatenate([coo.data, 0.3 + coo.data[::4], 0.5 + loops / 10]),
+                              (np.concatenate([coo.row, back[1], loops]), np.concatenate([coo.col, back[0], loops]))),
+                             shape=W.shape).tocsr()
+    dense = directed.toarray()
+    assert np.diagonal(dense).any() and not np.allclose(dense.sum(axis=0), dense.sum(axis=1))
+    G = _spark_propagated(spark, directed, E, order=3, mu=0.35, theta=1.0, blocks=blocks, refine_steps=2,
+                          average_steps=2)
+    Q = refine(directed, E, 2, "transition")
+    want = average(directed, reorthogonalize(propagate(directed, l2_normalize(Q), order=3, mu=0.35, theta=1.0)), 2)
+    np.testing.assert_allclose(G, want, rtol=1e-9, atol=1e-10)
 
 
 @pytest.mark.parametrize("blocks", [1, 3])

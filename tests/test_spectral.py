@@ -40,6 +40,21 @@ def _graph(n: int = 60, seed: int = 0) -> sp.csr_matrix:
     return sp.csr_matrix(W)
 
 
+def _directed_graph(n: int = 60, seed: int = 0) -> sp.csr_matrix:
+    """A small weighted directed graph with kept self-loops (weights on the diagonal) and
+    a node with out-edges only, so that its row sums differ from its column sums."""
+    rng = np.random.default_rng(seed)
+    m = 3 * n
+    src, dst = rng.integers(0, n - 1, m), rng.integers(0, n - 1, m)
+    keep = src != dst
+    W = sp.coo_matrix((rng.uniform(0.5, 2.0, keep.sum()), (src[keep], dst[keep])), shape=(n, n)).tocsr()
+    W = sp.lil_matrix(W)
+    for i in range(5):
+        W[i, i] = 0.5 + i  # kept self-loops
+    W[n - 1, 0] = W[n - 1, 1] = 1.0  # out-edges only
+    return sp.csr_matrix(W)
+
+
 def _dense_polynomial(A: np.ndarray, E: np.ndarray, order: int, mu: float, theta: float) -> np.ndarray:
     """(I + A)(E - sum_i c_i T_i(X) E) with X = M^2/2 - I, built from dense matrices."""
     n = A.shape[0]
@@ -127,6 +142,31 @@ def test_transition_with_self_loops():
     assert T[A.shape[0] - 2, A.shape[0] - 2] == 1.0  # the isolated node keeps its own row
     with pytest.raises(ValueError, match="non-negative"):
         transition_with_self_loops(-A)
+
+
+def test_spectral_steps_of_a_directed_graph_with_self_loops():
+    """A directed graph with kept self-loops: T = D^-1 (I + A) with D one plus the row
+    sums (the out-weights, not the in-weights) and each loop added to the unit one on
+    the diagonal; the filter at two shifts and Bessel parameters, the refinement and the
+    averaging equal their dense definitions over that T."""
+    A = _directed_graph()
+    n = A.shape[0]
+    dense = A.toarray()
+    assert np.diagonal(dense).any() and not np.allclose(dense.sum(axis=0), dense.sum(axis=1))
+    Td = (np.eye(n) + dense) / (1.0 + dense.sum(axis=1, keepdims=True))
+    T, D = transition_with_self_loops(A)
+    np.testing.assert_allclose(T.toarray(), Td, atol=1e-15)
+    np.testing.assert_allclose(D, 1.0 + dense.sum(axis=1), atol=1e-15)
+    E = np.random.default_rng(4).standard_normal((n, 5))
+    E[::9] = 0.0
+    for order, mu, theta in ((3, 0.35, 1.0), (5, 0.1, 0.5)):
+        np.testing.assert_allclose(propagate(A, E, order, mu, theta), _dense_polynomial(dense, E, order, mu, theta),
+                                   atol=1e-10)
+    X = E / np.maximum(np.linalg.norm(E, axis=1, keepdims=True), 1e-300)
+    np.testing.assert_allclose(average(A, E, 3), sum(np.linalg.matrix_power(Td, s) @ X for s in range(4)), atol=1e-12)
+    Q = refine(A, E, 3)
+    U, _, _ = np.linalg.svd(np.linalg.matrix_power(Td, 3) @ X, full_matrices=False)
+    np.testing.assert_allclose(Q @ Q.T, U @ U.T, atol=1e-8)
 
 
 def test_gram_route_equals_svd_route():
