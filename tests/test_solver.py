@@ -140,3 +140,55 @@ def test_row_space_factors_project_M00_on_the_landmark_rows_subspaces():
     np.testing.assert_allclose(UL @ UL.T @ f.Phi.T, f.Phi.T, atol=1e-10)
     np.testing.assert_allclose(VR @ VR.T @ f.Psi.T, f.Psi.T, atol=1e-10)
     assert f.Phi.shape == (d, k) and np.all(np.diff(f.singular_values) <= 1e-12)
+
+
+def test_the_oracles_rounds_descend_the_papers_objective():
+    """The dense oracle's rounds against the objective they minimise, written out: for a
+    set V_i with coefficients A (W_i = Phi A) and B (C_i = Psi B), P = Phi^T Psi,
+
+        ||M_ii - A^T P B||^2 + ||M_i0 - A^T P||^2 + ||M_0i - P B||^2
+        + lambda (||M_ib - A^T M_0b||^2 + ||M_bi - M_b0 B||^2) + eta (||A||^2 + ||B||^2)
+
+    (b: the non-landmark nodes outside V_i). Each half round (A given B, then B given A)
+    never raises it, the oracle's W_i after t rounds is Phi A_t, and after many rounds a
+    step in any direction of A or of B raises it (a block minimum: the objective is
+    convex in each)."""
+    g = random_graph(n=80, m=420, seed=9)
+    M = g.proximity("A+A2", True)
+    L = list(range(0, 80, 8))
+    nl = np.setdiff1d(np.arange(80), L)
+    Vi, ib = nl[:40], nl[40:]
+    d, lam, eta = 6, 0.7, 0.2
+    Phi, Psi, P = dense.landmark_factors(M[np.ix_(L, L)], d)
+    Mii, Mi0, M0i = M[np.ix_(Vi, Vi)], M[np.ix_(Vi, L)], M[np.ix_(L, Vi)]
+    Mib, M0b, Mbi, Mb0 = M[np.ix_(Vi, ib)], M[np.ix_(L, ib)], M[np.ix_(ib, Vi)], M[np.ix_(ib, L)]
+
+    def objective(A, B):
+        return (np.sum((Mii - A.T @ P @ B) ** 2) + np.sum((Mi0 - A.T @ P) ** 2) + np.sum((M0i - P @ B) ** 2)
+                + lam * (np.sum((Mib - A.T @ M0b) ** 2) + np.sum((Mbi - Mb0 @ B) ** 2))
+                + eta * (np.sum(A ** 2) + np.sum(B ** 2)))
+
+    k, eye = len(L), np.eye(len(L))
+    B = np.linalg.solve(P.T @ P + eta * eye, P.T @ M0i)
+    values = []
+    for t in range(1, 201):
+        X = P @ B
+        A = np.linalg.solve(X @ X.T + P @ P.T + lam * M0b @ M0b.T + eta * eye,
+                            X @ Mii.T + P @ Mi0.T + lam * M0b @ Mib.T)
+        values.append(objective(A, B))
+        Y = P.T @ A
+        B = np.linalg.solve(Y @ Y.T + P.T @ P + lam * Mb0.T @ Mb0 + eta * eye,
+                            Y @ Mii + P.T @ M0i + lam * Mb0.T @ Mbi)
+        values.append(objective(A, B))
+        if t in (1, 4, 9):
+            W, C = dense.sepne_dense(M, L, [Vi], d, lam, eta, t)
+            np.testing.assert_allclose(W[Vi], (Phi @ A).T, atol=1e-10)
+            np.testing.assert_allclose(C[Vi], (Psi @ B).T, atol=1e-10)
+    assert all(b <= a * (1 + 1e-12) for a, b in zip(values, values[1:])), "a half round raised the objective"
+    assert values[-1] < values[0]
+    rng = np.random.default_rng(1)
+    base = objective(A, B)
+    for _ in range(5):
+        D = rng.standard_normal((k, len(Vi)))
+        for eps in (1e-3, -1e-3):
+            assert objective(A + eps * D, B) > base and objective(A, B + eps * D) > base
