@@ -548,3 +548,186 @@ def test_loaded_model_embeds_a_small_graph_of_known_size_in_one_task(spark, tmp_
     rest = edges.where((edges.src != gone) & (edges.dst != gone))
     loaded.embed(None, rest, nodes=n - 1)
     assert "one_task" not in loaded.plan
+
+
+def _witnessed_ids(g, landmarks, want: int) -> tuple[list, dict]:
+    """Up to ``want`` non-landmark ids u of the directed ``g``, each with a witness: an
+    in-neighbour v (v -> u) that is no out-neighbour of u nor of any other id chosen, no
+    landmark, not chosen itself, and has an edge to a landmark (so that v's row enters
+    u's two-hop sum Rhat_B = sum_v M[v, u] M[v, l] and M's column of u)."""
+    out_nbrs: dict = {}
+    in_nbrs: dict = {}
+    for a, b in zip(g.src, g.dst):
+        out_nbrs.setdefault(a, set()).add(b)
+        in_nbrs.setdefault(b, set()).add(a)
+    pos = g.index()
+    L = {pos[i] for i in landmarks}
+    chosen: list = []
+    witness: dict = {}
+    for u in range(len(g.ids)):
+        if u in L or u in witness.values():
+            continue
+        reach_out = set().union(*(out_nbrs.get(c, set()) for c in chosen + [u]))
+        for v in sorted(in_nbrs.get(u, set())):
+            if v in L or v in chosen or v == u or v in reach_out or not (out_nbrs.get(v, set()) & L):
+                continue
+            if any(w in out_nbrs.get(u, set()) for w in witness.values()):
+                continue  # u would read an earlier witness' row as its out-neighbour
+            chosen.append(u)
+            witness[u] = v
+            break
+        if len(chosen) == want:
+            break
+    return [g.ids[u] for u in chosen], {g.ids[u]: g.ids[v] for u, v in witness.items()}
+
+
+def test_requested_ids_of_a_directed_graph_read_their_in_neighbours_rows(spark):
+    """Directed M = I + A, requested ids of a graph the model was not fitted on (the
+    neighbourhood path, rows from the input edges; and a Graph without them, rows
+    filtered from the merged edges). A requested node u's column of M holds
+    A[v, u] = w(v, u) / s(v) of its in-neighbours v, so their complete rows must be read
+    (``_needed_rows``). The ids are chosen with an in-neighbour that is no
+    out-neighbour, no landmark and not requested, with an edge to a landmark: reading
+    the out-neighbours' rows instead would leave its terms out. The vectors equal the
+    dense oracle's, and the two paths' each other's to 1e-9. (Only the deploy tier's
+    growing-graph test took this path on a directed graph.)"""
+    g = random_graph(seed=4)
+    edges = edges_df(spark, g, True)
+    model = SepNE(dim=D, landmarks=K, metric="I+A", partition="RP", setSize=SET, lam=LAM, eta=ETA, iters=ITERS,
+                  directed=True, seed=3).fit(edges)
+    wanted, witness = _witnessed_ids(g, model.landmark_ids, 4)
+    assert len(wanted) == 4, witness
+    ids = spark.createDataFrame([(i,) for i in wanted], "id string")
+    # A DataFrame of the same rows: a graph this model did not fit, read locally.
+    again = edges_df(spark, g, True)
+    assert model.embeds_locally(again, ids)
+    local = collect(model.embed(ids, again))
+    assert model.plan["rows_from"] == "input edges" and "one_task" not in model.plan
+    assert sorted(local) == sorted(wanted)
+    # The model's own factors: M00 = I + A00 of these landmarks has the singular value 1
+    # twice (two landmarks without an edge to the others), where the SVD's directions
+    # are arbitrary and the oracle's own need not be the model's.
+    factors = (model.factors.Phi, model.factors.Psi, model.factors.P)
+    oracle_compare(g, local, model, "I+A", True, True, factors=factors)
+    merged = prepare_graph(again, True)
+    bare = Graph(edges=merged.edges, vertices=merged.vertices, directed=True)
+    filtered = collect(model.embed(ids, bare))
+    assert model.plan["rows_from"] == "merged edges" and sorted(filtered) == sorted(wanted)
+    oracle_compare(g, filtered, model, "I+A", True, True, factors=factors)
+    scale = max(np.abs(r.embedding).max() for r in local.values())
+    for node, r in local.items():
+        np.testing.assert_allclose(filtered[node].embedding, r.embedding, rtol=0, atol=1e-9 * scale)
+        np.testing.assert_allclose(filtered[node].context, r.context, rtol=0, atol=1e-9 * scale)
+    model.release()
+
+
+@pytest.mark.parametrize("metric,directed,one_task", [("A+A2", True, 0), ("I+A", False, 100_000)])
+def test_row_space_factors_match_dense_oracle(spark, metric, directed, one_task):
+    """``landmarkFactors="rows"`` (auto's choice for mid-size graphs), distributed with
+    RP sets and in one task: the factors are those of the landmark rows' and columns'
+    Gram matrices, ``row_space_factors`` of the literal dense summaries (M00, S_A, S_B),
+    not M00's own SVD; the vectors are the dense oracle's with those factors."""
+    g = random_graph(seed=31 + directed)
+    edges = edges_df(spark, g, True)
+    model = SepNE(dim=D, landmarks=K, metric=metric, landmarkFactors="rows", partition="RP", setSize=SET, lam=LAM,
+                  eta=ETA, iters=ITERS, directed=directed, seed=3, oneTaskNodes=one_task).fit(edges)
+    assert model.fit_notes == {"landmark_subspaces": "rows"}
+    pos = g.index()
+    L = [pos[i] for i in model.landmark_ids]
+    M = g.proximity(metric, directed, True)
+    want = row_space_factors(*dense.landmark_summaries(M, L), D)
+    f = model.factors
+    for got, ref in ((f.Phi, want.Phi), (f.Psi, want.Psi), (f.P, want.P)):
+        np.testing.assert_allclose(got, ref, rtol=0, atol=1e-9 * np.abs(ref).max())
+    # Not M00's own subspaces (a test that passed with them would prove nothing).
+    own, _, _ = dense.landmark_factors(M[np.ix_(L, L)], D)
+    assert not np.allclose(np.abs(own), np.abs(want.Phi), atol=1e-3)
+    out = collect(model.transform(edges))
+    assert sorted(out) == g.ids and model.plan.get("one_task", False) == bool(one_task)
+    oracle_compare(g, out, model, metric, directed, True, factors=(want.Phi, want.Psi, want.P))
+    model.release()
+
+
+@pytest.mark.parametrize("directed", [False, True])
+def test_uniform_and_degree_proportional_landmarks_follow_their_keys(spark, directed):
+    """``UF`` and ``DP`` against their definitions, with u = hash_uniform(id, seed)
+    computed by a Spark select: UF takes the k largest u (ties by id), DP the k largest
+    Efraimidis-Spirakis keys log(u) / degree (the degree counted here from the edge
+    list: distinct edges, both directions for an undirected graph). The estimator's
+    landmarks are select_landmarks', and another seed draws other UF landmarks."""
+    from sepne_spark.landmarks import hash_uniform, select_landmarks
+
+    g = random_graph(seed=13)
+    edges = edges_df(spark, g, True)
+    graph = prepare_graph(edges, directed)
+    _, deg, _ = dense_dd(g, directed, K)
+    pos = g.index()
+
+    def u_of(seed):
+        rows = graph.vertices.select("id", hash_uniform(F.col("id"), seed).alias("u")).collect()
+        return {r["id"]: r["u"] for r in rows}
+
+    def dp_key(u, i):
+        d = deg[pos[i]]
+        return np.log(u[i]) / d if d > 0 else -np.inf
+
+    chosen = {}
+    for seed in (3, 4):
+        u = u_of(seed)
+        assert sorted(u) == g.ids and all(0 < x < 1 for x in u.values())
+        uf = sorted(g.ids, key=lambda i: (-u[i], i))[:K]
+        dp = sorted(g.ids, key=lambda i: (-dp_key(u, i), i))[:K]
+        assert uf != dp  # the degrees weigh in
+        assert select_landmarks(spark, graph.vertices, graph.edges, K, "UF", seed) == uf
+        assert select_landmarks(spark, graph.vertices, graph.edges, K, "DP", seed) == dp
+        chosen[seed] = uf
+    assert chosen[3] != chosen[4]
+    model = SepNE(dim=D, landmarks=K, landmarkStrategy="UF", metric="I+A", directed=directed, seed=4,
+                  iters=ITERS).fit(edges)
+    assert model.landmark_ids == chosen[4]
+    model.release()
+
+
+def test_float32_rounds_on_both_paths_are_close_to_float64_and_not_equal(spark):
+    """``dtype="float32"`` runs the per-set rounds in float32, in one task and on the
+    distributed path: the vectors are within 1e-5 of float64's (relative to the largest
+    entry; about 1e-7 here), and not equal to them bit for bit (a setting that did
+    nothing would be)."""
+    g = random_graph(seed=6)
+    edges = edges_df(spark, g, True)
+    for one_task in (100_000, 0):
+        model = SepNE(dim=D, landmarks=K, metric="A+A2", partition="RP", setSize=SET, lam=LAM, eta=ETA, iters=ITERS,
+                      seed=3, oneTaskNodes=one_task).fit(edges)
+        wide = collect(model.transform(edges))
+        narrow = collect(model.setDtype("float32").transform(edges))
+        assert model.plan.get("one_task", False) == bool(one_task) and sorted(narrow) == sorted(wide) == g.ids
+        got = np.array([narrow[i].embedding for i in g.ids] + [narrow[i].context for i in g.ids])
+        want = np.array([wide[i].embedding for i in g.ids] + [wide[i].context for i in g.ids])
+        np.testing.assert_allclose(got, want, rtol=0, atol=1e-5 * np.abs(want).max())
+        assert not np.array_equal(got, want)
+        model.release()
+
+
+def test_lp_max_iter_bounds_the_label_propagation_of_the_sets(spark):
+    """``lpMaxIter``: the LP sets are pack_communities of label_propagation with that
+    many rounds (over the non-landmark nodes), for two numbers of rounds that give
+    different labels."""
+    from sepne_spark.partition import label_propagation, pack_communities
+
+    g = random_graph(seed=7)
+    edges = edges_df(spark, g, True)
+    model = SepNE(dim=D, landmarks=K, metric="I+A", partition="LP", setSize=SET, lam=LAM, eta=ETA, iters=2,
+                  seed=3).fit(edges)
+    graph = prepare_graph(edges, False)
+    non_lm = graph.vertices.where(~F.col("id").isin(model.landmark_ids))
+    labels, sets = {}, {}
+    for rounds in (1, 2):
+        found = label_propagation(spark, graph.vertices, graph.edges, rounds)
+        labels[rounds] = {r["id"]: r["label"] for r in found.collect()}
+        want = pack_communities(found.join(non_lm, "id", "left_semi"), SET, 3)
+        sets[rounds] = {r["id"]: r["set_id"] for r in want.collect()}
+        out = model.setLpMaxIter(rounds).transform(edges)
+        got = {r["id"]: r["set_id"] for r in out.where("not is_landmark").collect()}
+        assert got == sets[rounds]
+    assert labels[1] != labels[2] and sets[1] != sets[2]
+    model.release()

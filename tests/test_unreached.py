@@ -11,6 +11,7 @@ import pytest
 import scipy.sparse as sp
 
 from sepne_spark import dense
+from sepne_spark.graph import prepare_graph
 from sepne_spark.model import SepNE
 from sepne_spark.unreached import anchor_basis, anchor_frame, anchor_unreached, component_offset, offset_dims
 from tests import gf_support
@@ -62,8 +63,8 @@ def _hash(key) -> int:
 
 
 def _case(seed: int = 0):
-    """A graph of 9 nodes with a 4-node reached component, a pair and a triangle left at
-    zero, and an isolated node; its vectors (d = 3)."""
+    """A graph of 9 nodes with a 4-node reached component, a pair linked both ways and a
+    pair linked one way left at zero, and an isolated node; its vectors (d = 3)."""
     ids = [f"n{i}" for i in range(9)]
     W = np.zeros((9, 9))
     for a, b in [(0, 1), (1, 2), (2, 3), (3, 0), (4, 5)]:
@@ -96,6 +97,60 @@ def test_anchor_unreached_is_its_definition():
     np.testing.assert_array_equal(same, X[:4])
 
 
+def _components_case(d: int = 8, seed: int = 0):
+    """A reached 12-cycle (r00..r11, random vectors in d dimensions: the Gram matrix of
+    its rows has d distinct eigenvalues) and four components left at zero, each of
+    several ids: a pair linked both ways (a1, a2), a pair linked one way (b2 -> b1), a
+    chain linked one way (c1 -> c2 -> c3: weakly one component, strongly three) and a
+    triangle (t1, t2, t3); and the isolated z. Weights as a dense matrix, ids, vectors."""
+    ids = [f"r{i:02d}" for i in range(12)] + ["a1", "a2", "b1", "b2", "c1", "c2", "c3", "t1", "t2", "t3", "z"]
+    at = {v: i for i, v in enumerate(ids)}
+    W = np.zeros((len(ids), len(ids)))
+    for i in range(12):
+        W[i, (i + 1) % 12] = W[(i + 1) % 12, i] = 1.0
+    for a, b in [("a1", "a2"), ("a2", "a1"), ("b2", "b1"), ("c1", "c2"), ("c2", "c3"), ("t1", "t2"), ("t2", "t3"),
+                 ("t3", "t1")]:
+        W[at[a], at[b]] = 1.0
+    X = np.zeros((len(ids), d))
+    X[:12] = np.random.default_rng(seed).standard_normal((12, d))
+    return ids, W, X
+
+
+def test_anchor_unreached_gives_every_weak_component_its_own_vector():
+    """In d = 8 the components' offsets are Gaussian combinations of two directions, so
+    that two components almost never share a vector (in d = 3 or 4 an offset has one
+    direction, up to sign, and two components coincide one time in two: strong
+    components, or a component keyed by its largest id, passed the definition test
+    there). Against the definition written out; each weakly connected component's nodes
+    alike, every two components apart; edges of weight 0 stored in the sparse matrix
+    connect nothing."""
+    ids, W, X = _components_case()
+    out, filled = anchor_unreached(sp.csr_matrix(W), X, ids, length=1.5, seed=3)
+    assert filled == 10  # every node of the four components, not the isolated z
+    np.testing.assert_allclose(out, _dense_anchor(W, X, ids, 1.5, 3), rtol=1e-12, atol=1e-12)
+    np.testing.assert_array_equal(out[:12], X[:12])
+    np.testing.assert_array_equal(out[ids.index("z")], 0.0)
+    vectors = []
+    for members in (["a1", "a2"], ["b1", "b2"], ["c1", "c2", "c3"], ["t1", "t2", "t3"]):
+        rows = out[[ids.index(v) for v in members]]
+        np.testing.assert_array_equal(rows, np.broadcast_to(rows[0], rows.shape))  # one vector per component
+        vectors.append(rows[0])
+    for i in range(len(vectors)):
+        for j in range(i):
+            assert not np.allclose(vectors[i], vectors[j], rtol=0, atol=1e-6), (i, j)
+    # Stored zeros (edges of weight 0) between b2 and c1, and at z: no component joined,
+    # z still without an edge.
+    at = {v: i for i, v in enumerate(ids)}
+    r, c = np.nonzero(W)
+    r = np.concatenate([r, [at["b2"], at["z"]]])
+    c = np.concatenate([c, [at["c1"], at["a1"]]])
+    A = sp.csr_matrix((np.concatenate([W[np.nonzero(W)], [0.0, 0.0]]), (r, c)), shape=W.shape)
+    assert A.nnz == np.count_nonzero(W) + 2  # the zeros are stored
+    zeros, filled = anchor_unreached(A, X, ids, length=1.5, seed=3)
+    assert filled == 10
+    np.testing.assert_array_equal(zeros, out)
+
+
 def test_anchor_basis_and_offsets():
     u, basis = anchor_basis(np.diag([3.0, 0.5, 2.0, 4.0]))
     np.testing.assert_array_equal(u, [0.0, 1.0, 0.0, 0.0])  # the least-used direction
@@ -118,12 +173,17 @@ def test_anchor_basis_and_offsets():
 @pytest.mark.parametrize("use_graphframes", [None, True, False])
 def test_anchor_frame_equals_numpy(spark, use_graphframes):
     """Components in one task (None: this few unreached nodes), by GraphFrames and by
-    DataFrame joins: the same rows as the NumPy form."""
+    DataFrame joins: the same rows as the NumPy form. Edges of weight 0, which the
+    graph keeps (prepare_graph refuses negative weights, not zero ones) and A leaves
+    out, connect nothing: one between the two unreached pairs joins no components, and
+    the isolated n8's only edge, of weight 0, does not make it a node with an edge."""
     if use_graphframes:
         gf_support.require(spark)
     ids, W, X = _case(seed=1)
     rows = [(ids[a], ids[b], float(W[a, b])) for a, b in zip(*np.nonzero(W))]
+    rows += [("n5", "n7", 0.0), ("n8", "n4", 0.0)]
     edges = spark.createDataFrame(rows, "src string, dst string, weight double")
+    assert prepare_graph(edges, False).edges.where("weight = 0").count() == 4  # what the estimator passes
     out = spark.createDataFrame([(v, [float(x) for x in X[i]], i) for i, v in enumerate(ids)],
                                 "id string, embedding array<double>, other int")
     cached: list = []
@@ -133,6 +193,8 @@ def test_anchor_frame_equals_numpy(spark, use_graphframes):
     rows = {r["id"]: (np.array(r["embedding"]), r["other"]) for r in got.collect()}
     want, _ = anchor_unreached(sp.csr_matrix(W), X, ids, 1.5, 3)
     np.testing.assert_allclose(np.array([rows[v][0] for v in ids]), want, rtol=1e-12, atol=1e-13)
+    assert not np.allclose(want[4], want[6])  # two components (joined, they would share a vector)
+    np.testing.assert_array_equal(rows["n8"][0], 0.0)
     assert [rows[v][1] for v in ids] == list(range(9))
     # The few held ids meet the edge ends as they are read, and the new vectors meet the
     # output, by broadcast joins: neither the edges nor the output is shuffled for them.
