@@ -618,6 +618,15 @@ def embed(
     spark = graph.edges.sparkSession
     same = fitted is not None and fitted.graph is graph
     tables = same and not fitted.one_task  # the fit's distributed tables can be reused
+    if ids is None and not same:
+        # A whole graph that no fit of this session holds (a loaded model's, a transform
+        # of other edges): the counts, the proximity, the sets and the steps after the
+        # solve all read its edges and nodes, and each read would otherwise read and
+        # check the input again (five times for a text file), as the fit persists its
+        # own. Requested ids do not: they may read only their neighbourhood.
+        for frame in (graph.edges, graph.vertices):
+            if not frame.is_cached:
+                keep(frame)
     lm = keep(landmark_frame(spark, model.landmark_ids, model.id_type))
     # Whole-graph steps after the solve, and the anchor, start Spark jobs at the call on
     # the distributed path (a count, or the products and a checkpoint): with them a small
@@ -635,7 +644,7 @@ def embed(
     # every landmark (the one-task stage places the k landmark rows).
     in_one_task = fitted.one_task if same else (
         nodes is not None and fits_one_task(graph, params, int(nodes))
-        and lm.join(graph.vertices, "id", "left_semi").count() == len(model.landmark_ids)
+        and graph.vertices.join(F.broadcast(lm), "id", "left_semi").count() == len(model.landmark_ids)
     )
     local = ids is not None and not tables and not in_one_task and embeds_locally(params, graph, ids)
     setup = "IO" if ids is not None else params["partition"]
@@ -695,7 +704,10 @@ def embed(
         # rows, and each read would otherwise scan the input edges again.
         A = keep(transition(rows_of(graph, needed, broadcast=n_needed <= BROADCAST_IDS_MAX)))
     else:
-        A = transition(graph.edges)
+        # Persisted: the landmark blocks' rows and columns, the sets' rows and the log
+        # scaling all read A, and each read would otherwise normalise every edge again
+        # (eight times on a saved model's graph of 10^6 edge rows; the fit keeps its own).
+        A = keep(transition(graph.edges))
     prox = _proximity(A, graph, params)
     blocks = fitted.blocks if tables else landmark_blocks(prox.rows(lm), prox.cols(lm), lm)
     if ids is not None:

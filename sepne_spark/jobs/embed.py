@@ -472,12 +472,14 @@ def check_landmarks_present(spark: SparkSession, model: Any, graph: Any, ns: arg
     model was fitted on another graph, or the ids are written another way (``n163``
     for ``163``). One small job: the k landmark ids against the graph's nodes. Records
     ``model_landmarks_present`` in ``counts``."""
+    from pyspark.sql import functions as F
+
     from sepne_spark.pipeline import check_id_type, landmark_frame
 
     check_id_type(graph, model.id_type)  # before the join casts one to the other
     k = len(model.landmark_ids)
-    present = int(landmark_frame(spark, model.landmark_ids, model.id_type)
-                  .join(graph.vertices, "id", "left_semi").count())
+    landmarks = landmark_frame(spark, model.landmark_ids, model.id_type)
+    present = int(graph.vertices.join(F.broadcast(landmarks), "id", "left_semi").count())  # k ids sent, not n
     counts["model_landmarks_present"] = present
     shown = ", ".join(map(repr, model.landmark_ids[:3]))
     if not present:
