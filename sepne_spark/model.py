@@ -308,7 +308,8 @@ class SepNE(Estimator, _SepNEParams, MLWritable, MLReadable):
                 name = "auto" if str(profile).lower() == schema.AUTO_PROFILE else f"{profile}, which extends auto,"
                 raise SettingError(f'profile {name} is chosen from the graph\'s size: pass the edge list DataFrame '
                                    f'(or Graph) to be fitted, SepNE.fromProfile({str(profile)!r}, edges)')
-            reading = [overrides.get(p, given.getOrDefault(p)) for p in ("directed", "duplicates", "selfLoops")]
+            reading = [overrides.get(p, own.get(schema.MODEL_PARAMS[p], given.getOrDefault(p)))
+                       for p in ("directed", "duplicates", "selfLoops")]
             with _bad_rows_as_input_errors():
                 chosen = pipeline.choose_profile(_as_graph(graph, *reading))
             if chosen.edge_rows == 0:
@@ -340,7 +341,7 @@ class SepNE(Estimator, _SepNEParams, MLWritable, MLReadable):
                      and setting(k).scope != schema.JOB and setting(k).param not in params}
             log.info("profile %s: %s", profile, chosen.describe(shown))
             usual = base.get("dim", setting("dim").default)
-            if "dim" not in params and est.getOrDefault(est.dim) < usual:
+            if "dim" not in params and "dim" not in own and est.getOrDefault(est.dim) < usual:
                 k, d = est.getOrDefault(est.landmarks), est.getOrDefault(est.dim)
                 if "landmarks" in params:
                     log.warning("landmarks=%d gives vectors of %d dimensions (at most the landmarks), not %s; "

@@ -997,7 +997,7 @@ def _load(path: Path, chain: tuple[Path, ...], above_auto: bool = False) -> dict
         raise UserError(f"{path}: 'extends': expected a profile name or path, got {_show(parent_ref)}")
     parent: dict[str, Any] | None
     if parent_ref.strip().lower() == AUTO_PROFILE:
-        parent = {} if above_auto else load_profile(None)
+        parent = {} if above_auto else _before_auto(path, chain)
     else:
         try:
             found = find_profile(parent_ref, base=path.parent)
@@ -1009,6 +1009,38 @@ def _load(path: Path, chain: tuple[Path, ...], above_auto: bool = False) -> dict
         if parent is None:
             return None
     return extend(parent, own, str(path))
+
+
+def _before_auto(path: Path, chain: tuple[Path, ...]) -> dict[str, Any]:
+    """What ``extends: auto`` in the profile at ``path`` stands on until the graph is
+    known: the default profile, as for ``auto`` itself; where the default profile is
+    ``path`` or one that extends it (a site's ``default.yaml`` with ``extends: auto``),
+    the default profile it hides (the shipped one), or no settings."""
+    try:
+        found = find_profile("default").resolve()
+    except UserError:
+        return {}
+    if {path, *chain} & set(_extended(found)):
+        hidden = _hidden_by(found, "default")
+        return {} if hidden is None else _load(hidden, chain + (path,)) or {}
+    return _load(found, chain + (path,)) or {}
+
+
+def _extended(path: Path) -> list[Path]:
+    """The profile at ``path`` and those it extends, in order (as :func:`_load` finds
+    them), up to one that extends nothing or ``auto``, or a cycle."""
+    out: list[Path] = []
+    while path not in out and len(out) <= _MAX_EXTENDS_DEPTH:
+        out.append(path)
+        ref = _read_yaml(path).get("extends")
+        if not isinstance(ref, str) or not ref.strip() or ref.strip().lower() == AUTO_PROFILE:
+            break
+        try:
+            found = find_profile(ref, base=path.parent).resolve()
+        except UserError:
+            break
+        path = (_hidden_by(path, ref.strip()) or found).resolve() if found == path else found
+    return out
 
 
 def extend(parent: Mapping[str, Any], own: Mapping[str, Any], what: str) -> dict[str, Any]:

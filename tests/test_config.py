@@ -337,6 +337,17 @@ def test_a_profile_that_extends_auto(tmp_path, monkeypatch):
     write(tmp_path, "loop2.yaml", "extends: loop\n")
     with pytest.raises(UserError, match="cycle"):
         schema.auto_extension("loop")
+    # A site's default profile over auto, directly or through another: it stands on the
+    # shipped default until the graph is known (the default it hides), not on itself.
+    shipped = load_profile(str(CONF / "default.yaml"))
+    write(tmp_path, "default.yaml", "extends: auto\nlandmarks: 50\n")
+    assert load_profile(None) == load_profile("auto") == {**shipped, "landmarks": 50}
+    assert schema.auto_extension("default") == {"landmarks": 50} and schema.is_auto("default")
+    assert load_profile("mine")["landmarks"] == 40 and load_profile("yarn")["landmarks"] == 50
+    write(tmp_path, "default.yaml", "extends: cluster\ndim: 9\n")
+    assert load_profile(None) == {**shipped, "dim": 9, "spark": {"spark.a": "1"}}
+    assert load_profile("cluster") == {**shipped, "spark": {"spark.a": "1"}}  # not over the default it makes
+    assert schema.auto_extension("default") == {"dim": 9, "spark": {"spark.a": "1"}}
 
 
 def test_conf_dir_from_environment(tmp_path, monkeypatch):

@@ -686,6 +686,15 @@ def test_auto_with_requested_ids_leaves_out_the_whole_graph_steps(spark, tmp_pat
     assert {k: v for k, v in on_yarn["settings"].items() if k != "spark"} == \
         {k: v for k, v in used.items() if k != "spark"}
     assert on_yarn["settings"]["spark"]["spark.sql.shuffle.partitions"] == "800"
+    assert on_yarn["profile_file"].endswith("/conf/yarn.yaml")  # the file given, not auto's choice
+    # A whole-graph step that a profile over auto sets is its own, not auto's: --nodes
+    # refuses it, naming the profile, before Spark starts.
+    steps = tmp_path / "steps.yaml"
+    steps.write_text("extends: auto\naverage_steps: 2\n", encoding="utf-8")
+    with pytest.raises(UserError, match=rf"average_steps 2 \(from --profile {re.escape(str(steps))}\) averages "
+                                        r"every vector.*drop --nodes, or give --average-steps 0"):
+        embed._checked(["--input", str(edges), "--output", str(tmp_path / "other"), "--nodes", g.ids[0],
+                        "--profile", str(steps)])
     # landmarks that a profile over auto sets: an error names that profile's file
     mine = tmp_path / "mine.yaml"
     mine.write_text("extends: yarn\nlandmarks: 500\n", encoding="utf-8")

@@ -293,6 +293,19 @@ def test_from_profile_auto_chooses_from_the_graphs_size_as_the_job_does(spark, c
     with caplog.at_level("INFO", logger="sepne_spark"):
         assert SepNE.fromProfile(str(mine), _edges(spark, g)).settings() == {**few.settings(), "lam": 3.0}
     assert f"profile {mine}: document-quality for {nodes:,} nodes (" in caplog.text
+    # Its own dim is no narrowing of auto's (no warning), and its own reading is the
+    # graph's the choice counts: 3,000 nodes with 6 out-edges each take walks of 4 steps
+    # read as directed, of 3 read as undirected (twice the edge rows).
+    mine.write_text("extends: auto\ndim: 8\ndirected: true\n")
+    rng = np.random.default_rng(8)
+    pairs = {(int(a), int(b)) for a, b in zip(np.repeat(np.arange(3000), 6), rng.integers(0, 3000, 18000)) if a != b}
+    wide = spark.createDataFrame([(str(a), str(b), 1.0) for a, b in pairs], "src string, dst string, weight double")
+    caplog.clear()
+    with caplog.at_level("INFO", logger="sepne_spark"):
+        narrow = SepNE.fromProfile(str(mine), wide)
+    assert "so its vectors have" not in caplog.text and narrow.getDim() == 8 and narrow.getDirected() is True
+    assert narrow.settings() == SepNE.fromProfile("auto", wide, directed=True, dim=8).settings()
+    assert narrow.getWindow() != SepNE.fromProfile("auto", wide, dim=8).getWindow()
     with pytest.raises(SettingError, match=r"profile yarn, which extends auto, is chosen from the graph's size"):
         SepNE.fromProfile("yarn")
     with pytest.raises(InputError, match="the graph has no edges"):
@@ -375,3 +388,31 @@ def test_the_built_in_defaults_on_a_larger_graph_point_to_from_profile(spark, ca
     with caplog.at_level("WARNING", logger="sepne_spark"):
         SepNE(landmarks=200, iters=5).fit(edges).release()  # settings the user chose: no advice
     assert "document-network setting" not in caplog.text
+
+
+def test_tables_the_caller_cached_stay_cached_after_release(spark):
+    """Graphs whose tables the caller cached through the catalog (another object of the
+    same plan): the fit and the transform of another graph see them cached, persist
+    nothing of theirs, and the model's release leaves them cached."""
+    from sepne_spark.graph import prepare_graph
+
+    views = []
+    graphs = []
+    for seed in (12, 13):
+        graph = prepare_graph(_edges(spark, random_graph(n=50, m=180, seed=seed)), directed=False)
+        for name, frame in (("edges", graph.edges), ("vertices", graph.vertices)):
+            view = f"sepne_test_callers_{name}_{seed}"
+            frame.createOrReplaceTempView(view)
+            spark.catalog.cacheTable(view)
+            views.append(view)
+        graphs.append(graph)
+    try:
+        assert not graphs[0].edges.is_cached  # this object persisted nothing: the catalog did
+        model = SepNE(dim=4, landmarks=8, iters=2, setSize=20).fit(graphs[0])
+        assert model.transform(graphs[1]).count() == graphs[1].vertices.count()
+        model.release()
+        assert [v for v in views if not spark.catalog.isCached(v)] == []
+    finally:
+        for view in views:
+            spark.catalog.uncacheTable(view)
+            spark.catalog.dropTempView(view)

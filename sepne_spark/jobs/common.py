@@ -192,15 +192,19 @@ def auto_settings(
     values.update({k: v for k, v in started.items() if schema.setting(k).scope == schema.JOB})
     values.update(directed=graph.directed, duplicates=graph.duplicates, self_loops=graph.self_loops)
     if getattr(ns, "nodes", None):  # requested ids only: no whole-graph step after the solve
-        if ns.propagation is None:
+
+        def chosen(name: str) -> bool:  # by auto, not by a flag nor by the profile over it
+            return getattr(ns, name, None) is None and name not in own
+
+        if chosen("propagation"):
             values["propagation"] = 1
-        if ns.refine_steps is None:
+        if chosen("refine_steps"):
             values["refine_steps"] = 0
-            if ns.refine_operator is None and "refine_operator" in changed:  # no rounds to run it
+            if chosen("refine_operator") and "refine_operator" in changed:  # no rounds to run it
                 values["refine_operator"] = base.get("refine_operator", schema.setting("refine_operator").default)
-        if ns.average_steps is None:
+        if chosen("average_steps"):
             values["average_steps"] = 0
-        if getattr(ns, "unreached", None) is None:  # the anchor fills whole graphs only
+        if chosen("unreached"):  # the anchor fills whole graphs only
             values["unreached"] = "zero"
     within = "auto," if profile == schema.AUTO_PROFILE else f"{profile}, which extends auto,"
     settings = schema.resolve(ns, values, profile_name=f"{within} which chose {name} for this graph")
@@ -208,7 +212,7 @@ def auto_settings(
              and getattr(ns, k, None) is None and base.get(k, schema.setting(k).default) != v}
     log.info("profile %s: %s", profile, choice.describe(shown))
     usual = base.get("dim", schema.setting("dim").default)
-    if ns.dim is None and settings.dim < usual:  # auto narrowed a tiny graph's output
+    if ns.dim is None and "dim" not in own and settings.dim < usual:  # auto narrowed a tiny graph's output
         if getattr(ns, "landmarks", None) is not None:
             log.warning("--landmarks %d gives vectors of %d dimensions (at most the landmarks), not %s; give "
                         "--dim to choose", settings.landmarks, settings.dim, usual)

@@ -304,8 +304,11 @@ def _checked(argv: Sequence[str] | None) -> tuple[argparse.Namespace, schema.Emb
     if settings.partition == "IO" and not ns.nodes:
         raise UserError("partition IO embeds only requested nodes: give them with --nodes")
     read_options(ns)  # conflicting layout flags are refused here, before Spark starts
-    steps = schema.resolve({k: getattr(ns, k) for k in ("propagation", "refine_steps", "average_steps")},
-                           provisional=True) if auto else settings  # auto turns off those not given
+    # auto turns off the whole-graph steps that neither a flag nor the profile over it gives
+    own = schema.auto_extension(ns.profile) or {}
+    step_names = ("propagation", "refine_steps", "average_steps")
+    steps = schema.resolve({k: getattr(ns, k) for k in step_names}, {k: own[k] for k in step_names if k in own},
+                           provisional=True) if auto else settings
     if ns.nodes and not ns.model and (steps.propagation > 1 or steps.refine_steps > 0
                                       or steps.average_steps > 0):
         def named(name: str) -> str:  # a flag as given, or the profile's setting
@@ -861,7 +864,9 @@ def _run(spark, ns: argparse.Namespace, settings: schema.EmbedSettings, target: 
             "job": "embed", "version": __version__, "spark_version": spark.version,
             "spark_app_id": _conf(spark, "spark.app.id"), "spark_master": _conf(spark, "spark.master"),
             "arguments": _shown_arguments(ns.argv, secrets), "run_date": ns.run_date, "versions": _versions(),
-            "profile": profile_used, "profile_file": None if ns.model else schema.profile_label(chosen),
+            # the file of the profile given (one over auto: its own file), else of auto's choice
+            "profile": profile_used, "profile_file": None if ns.model else schema.profile_label(
+                chosen if ns.profile == schema.AUTO_PROFILE else ns.profile),
             "input": source, "input_files": input_fingerprint(spark, ns.input or []),
             "read": given_read_options(ns),
             "output": target, "settings": applied, "counts": counts,
