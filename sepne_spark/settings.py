@@ -211,9 +211,9 @@ SETTINGS: tuple[Setting, ...] = (
              "roughly by the average degree per power, so keep it small on large graphs",
              minimum=2, maximum=MAX_WINDOW, metavar="T", fitted=True),
     _setting("scaling", str, "none", "element-wise scaling of M: none, or log, which replaces each "
-             "entry m of column v by log(max(vol * m / (T * s_in(v)), 1)) (vol the total edge weight, s_in(v) the weight into "
-             "v, T the window: a shifted PMI; M stays sparse). log damps the hubs' columns; with it "
-             "eta must rise (about 1000)",
+             "entry m of column v by log(max(vol * m / (T * s_in(v)), 1)) (vol the total edge weight, "
+             "s_in(v) the weight into v, T the window: a shifted PMI; M stays sparse). log damps the "
+             "hubs' columns; with it eta must rise (about 1000)",
              choices=SCALINGS, fitted=True),
     _setting("dim", int, 128, "embedding dimension d, at most --landmarks. The output holds n x d values and "
              "every step after the solve moves them; 128 is the papers' setting for classification. Lower it "
@@ -221,9 +221,9 @@ SETTINGS: tuple[Setting, ...] = (
              minimum=1, metavar="D", fitted=True),
     _setting("landmarks", int, 200, "number of landmarks k", minimum=1, metavar="K", fitted=True),
     _setting("landmark_strategy", str, "DD", "how landmarks are chosen: DD highest degree, DP sampled "
-             "proportionally to degree, UF uniformly, GDS greedy dominating set: DD's hubs sit together, GDS spreads them so that "
-             "more nodes have one within two hops (a few rounds of joins; document-quality's; with I+A "
-             "it leaves M00 nearly diagonal)",
+             "proportionally to degree, UF uniformly, GDS greedy dominating set: DD's hubs sit "
+             "together, GDS spreads them so that more nodes have one within two hops (a few rounds of "
+             "joins; document-quality's; with I+A it leaves M00 nearly diagonal)",
              choices=STRATEGIES, fitted=True),
     _setting("partition", str, "RP", "how the other nodes are split into sets: RP random, "
              "LP label propagation communities, IO only the requested nodes. LP costs a label "
@@ -304,13 +304,14 @@ SETTINGS: tuple[Setting, ...] = (
     _setting("propagation_theta", float, 0.5, "Bessel parameter theta of the propagation filter "
              "(larger smooths more)", minimum=0.0, exclusive_minimum=True, maximum=10.0, metavar="THETA"),
     _setting("propagation_blocks", int, 0, "row blocks of the sparse products after the solve "
-             "(refinement, propagation, averaging); 0 picks them from the size (1 up to 100,000 nodes, else one per 512 MB of the n x d "
-             "matrix in --propagation-dtype, at least 2). A product moves about 2 x blocks x n x d "
-             "values; not used after a solve in one task",
+             "(refinement, propagation, averaging); 0 picks them from the size (1 up to 100,000 "
+             "nodes, else one per 512 MB of the n x d matrix in --propagation-dtype, at least 2). A "
+             "product moves about 2 x blocks x n x d values; not used after a solve in one task",
              minimum=0, metavar="B"),
     _setting("propagation_dtype", str, "float32", "type the n x d matrices after the solve (refinement, "
-             "propagation, averaging) are kept in between products by row blocks, and of the block products; the rest is float64. float64 "
-             "doubles the bytes moved, for 1e-12 instead of 1e-6 agreement with one task",
+             "propagation, averaging) are kept in between products by row blocks, and of the block "
+             "products; the rest is float64. float64 doubles the bytes moved, for 1e-12 instead of "
+             "1e-6 agreement with one task",
              choices=DTYPES),
     _setting("one_task_nodes", int, 100_000, "graphs of up to this many nodes, whose M has at most "
              "3 x 10^7 entries, are fitted and embedded in one Spark task with SciPy (seconds instead of "
