@@ -305,9 +305,9 @@ class SepNE(Estimator, _SepNEParams, MLWritable, MLReadable):
         own = schema.auto_extension(profile)
         if own is not None:
             if graph is None:
-                name = "auto" if str(profile).lower() == schema.AUTO_PROFILE else f"{profile}, which extends auto,"
+                name = '"auto"' if str(profile).lower() == schema.AUTO_PROFILE else f"{profile}, which extends auto,"
                 raise SettingError(f'profile {name} is chosen from the graph\'s size: pass the edge list DataFrame '
-                                   f'(or Graph) to be fitted, SepNE.fromProfile({str(profile)!r}, edges)')
+                                   f'(or Graph) to be fitted, SepNE.fromProfile("{profile}", edges)')
             reading = [overrides.get(p, own.get(schema.MODEL_PARAMS[p], given.getOrDefault(p)))
                        for p in ("directed", "duplicates", "selfLoops")]
             with _bad_rows_as_input_errors():
