@@ -318,7 +318,8 @@ SETTINGS: tuple[Setting, ...] = (
              "minutes; a few GB of one Python worker's memory at the largest); larger graphs take the distributed "
              "stages. 0 always takes the distributed stages", minimum=0, metavar="N"),
     _setting("context", bool, False, "also write the context vectors C next to the embeddings (a second "
-             "column of n x d values: twice the output; link prediction on directed graphs scores with them)",
+             "column of n x d values: twice the output; link prediction scores a pair u, v by embedding_u . context_v "
+             "with them)",
              negative_flag="--no-context",
              negative_help="write only the embeddings", scope=JOB),
     _setting("spark", dict, {}, "Spark configuration, repeatable; merged over the profile's spark: block; "
