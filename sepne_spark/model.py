@@ -314,12 +314,8 @@ class SepNE(Estimator, _SepNEParams, MLWritable, MLReadable):
                 chosen = pipeline.choose_profile(_as_graph(graph, *reading))
             if chosen.edge_rows == 0:
                 raise InputError(NO_EDGES)
-            base = schema.load_profile(chosen.profile)
-            changed = dict(chosen.changed)
-            landmarks = overrides.get("landmarks", own.get("landmarks"))
-            if landmarks is not None and "dim" not in params and "dim" not in own:
-                changed = schema.auto_with_landmarks(changed, base, landmarks)
-            profile_values = schema.extend({**base, **changed}, own, str(profile))
+            base, profile_values = schema.over_auto(chosen.profile, chosen.changed, own, str(profile),
+                                                    overrides.get("landmarks"), "dim" in params)
         else:
             base = profile_values = schema.load_profile(profile)
         est = cls(**schema.model_params(schema.resolve(None, profile_values)))
@@ -337,8 +333,8 @@ class SepNE(Estimator, _SepNEParams, MLWritable, MLReadable):
         except UserError as exc:
             raise SettingError(str(exc)) from None
         if chosen is not None:
-            shown = {k: profile_values[k] for k in {**changed, **own} if k in profile_values
-                     and setting(k).scope != schema.JOB and setting(k).param not in params}
+            shown = {k: v for k, v in profile_values.items() if setting(k).scope != schema.JOB
+                     and setting(k).param not in params and base.get(k, setting(k).default) != v}
             log.info("profile %s: %s", profile, chosen.describe(shown))
             usual = base.get("dim", setting("dim").default)
             if "dim" not in params and "dim" not in own and est.getOrDefault(est.dim) < usual:

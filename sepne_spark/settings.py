@@ -91,6 +91,7 @@ __all__ = [
     "auto_profile",
     "conf_dirs",
     "extend",
+    "over_auto",
     "find_profile",
     "is_auto",
     "load_profile",
@@ -987,7 +988,7 @@ def _load(path: Path, chain: tuple[Path, ...], above_auto: bool = False) -> dict
     path = path.resolve()
     if path in chain:
         cycle = " -> ".join(str(p) for p in chain[chain.index(path):] + (path,))
-        raise UserError(f"profiles extend each other in a cycle: {cycle}")
+        raise _Cycle(f"profiles extend each other in a cycle: {cycle}", path)
     if len(chain) >= _MAX_EXTENDS_DEPTH:
         raise UserError(f"{path}: profiles extend each other more than {_MAX_EXTENDS_DEPTH} levels deep")
     raw = _read_yaml(path)
@@ -1013,36 +1014,30 @@ def _load(path: Path, chain: tuple[Path, ...], above_auto: bool = False) -> dict
     return extend(parent, own, str(path))
 
 
+class _Cycle(UserError):
+    """Profiles that extend each other in a cycle; ``path`` is the one met twice."""
+
+    def __init__(self, message: str, path: Path) -> None:
+        super().__init__(message)
+        self.path = path
+
+
 def _before_auto(path: Path, chain: tuple[Path, ...]) -> dict[str, Any]:
     """What ``extends: auto`` in the profile at ``path`` stands on until the graph is
     known: the default profile, as for ``auto`` itself; where the default profile is
-    ``path`` or one that extends it (a site's ``default.yaml`` with ``extends: auto``),
-    the default profile it hides (the shipped one), or no settings."""
+    ``path`` or extends it (a site's ``default.yaml`` over auto, directly or through
+    other profiles), the default profile it hides (the shipped one), or no settings."""
     try:
         found = find_profile("default").resolve()
     except UserError:
         return {}
-    if {path, *chain} & set(_extended(found)):
+    try:
+        return _load(found, chain + (path,)) or {}
+    except _Cycle as exc:
+        if exc.path not in (path, *chain):  # a cycle of the default profile's own
+            raise
         hidden = _hidden_by(found, "default")
         return {} if hidden is None else _load(hidden, chain + (path,)) or {}
-    return _load(found, chain + (path,)) or {}
-
-
-def _extended(path: Path) -> list[Path]:
-    """The profile at ``path`` and those it extends, in order (as :func:`_load` finds
-    them), up to one that extends nothing or ``auto``, or a cycle."""
-    out: list[Path] = []
-    while path not in out and len(out) <= _MAX_EXTENDS_DEPTH:
-        out.append(path)
-        ref = _read_yaml(path).get("extends")
-        if not isinstance(ref, str) or not ref.strip() or ref.strip().lower() == AUTO_PROFILE:
-            break
-        try:
-            found = find_profile(ref, base=path.parent).resolve()
-        except UserError:
-            break
-        path = (_hidden_by(path, ref.strip()) or found).resolve() if found == path else found
-    return out
 
 
 def extend(parent: Mapping[str, Any], own: Mapping[str, Any], what: str) -> dict[str, Any]:
@@ -1252,6 +1247,23 @@ def auto_with_landmarks(changed: Mapping[str, Any], base: Mapping[str, Any], lan
     if "dim" in out or int(landmarks) < usual:
         out["dim"] = min(usual, int(landmarks))
     return out
+
+
+def over_auto(chosen: str, changed: Mapping[str, Any], own: Mapping[str, Any], what: str,
+              landmarks: int | None = None, dim_given: bool = False) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The settings of ``auto``'s choice for a graph (the profile ``chosen`` with
+    :func:`auto_profile`'s ``changed``), with a profile's own entries ``own`` over them
+    (:func:`auto_extension`; ``what`` names it in the log), as over a profile it extends.
+
+    ``landmarks`` given (or ``own``'s) without a dim, given or ``own``'s, bound the dim
+    as :func:`auto_with_landmarks` does. Returns the chosen profile's settings and the
+    settings in all.
+    """
+    base = load_profile(chosen)
+    landmarks = own.get("landmarks") if landmarks is None else landmarks
+    if landmarks is not None and not dim_given and "dim" not in own:
+        changed = auto_with_landmarks(changed, base, landmarks)
+    return base, extend({**base, **changed}, own, what)
 
 
 def profile_label(path_or_name: str | os.PathLike[str] | None) -> str:

@@ -178,12 +178,10 @@ def auto_settings(
         raise ValueError(f"auto_settings: profile {profile!r} does not extend auto")
     choice = choose_profile(graph, n_nodes, n_edges, timings)
     name, changed = choice.profile, dict(choice.changed)
-    base = schema.load_profile(name)
-    landmarks = getattr(ns, "landmarks", None) or own.get("landmarks")
-    if landmarks is not None and getattr(ns, "dim", None) is None and "dim" not in own:
-        changed = schema.auto_with_landmarks(changed, base, landmarks)  # as SepNE.fromProfile("auto")
-    # A profile's own entries over auto's choice, as over a profile it extends.
-    values = schema.extend({**base, **changed}, {k: v for k, v in own.items() if k != "spark"}, str(profile))
+    # A profile's own entries over auto's choice, as over a profile it extends (as
+    # SepNE.fromProfile takes them); its Spark settings are among the job's, below.
+    base, values = schema.over_auto(name, changed, {k: v for k, v in own.items() if k != "spark"}, str(profile),
+                                    getattr(ns, "landmarks", None), getattr(ns, "dim", None) is not None)
     # The graph is fitted as it was read (with the flags, else the profile's), and the
     # job's own settings (how input is read, what is written, Spark) are those of the
     # profile the run started with (auto's: the default profile's): the run read its

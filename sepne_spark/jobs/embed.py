@@ -254,7 +254,8 @@ def _checked(argv: Sequence[str] | None) -> tuple[argparse.Namespace, schema.Emb
     # combinations are checked (the default profile's reading and job settings apply).
     if ns.output is None:  # not argparse's required=: an unknown flag (--out) is named first, with its fix
         raise UserError("give the output folder with --output (the embeddings are written there as Parquet)")
-    auto = schema.is_auto(ns.profile)
+    own = schema.auto_extension(ns.profile)  # what a profile over auto sets itself; None: no auto
+    auto = own is not None
     # With --model the model's own k, d, metric and window replace the flags' (see
     # _with_model_params, which warns of each): the rules among them are not checked here.
     given = argparse.Namespace(**{**vars(ns), **dict.fromkeys(("dim", "landmarks", "metric", "window"))}) \
@@ -305,10 +306,9 @@ def _checked(argv: Sequence[str] | None) -> tuple[argparse.Namespace, schema.Emb
         raise UserError("partition IO embeds only requested nodes: give them with --nodes")
     read_options(ns)  # conflicting layout flags are refused here, before Spark starts
     # auto turns off the whole-graph steps that neither a flag nor the profile over it gives
-    own = schema.auto_extension(ns.profile) or {}
     step_names = ("propagation", "refine_steps", "average_steps")
     steps = schema.resolve({k: getattr(ns, k) for k in step_names}, {k: own[k] for k in step_names if k in own},
-                           provisional=True) if auto else settings
+                           provisional=True) if own is not None else settings
     if ns.nodes and not ns.model and (steps.propagation > 1 or steps.refine_steps > 0
                                       or steps.average_steps > 0):
         def named(name: str) -> str:  # a flag as given, or the profile's setting
@@ -749,11 +749,12 @@ def _run(spark, ns: argparse.Namespace, settings: schema.EmbedSettings, target: 
     # A saved model's parameters replace the profile's (see _with_model_params).
     profile_used = ns.profile if model is None else f"none: the parameters of the saved model {ns.model}"
     chosen = ns.profile
-    if schema.is_auto(ns.profile) and model is None:
+    own = schema.auto_extension(ns.profile)  # None: a profile that does not extend auto
+    if own is not None and model is None:
         settings, chosen = auto_settings(ns, graph, n_nodes, n_edges, timings)
         profile_used = f"auto: {chosen}" if ns.profile == schema.AUTO_PROFILE else f"{ns.profile} (auto: {chosen})"
     if model is None and n_nodes is not None and settings.landmarks > n_nodes:  # before requested_ids' job
-        own = schema.auto_extension(ns.profile)  # a profile's own landmarks over auto's choice: its file
+        # a profile's own landmarks over auto's choice: its file
         source = ns.profile if own is None or "landmarks" in own else chosen
         where = ("--landmarks" if ns.landmarks is not None else f"the profile {schema.profile_label(source)}"
                  if "landmarks" in schema.load_profile(source) else "the built-in default")
