@@ -231,12 +231,12 @@ def _sizes(graph: Graph, with_nodes: bool) -> dict[str, int]:
     return {k: int(v) for k, v in out.first().asDict().items()}
 
 
-def _is_cached(df: DataFrame) -> bool:
-    """Whether ``df``'s plan is cached, by this object or by any other (another
-    DataFrame of the same plan, ``spark.catalog.cacheTable``): such a table is the
-    caller's, and a model that persisted nothing does not unpersist it at its release.
-    (A classic DataFrame's ``is_cached`` says only whether this object persisted it.)"""
-    return df.storageLevel != StorageLevel.NONE
+def _persist_graph(graph: Graph) -> list[DataFrame]:
+    """Persist ``graph``'s edges and nodes, each unless its plan is cached already (by
+    any object, or the catalog: such a table is the caller's to keep, and a classic
+    DataFrame's ``is_cached`` says only whether that object persisted it); returns what
+    it persisted, for the model's release."""
+    return [frame.persist() for frame in (graph.edges, graph.vertices) if frame.storageLevel == StorageLevel.NONE]
 
 
 def landmark_frame(spark: SparkSession, ids: list, id_type: DataType) -> DataFrame:
@@ -264,7 +264,7 @@ def fit(graph: Graph, params: Mapping[str, Any], timings: dict[str, float] | Non
     ``landmarkStrategy``, ``metric``, ``window``, ``scaling``, ``dim``, ``seed``).
     """
     # The graph's tables are cached here unless the caller (the embed job) already has.
-    cached = [frame.persist() for frame in (graph.edges, graph.vertices) if not _is_cached(frame)]
+    cached = _persist_graph(graph)
     try:
         return _fit(graph, params, timings, cached)
     except BaseException:  # a failed fit leaves nothing cached
@@ -634,9 +634,7 @@ def embed(
         # check the input again (a loaded model's transform read a text file four times,
         # now twice: benchmarks/input_scans.py), as the fit persists its own. Requested
         # ids do not: they may read only their neighbourhood.
-        for frame in (graph.edges, graph.vertices):
-            if not _is_cached(frame):
-                keep(frame)
+        held.extend(_persist_graph(graph))
     lm = keep(landmark_frame(spark, model.landmark_ids, model.id_type))
     # Whole-graph steps after the solve, and the anchor, start Spark jobs at the call on
     # the distributed path (a count, or the products and a checkpoint): with them a small
