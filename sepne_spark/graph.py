@@ -10,7 +10,7 @@ the input edges alone, without canonicalising the whole graph (the IO path).
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from pyspark.sql import Column, DataFrame, SparkSession
@@ -58,6 +58,9 @@ class Graph:
         (:func:`load_graph`): it bounds the nodes (at most twice as many) without a job.
     input_self_loops : int, optional
         How many of those are self-loops ``(u, u)``, when the reader counted them.
+    counted : dict
+        Sizes counted from ``edges`` once for the stages that need them (not a
+        constructor argument).
     """
 
     edges: DataFrame
@@ -69,6 +72,9 @@ class Graph:
     self_loops: str = "drop"
     input_rows: int | None = None
     input_self_loops: int | None = None
+    #: Sizes counted from ``edges`` once, for every stage that needs them (the degree
+    #: counts of ``sepne_spark.pipeline``); not part of the graph's identity.
+    counted: dict[str, int] = field(default_factory=dict, init=False, repr=False, compare=False)
 
 
 #: How the error that :func:`prepare_graph` raises inside a plan for a bad row begins.

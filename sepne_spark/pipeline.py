@@ -223,12 +223,19 @@ def _degree_counts(edges: DataFrame, directed: bool) -> DataFrame:
 
 
 def _sizes(graph: Graph, with_nodes: bool) -> dict[str, int]:
-    """In one Spark action: :func:`_degree_counts` of ``graph``, and ``nodes`` if
-    ``with_nodes``."""
-    out = _degree_counts(graph.edges, graph.directed)
+    """:func:`_degree_counts` of ``graph``'s edges of positive weight (those of A), and
+    ``nodes`` if ``with_nodes``, in one Spark action; the degree counts are kept on the
+    graph (:attr:`Graph.counted`), so that ``auto``'s choice and the one-task bound that
+    follows it count them once."""
+    degrees = graph.counted.get("degrees")
+    out = None if degrees else _degree_counts(graph.edges.where(F.col("weight") > 0), graph.directed)
     if with_nodes:
-        out = out.crossJoin(graph.vertices.agg(F.count(F.lit(1)).alias("nodes")))
-    return {k: int(v) for k, v in out.first().asDict().items()}
+        nodes = graph.vertices.agg(F.count(F.lit(1)).alias("nodes"))
+        out = nodes if out is None else out.crossJoin(nodes)
+    row = {} if out is None else {k: int(v) for k, v in out.first().asDict().items()}
+    if not degrees:
+        degrees = graph.counted["degrees"] = {k: row[k] for k in ("rows", "walks", "squares")}
+    return {**degrees, **({"nodes": row["nodes"]} if with_nodes else {})}
 
 
 def _persist_graph(graph: Graph) -> list[DataFrame]:
@@ -467,8 +474,8 @@ def fits_one_task(graph: Graph, params: Mapping[str, Any], nodes: int) -> bool:
         return window_entries_bound_frame(edges, nodes, window) <= one_task.MAX_ENTRIES
     if metric == "I+A":
         return proximity_entries_bound(nodes, edges.count(), 0, metric, window) <= one_task.MAX_ENTRIES
-    row = _degree_counts(edges, graph.directed).first()  # the edges of an undirected graph hold both ways
-    bound = proximity_entries_bound(nodes, int(row["rows"]), int(row["walks"]), metric, window)
+    row = _sizes(graph, with_nodes=False)  # the edges of an undirected graph hold both ways
+    bound = proximity_entries_bound(nodes, row["rows"], row["walks"], metric, window)
     return bound <= one_task.MAX_ENTRIES
 
 

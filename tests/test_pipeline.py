@@ -325,6 +325,19 @@ def test_from_profile_auto_chooses_from_the_graphs_size_as_the_job_does(spark, c
     big = SepNE.fromProfile("auto", spark.createDataFrame(rows, "src long, dst long"), seed=3)
     assert big.settings() == _expected_auto(int((degree > 0).sum()), 2 * len(undirected), walks, seed=3)
     assert big.getLandmarks() == 1000 and big.getScaling() == "log"  # social, two-hop
+    # The degree counts of a Graph are taken once: the one-task bound after the choice
+    # (M = A + A^2) runs no Spark job of its own.
+    from sepne_spark.graph import prepare_graph
+
+    graph = prepare_graph(spark.createDataFrame(rows, "src long, dst long"), directed=False)
+    pipeline.choose_profile(graph)
+    assert graph.counted["degrees"]["walks"] == walks
+    spark.sparkContext.setJobGroup("sepne-one-task-bound", "the bound after the choice")
+    try:
+        assert pipeline.fits_one_task(graph, big.settings(), int((degree > 0).sum()))
+        assert _jobs(spark, "sepne-one-task-bound") == []
+    finally:
+        spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)
 
 
 @pytest.mark.deploy  # 35 s: the row-block path chosen by a count
